@@ -1,0 +1,3 @@
+from benchpack.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""`benchpack` entry point.
+
+Each sub-command lives in its own module under `benchpack.commands` and
+exposes `register(subparsers)`, which adds its parser and sets
+`handler(args) -> int` as the parser default. This file only wires them and
+turns BenchpackError into one line per problem with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from benchpack import __version__
+from benchpack.errors import BenchpackError
+
+# Order is the order shown in `benchpack --help`.
+COMMAND_MODULES = [
+    "benchpack.commands.validate",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="benchpack",
+        description="Run versioned LLM benchmark packs and keep their results honest.",
+    )
+    parser.add_argument("--version", action="version", version=f"benchpack {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(handler(args))
+    except BenchpackError as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("benchpack: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
