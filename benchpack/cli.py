@@ -18,6 +18,9 @@ from benchpack.errors import BenchpackError
 # Order is the order shown in `benchpack --help`.
 COMMAND_MODULES = [
     "benchpack.commands.validate",
+    "benchpack.commands.run",
+    "benchpack.commands.compare",
+    "benchpack.commands.report",
 ]
 
 
