@@ -1,0 +1,350 @@
+"""One run of a pack against one endpoint: output dir, warmups, repetitions, rows.
+
+Order matters for trust in the results:
+1. every check that can fail on bad input (scoring modes, adapter id,
+   options, run metadata, repo-task configuration, the output directory)
+   runs before the output directory is created or any request is sent;
+2. each measured row is appended to run.jsonl and fsync'ed before the next
+   execution starts, so Ctrl-C or a crash leaves the rows done so far;
+3. summary.md is written from the rows on disk at the end, also after an
+   interruption.
+
+An endpoint that fails (refused, HTTP error, dies mid-stream) gives an
+`ok: false` row and the run goes on with the next execution.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+from benchpack.adapters.base import AdapterRequest, AdapterResult
+from benchpack.errors import BenchpackError, ConfigError, Problem
+from benchpack.hardware import collect_hardware, write_hardware
+from benchpack.progress import NullProgress, ProgressSink
+from benchpack.resultdir import RUN_FILE
+from benchpack.results import append_row, build_row, write_summary
+from benchpack.run_metadata import validate_run_metadata, write_run_metadata
+
+if TYPE_CHECKING:
+    from benchpack.adapters.base import Adapter
+    from benchpack.packs import Case, Pack
+
+OPENAI_STREAM_USAGE = ("include", "omit")
+REPO_TASK = "repo-task"
+
+
+@dataclass
+class RunOptions:
+    adapter: str
+    model: str
+    endpoint: str
+    out: Path
+    host_label: str | None = None
+    run_metadata: dict | None = None
+    openai_stream_usage: str = "include"
+    force: bool = False
+    # Seam for the repo-task executor factory; None means it reads
+    # BENCHPACK_EXTERNAL_AGENT_ARGV itself when a pack needs it (D-026).
+    external_agent_argv: list[str] | None = None
+
+
+@dataclass
+class RunOutcome:
+    out: Path
+    rows: list[dict] = field(default_factory=list)
+    all_ok: bool = True
+    interrupted: bool = False
+    # Set when the run stopped early because it could not be trusted to go on
+    # (a repo-task runner failure); the last row carries the same message.
+    aborted: str | None = None
+
+
+class RepoTaskExecutor(Protocol):
+    """What the runner needs from `benchpack.repo_task` for `kind = "repo-task"` cases.
+
+    `prepare` runs before the adapter call (workspace copy); `finish` runs after
+    it (task phase, patch capture, verifier) and returns extra row fields:
+    `workspace`, `patch`, `task`, `verify`, `repo_task` and optionally
+    `scoring`, which replaces the output-text score. Raising BenchpackError
+    from either stops the run (recorded as a failed row).
+    """
+
+    def prepare(self, case: Case, repetition: int, out: Path) -> Any: ...
+    def finish(self, context: Any, result: AdapterResult) -> dict: ...
+
+
+# --- checks before anything is written ---------------------------------------
+
+
+def check_options(options: RunOptions) -> list[Problem]:
+    problems = []
+    if not options.model or not options.model.strip():
+        problems.append(Problem("benchpack run", "--model", "must not be empty"))
+    parts = urlsplit(options.endpoint or "")
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        problems.append(Problem("benchpack run", "--endpoint", f"not an http(s) URL: {options.endpoint!r}"))
+    if options.openai_stream_usage not in OPENAI_STREAM_USAGE:
+        problems.append(
+            Problem("benchpack run", "--openai-stream-usage", f"must be one of {', '.join(OPENAI_STREAM_USAGE)}")
+        )
+    return problems
+
+
+def _default_repo_task_executor(pack: Pack, options: RunOptions) -> RepoTaskExecutor:
+    try:
+        from benchpack.repo_task import make_executor  # type: ignore[attr-defined]
+    except ImportError:
+        raise ConfigError(
+            Problem(pack.manifest_path.name, "cases", "repo-task cases are not supported by this build")
+        ) from None
+    return make_executor(pack, options)
+
+
+def _resolve_adapter(options: RunOptions) -> Adapter:
+    from benchpack.adapters import get_adapter
+
+    return get_adapter(options.adapter)
+
+
+# --- the output directory ----------------------------------------------------
+
+# A result directory written by us always has one of these (hardware.json is
+# written first); --force only ever replaces such a directory.
+RESULT_MARKERS = ("hardware.json", RUN_FILE, "summary.md")
+
+
+def _inside(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+def check_out_dir(out: Path, *, force: bool, pack_root: Path) -> None:
+    """Refuse an output directory that would mix or destroy evidence."""
+    where = str(out)
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ConfigError(Problem(where, "--out", "exists and is not a directory"))
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise ConfigError(Problem(where, "--out", "exists and is not empty (pass --force to replace it)"))
+    resolved, pack = out.resolve(), pack_root.resolve()
+    protected = {"the current directory": Path.cwd().resolve(), "the home directory": Path.home().resolve()}
+    for name, path in protected.items():
+        if _inside(path, resolved):
+            raise ConfigError(Problem(where, "--force", f"refusing to replace {name} or a parent of it"))
+    if _inside(resolved, pack) or _inside(pack, resolved):
+        raise ConfigError(Problem(where, "--force", "refusing to replace a directory inside or containing the pack"))
+    if not any((out / marker).exists() for marker in RESULT_MARKERS):
+        raise ConfigError(
+            Problem(where, "--force", "refusing to replace a directory that is not a benchpack result directory")
+        )
+
+
+def create_out_dir(out: Path, *, force: bool) -> None:
+    if force and out.is_dir() and any(out.iterdir()):
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+# --- one execution -----------------------------------------------------------
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+
+def raw_stem(case_id: str, number: int, warmup: bool, repetitions: int) -> str:
+    """`<case>` for a single repetition, else `<case>.rep-NNN`; `<case>.warmup-NNN` for warmups."""
+    if warmup:
+        return f"{case_id}.warmup-{number:03d}"
+    if repetitions == 1:
+        return case_id
+    return f"{case_id}.rep-{number:03d}"
+
+
+def _request(pack: Pack, case: Case, options: RunOptions) -> AdapterRequest:
+    defaults = pack.defaults
+    return AdapterRequest(
+        model=options.model,
+        prompt=case.prompt,
+        endpoint=options.endpoint,
+        temperature=defaults.temperature,
+        max_tokens=defaults.max_tokens,
+        stream=defaults.stream,
+        openai_stream_usage=options.openai_stream_usage,
+    )
+
+
+def _call_adapter(adapter: Adapter, request: AdapterRequest) -> AdapterResult:
+    try:
+        return adapter.run(request)
+    except Exception as exc:  # adapters must not raise; if one does, the run still goes on
+        return AdapterResult(
+            ok=False,
+            error=f"adapter raised {type(exc).__name__}: {exc}",
+            output_text="",
+            reasoning_text="",
+            timing={},
+            tokens={},
+            backend=None,
+            request_payload={},
+            response_payload={"error": "".join(traceback.format_exception_only(exc)).strip()},
+        )
+
+
+def _failed_result(error: str) -> AdapterResult:
+    return AdapterResult(False, error, "", "", {}, {}, None, {}, None)
+
+
+def _write_raw(out: Path, stem: str, result: AdapterResult) -> dict:
+    request_path, response_path = f"raw/{stem}.request.json", f"raw/{stem}.response.json"
+    response = result.response_payload
+    if response is None and result.error:
+        response = {"error": result.error}
+    _write_json(out / request_path, result.request_payload)
+    _write_json(out / response_path, response)
+    return {"request_path": request_path, "response_path": response_path}
+
+
+class _Run:
+    """State of one run in progress; `run_pack` is the public entry."""
+
+    def __init__(self, pack, options, progress, adapter, executor, scoring_module):
+        self.pack, self.options, self.progress = pack, options, progress
+        self.adapter, self.executor, self.scoring = adapter, executor, scoring_module
+        self.out = Path(options.out)
+        self.rows: list[dict] = []
+
+    def _score(self, case: Case, result: AdapterResult) -> dict | None:
+        if case.scoring is not None and case.scoring.mode == "verify-script":
+            # Only the repo-task executor can run the verifier; when it did not
+            # (the execution failed before), the row must not read as unscored.
+            return {"mode": "verify-script", "passed": False}
+        return self.scoring.score(case.scoring, result.output_text)
+
+    def warmup(self, case: Case, number: int) -> None:
+        self.progress.execution_started(case.id, number, True)
+        result = _call_adapter(self.adapter, _request(self.pack, case, self.options))
+        _write_raw(self.out, raw_stem(case.id, number, True, 1), result)
+        self.progress.execution_finished(case.id, number, True, None)
+
+    def measured(self, case: Case, repetition: int, run_file) -> str | None:
+        """Run and record one measured execution; returns an abort reason or None."""
+        repetitions = self.pack.defaults.repetitions
+        self.progress.execution_started(case.id, repetition, False)
+        context, extra, abort = None, {}, None
+        try:
+            if case.kind == REPO_TASK:
+                context = self.executor.prepare(case, repetition, self.out)
+            result = _call_adapter(self.adapter, _request(self.pack, case, self.options))
+            if case.kind == REPO_TASK:
+                extra = dict(self.executor.finish(context, result) or {})
+        except BenchpackError as exc:
+            abort = "; ".join(exc.lines())
+            result = _failed_result(f"repo-task runner failure: {abort}")
+        raw = _write_raw(self.out, raw_stem(case.id, repetition, False, repetitions), result)
+        scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
+        row = build_row(
+            pack=self.pack,
+            case_id=case.id,
+            adapter_id=self.options.adapter,
+            endpoint=self.options.endpoint,
+            model=self.options.model,
+            result=result,
+            scoring=scoring,
+            raw=raw,
+            repetition=repetition if repetitions > 1 else None,
+            extra=extra,
+        )
+        append_row(run_file, row)
+        self.rows.append(row)
+        self.progress.execution_finished(case.id, repetition, False, row)
+        return abort
+
+    def execute(self) -> str | None:
+        defaults = self.pack.defaults
+        with open(self.out / RUN_FILE, "a", encoding="utf-8") as run_file:
+            for case in self.pack.cases:
+                for number in range(1, defaults.warmup + 1):
+                    self.warmup(case, number)
+                for repetition in range(1, defaults.repetitions + 1):
+                    abort = self.measured(case, repetition, run_file)
+                    if abort:
+                        return abort
+        return None
+
+
+def total_executions(pack: Pack) -> int:
+    return len(pack.cases) * (pack.defaults.warmup + pack.defaults.repetitions)
+
+
+def run_pack(
+    pack: Pack,
+    options: RunOptions,
+    progress: ProgressSink | None = None,
+    *,
+    adapter: Adapter | None = None,
+    repo_task_executor: RepoTaskExecutor | None = None,
+) -> RunOutcome:
+    """Run every case of `pack` and write the result directory `options.out`.
+
+    `adapter` and `repo_task_executor` default to the registered ones for
+    `options.adapter` / `benchpack.repo_task.make_executor`; callers pass
+    their own to run against something else (tests, a worker).
+    Raises BenchpackError (and writes nothing) for invalid input.
+    """
+    from benchpack import scoring as scoring_module
+
+    progress = progress or NullProgress()
+    scoring_module.check_runnable(pack)
+    problems = check_options(options)
+    if options.run_metadata is not None:
+        try:
+            validate_run_metadata(options.run_metadata, "run metadata")
+        except BenchpackError as exc:
+            problems += exc.problems
+    if problems:
+        raise ConfigError(problems)
+    adapter = adapter or _resolve_adapter(options)
+    if repo_task_executor is None and any(case.kind == REPO_TASK for case in pack.cases):
+        repo_task_executor = _default_repo_task_executor(pack, options)
+    out = Path(options.out)
+    check_out_dir(out, force=options.force, pack_root=pack.root)
+    hardware = collect_hardware(options.host_label)
+
+    create_out_dir(out, force=options.force)
+    (out / "raw").mkdir()
+    write_hardware(out, hardware)
+    if options.run_metadata is not None:
+        write_run_metadata(out, options.run_metadata)
+
+    run = _Run(pack, options, progress, adapter, repo_task_executor, scoring_module)
+    outcome = RunOutcome(out=out, rows=run.rows)
+    progress.started(total_executions(pack))
+    try:
+        outcome.aborted = run.execute()
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        # Also on an unexpected crash: the rows on disk deserve a summary.
+        extra_sections = _summary_sections(repo_task_executor, run.rows, out)
+        write_summary(out, pack, run.rows, hardware, options.run_metadata, extra_sections)
+        progress.finished()
+    outcome.all_ok = all(row["ok"] for row in run.rows) and not outcome.aborted
+    return outcome
+
+
+def _summary_sections(executor: Any, rows: list[dict], out: Path) -> list[str]:
+    """Optional `summary_sections(rows, out) -> list[str]` on the repo-task executor."""
+    sections = getattr(executor, "summary_sections", None)
+    if sections is None:
+        return []
+    try:
+        return list(sections(rows, out))
+    except Exception as exc:  # a summary add-on must not hide the results table
+        return [f"Could not summarise repo-task artifacts: {exc}"]
