@@ -1,0 +1,11 @@
+"""The Celery app: one for validation and run execution workers."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry_site.settings")
+
+app = Celery("registry_site")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

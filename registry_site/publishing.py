@@ -1,0 +1,116 @@
+"""Publish an approved submission's compact files into the catalogue.
+
+Called only inside the transaction that moved the submission to `approved`,
+so a run is published exactly once (the conditional UPDATE decides who
+publishes) and never half.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import PurePosixPath
+
+from benchpack import stats
+from benchpack.resultdir import ResultDir, field
+from registry_site.models import PublishedCase, PublishedRow, PublishedRun
+from submissions.models import Submission
+
+
+def result_dirs_of(submission: Submission) -> list[ResultDir]:
+    """Rebuild ResultDir objects from a submission's stored compact files."""
+    grouped: dict[str, dict[str, str]] = defaultdict(dict)
+    for f in submission.files.all():
+        grouped[f.run_label][PurePosixPath(f.path).name] = f.content
+    results = []
+    for label in sorted(grouped):
+        files = grouped[label]
+        rows = [json.loads(line) for line in files.get("run.jsonl", "").splitlines() if line.strip()]
+        hardware = json.loads(files["hardware.json"]) if "hardware.json" in files else None
+        metadata = json.loads(files["run-metadata.json"]) if "run-metadata.json" in files else None
+        results.append(ResultDir(path=PurePosixPath(label), rows=rows, hardware=hardware, run_metadata=metadata))
+    return results
+
+
+def fingerprint_of(result: ResultDir, case: str) -> tuple[str, dict]:
+    from benchpack.registry.fingerprint import case_fingerprint
+
+    fp = case_fingerprint(result.rows, case, result.hardware, result.run_metadata)
+    return fp.digest, fp.fields
+
+
+def hardware_class_of(result: ResultDir) -> str:
+    from benchpack.registry.fingerprint import hardware_class
+
+    return hardware_class(result.hardware) or ""
+
+
+def runtime_of(result: ResultDir) -> str:
+    runtime = (result.run_metadata or {}).get("runtime")
+    if not isinstance(runtime, dict):
+        return ""
+    return " ".join(str(runtime[k]) for k in ("name", "version") if runtime.get(k))
+
+
+def publish(submission: Submission) -> list[PublishedRun]:
+    published = []
+    for result in result_dirs_of(submission):
+        rows = result.rows
+        first = rows[0] if rows else {}
+        run = PublishedRun.objects.create(
+            submission=submission,
+            label=str(result.path),
+            pack_id=field(first, "pack.id", ""),
+            pack_version=field(first, "pack.version", ""),
+            adapter=field(first, "adapter", ""),
+            model=field(first, "model", ""),
+            runtime=runtime_of(result),
+            hardware_class=hardware_class_of(result),
+            provenance=submission.provenance,
+            is_demo=submission.is_demo,
+            hardware=result.hardware,
+            run_metadata=result.run_metadata,
+            row_count=len(rows),
+            ok_count=sum(1 for r in rows if r.get("ok") is True),
+        )
+        PublishedRow.objects.bulk_create(
+            PublishedRow(run=run, case=str(r.get("case", "")), repetition=r.get("repetition"), ok=r.get("ok") is True, raw=r)
+            for r in rows
+        )
+        PublishedCase.objects.bulk_create(_case_rows(run, result))
+        published.append(run)
+    return published
+
+
+def _case_rows(run: PublishedRun, result: ResultDir) -> list[PublishedCase]:
+    by_case: dict[str, list[dict]] = defaultdict(list)
+    for row in result.rows:
+        by_case[str(row.get("case", ""))].append(row)
+    cases = []
+    for case, rows in by_case.items():
+        ok_rows = [r for r in rows if r.get("ok") is True]
+        scored = [field(r, "scoring.passed") for r in ok_rows if isinstance(field(r, "scoring.passed"), bool)]
+        digest, fields = fingerprint_of(result, case)
+
+        def med(dotted: str):
+            return stats.median(field(r, dotted) for r in ok_rows)
+
+        cases.append(
+            PublishedCase(
+                run=run,
+                case=case,
+                fingerprint=digest,
+                fingerprint_fields=fields,
+                rows=len(rows),
+                ok_rows=len(ok_rows),
+                passed_rows=sum(scored) if scored else None,
+                wall_s=med("timing.wall_s"),
+                ttft_s=med("timing.ttft_s"),
+                tpot_s=med("timing.tpot_s"),
+                decode_tps=med("timing.decode_tps"),
+                total_tps=med("timing.total_tps"),
+                prompt_tokens=med("tokens.prompt"),
+                cached_prompt_tokens=med("tokens.cached_prompt"),
+            )
+        )
+    return cases

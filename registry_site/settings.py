@@ -1,0 +1,187 @@
+"""Settings for the registry service, all from environment variables.
+
+BENCHPACK_ENV selects the mode: `local` (the README's demo: SQLite under var/,
+console email, serverless Celery broker, a dev secret key), `test` (locmem
+email), `production` (every secret must come from the environment).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from registry_site.env import env_bool, env_choice, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("BENCHPACK_VAR_DIR", str(BASE_DIR / "var")))
+
+ENV = env_choice("BENCHPACK_ENV", "local", {"local", "test", "production"})
+DEBUG = env_bool("DEBUG", ENV == "local")
+
+if ENV == "production":
+    SECRET_KEY = env_str("SECRET_KEY")
+    ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
+    if not ALLOWED_HOSTS:
+        raise ImproperlyConfigured("environment variable ALLOWED_HOSTS is required in production")
+else:
+    # Only the local/test modes have a default secret; it never signs anything public.
+    SECRET_KEY = env_str("SECRET_KEY", "benchpack-local-development-only-not-secret")
+    ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [SITE_URL])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.sites",
+    "allauth",
+    "allauth.account",
+    "rest_framework",
+    "registry_site",
+    "accounts",
+    "submissions",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "registry_site.urls"
+WSGI_APPLICATION = "registry_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'registry.sqlite3'}"),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0),
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Celery workers and granian write concurrently; wait instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+SITE_ID = 1
+
+# allauth: login by email, verified email mandatory before anything else.
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_CHANGE_EMAIL = True
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Benchpack] "
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if ENV == "production" else "http"
+LOGIN_REDIRECT_URL = "/submissions/"
+LOGIN_URL = "/accounts/login/"
+
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Benchpack <noreply@benchpack.local>")
+if ENV == "production":
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = env_str("EMAIL_HOST")
+    EMAIL_PORT = env_int("EMAIL_PORT", 587)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+elif ENV == "test":
+    EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+else:
+    EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    EMAIL_FILE_PATH = str(VAR_DIR / "outbox")
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+# Submissions
+SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024, minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + 1024 * 1024
+SUBMISSION_RATE_LIMIT_PER_HOUR = env_int("SUBMISSION_RATE_LIMIT_PER_HOUR", 10, minimum=1)
+SUBMISSION_VALIDATING_TIMEOUT_S = env_int("SUBMISSION_VALIDATING_TIMEOUT_S", 900, minimum=1)
+
+# Celery: a real worker always. Locally a kombu filesystem transport needs no
+# server; CI and production set CELERY_BROKER_URL=redis://...
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_DIR = VAR_DIR / "broker"
+if CELERY_BROKER_URL == "filesystem://":
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
+        "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
+        "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": SUBMISSION_VALIDATING_TIMEOUT_S}
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600, minimum=1)
+CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30 if CELERY_TASK_TIME_LIMIT > 60 else CELERY_TASK_TIME_LIMIT
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BEAT_SCHEDULE = {
+    "reap-stuck-validations": {"task": "submissions.tasks.reap_stuck_validations", "schedule": 300.0},
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

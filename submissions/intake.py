@@ -1,0 +1,80 @@
+"""Accepting an upload: who may submit, size, type, rate, duplicates."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.operators import has_verified_email
+from benchpack import archives
+from submissions import emails
+from submissions.models import Submission
+from submissions.services import record_received
+
+
+class UploadRefused(Exception):
+    def __init__(self, message: str, status: int = 400, existing: Submission | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.existing = existing
+
+
+def receive_upload(user, archive_name: str, data: bytes, *, is_demo: bool = False) -> Submission:
+    if not has_verified_email(user):
+        raise UploadRefused("verify your email address before submitting results", status=403)
+    if archives.archive_suffix(archive_name) is None:
+        raise UploadRefused(f"{archive_name}: the archive must be a .tar.gz or .zip file (made by `benchpack registry bundle pack`)")
+    if len(data) > settings.SUBMISSION_MAX_BYTES:
+        raise UploadRefused(
+            f"{archive_name}: {len(data)} bytes is over the {settings.SUBMISSION_MAX_BYTES}-byte limit; "
+            "bundles carry compact artifacts only",
+            status=413,
+        )
+    if not data:
+        raise UploadRefused(f"{archive_name}: the file is empty")
+    digest = hashlib.sha256(data).hexdigest()
+    existing = Submission.objects.filter(archive_sha256=digest).first()
+    if existing is not None:
+        raise _duplicate(user, existing)
+    hour_ago = timezone.now() - timedelta(hours=1)
+    recent = Submission.objects.filter(submitter=user, created_at__gte=hour_ago).count()
+    if recent >= settings.SUBMISSION_RATE_LIMIT_PER_HOUR:
+        raise UploadRefused(
+            f"you have submitted {recent} bundles in the last hour; the limit is "
+            f"{settings.SUBMISSION_RATE_LIMIT_PER_HOUR}. Try again later.",
+            status=429,
+        )
+    try:
+        with transaction.atomic():
+            submission = Submission.objects.create(
+                submitter=user,
+                archive_name=archive_name[:255],
+                archive_sha256=digest,
+                archive_size=len(data),
+                archive=data,
+                is_demo=is_demo,
+            )
+            record_received(submission)
+    except IntegrityError:
+        raise _duplicate(user, Submission.objects.get(archive_sha256=digest)) from None
+    emails.send_received(submission)
+    from submissions.tasks import validate_submission
+
+    transaction.on_commit(lambda: validate_submission.delay(str(submission.pk)))
+    return submission
+
+
+def _duplicate(user, existing: Submission) -> UploadRefused:
+    if existing.submitter_id == user.pk:
+        return UploadRefused(
+            f"this archive was already submitted on {existing.created_at:%Y-%m-%d %H:%M} UTC "
+            f"(state: {existing.state})",
+            status=409,
+            existing=existing,
+        )
+    return UploadRefused("this archive was already submitted by someone else", status=409)

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from submissions import states
+from submissions.querysets import SubmissionQuerySet
+
+PROVENANCE_CHOICES = [
+    ("self-reported", "Self-reported"),
+    ("operator-curated", "Operator-curated"),
+    ("independently-reproduced", "Independently reproduced"),
+]
+
+
+class Submission(models.Model):
+    # A random id: a guessed URL finds nothing, and visibility is still checked.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    submitter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
+    state = models.CharField(max_length=16, choices=states.CHOICES, default=states.RECEIVED, db_index=True)
+    archive_name = models.CharField(max_length=255)
+    archive_sha256 = models.CharField(max_length=64, unique=True)
+    archive_size = models.PositiveBigIntegerField()
+    # The upload itself, kept in the database (D-032); extraction is temporary.
+    archive = models.BinaryField()
+    provenance = models.CharField(max_length=32, choices=PROVENANCE_CHOICES, blank=True)
+    validation_report = models.JSONField(null=True, blank=True)
+    summary = models.JSONField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    is_demo = models.BooleanField(default=False)
+    validation_attempts = models.PositiveIntegerField(default=0)
+    validating_since = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("review_submission", "Can approve or reject quarantined submissions")]
+
+    def __str__(self) -> str:
+        return f"{self.archive_name} ({self.state})"
+
+    @property
+    def is_final(self) -> bool:
+        return self.state in states.FINAL
+
+    def error_codes(self) -> list[str]:
+        findings = (self.validation_report or {}).get("findings", [])
+        return sorted({f["code"] for f in findings if f.get("severity", "error") == "error"})
+
+
+class SubmissionEvent(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
+    from_state = models.CharField(max_length=16, blank=True)
+    to_state = models.CharField(max_length=16)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+
+class SubmissionFile(models.Model):
+    """A compact artifact of a validated bundle (run.jsonl, hardware.json, …)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="files")
+    run_label = models.CharField(max_length=255)
+    path = models.CharField(max_length=1024)
+    role = models.CharField(max_length=64)
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveBigIntegerField()
+    content = models.TextField()
+
+    class Meta:
+        ordering = ["path"]
+        constraints = [models.UniqueConstraint(fields=["submission", "path"], name="unique_submission_file_path")]

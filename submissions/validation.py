@@ -1,0 +1,99 @@
+"""Validate an uploaded archive with the core library, in a temporary directory.
+
+The archive bytes come from the database; they are extracted with
+`benchpack.archives.safe_extract` (zip slip, links, bombs die there), checked
+with `benchpack.bundles.validate_bundle`, and the compact files are read back
+into memory. Nothing outside the temporary directory is written, and the
+directory is gone when this returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchpack import archives, bundles
+
+
+@dataclass
+class CompactFile:
+    run_label: str
+    path: str
+    role: str
+    sha256: str
+    size: int
+    content: str
+
+
+@dataclass
+class ValidationOutcome:
+    ok: bool
+    report: dict
+    reason: str = ""
+    provenance: str | None = None
+    summary: dict | None = None
+    files: list[CompactFile] = field(default_factory=list)
+
+    def file_rows(self, submission):
+        from submissions.models import SubmissionFile
+
+        return [
+            SubmissionFile(
+                submission=submission,
+                run_label=f.run_label,
+                path=f.path,
+                role=f.role,
+                sha256=f.sha256,
+                size=f.size,
+                content=f.content,
+            )
+            for f in self.files
+        ]
+
+
+def _failure(code: str, message: str) -> ValidationOutcome:
+    report = {"ok": False, "findings": [{"code": code, "message": message, "path": None, "line": None, "severity": "error"}]}
+    return ValidationOutcome(ok=False, report=report, reason=f"{code}: {message}")
+
+
+def validate_archive(archive_name: str, data: bytes) -> ValidationOutcome:
+    suffix = archives.archive_suffix(archive_name)
+    if suffix is None:
+        return _failure("archive-type", "the archive must be a .tar.gz or .zip file")
+    with tempfile.TemporaryDirectory(prefix="benchpack-validate-") as tmp:
+        archive_path = Path(tmp) / f"upload{suffix}"
+        archive_path.write_bytes(data)
+        try:
+            bundle_dir = archives.safe_extract(archive_path, Path(tmp) / "bundle")
+        except archives.ArchiveError as exc:
+            return _failure(exc.code, exc.message)
+        report = bundles.validate_bundle(bundle_dir)
+        report_dict = report.to_dict()
+        if not report.ok:
+            codes = sorted({f.code for f in report.findings if f.severity == "error"})
+            return ValidationOutcome(ok=False, report=report_dict, reason="failed checks: " + ", ".join(codes))
+        manifest = bundles.read_manifest(bundle_dir)
+        files = list(_compact_files(bundle_dir, manifest))
+        return ValidationOutcome(
+            ok=True,
+            report=report_dict,
+            provenance=manifest.get("provenance"),
+            summary={"runs": [run.get("label") for run in manifest.get("runs", [])], "files": len(files)},
+            files=files,
+        )
+
+
+def _compact_files(bundle_dir: Path, manifest: dict):
+    for run in manifest.get("runs", []):
+        for entry in run.get("files", []):
+            raw = (bundle_dir / entry["path"]).read_bytes()
+            yield CompactFile(
+                run_label=run["label"],
+                path=entry["path"],
+                role=entry.get("role", ""),
+                sha256=hashlib.sha256(raw).hexdigest(),
+                size=len(raw),
+                content=raw.decode("utf-8"),
+            )
