@@ -24,6 +24,21 @@ DASH = "—"
 METADATA_SECTIONS = ("runtime", "model", "operating_conditions")
 MAX_ERRORS_SHOWN = 5
 
+COMPARE_NOTE = (
+    "Medians use `ok` rows only. `prefill_tps med` is shown only when the case's prefill parity is "
+    "`comparable`: every run has the case, and every ok row reports prompt and cached-prompt token "
+    "counts whose medians agree across runs."
+)
+PARITY_LEGEND = "\n".join([
+    "Prefill parity, first match wins:",
+    "`missing-case` a run has no rows for the case ·",
+    "`prompt-missing` an ok row lacks `tokens.prompt` (or a run has no ok row) ·",
+    "`prompt-diff` prompt-token medians differ ·",
+    "`cache-missing` an ok row lacks `tokens.cached_prompt` ·",
+    "`cache-diff` cached-prompt medians differ ·",
+    "`comparable`.",
+])
+
 # ---------------------------------------------------------------- formatting
 
 
@@ -86,11 +101,7 @@ def redact_endpoint(endpoint: Any) -> Any:
 def render_compare(comparison: Comparison, heading_level: int = 1) -> str:
     h = "#" * heading_level
     parts = [f"{h} Compare", "", runs_table(comparison), "", f"{h}# Cases", "", cases_table(comparison), ""]
-    parts += [
-        "Medians use `ok` rows only. `prefill_tps med` is shown only when the case's prefill "
-        "parity is `comparable` (same prompt-token and cached-prompt-token medians in every run).",
-        "",
-    ]
+    parts += [COMPARE_NOTE, "", PARITY_LEGEND, ""]
     parts += [f"{h}# Warnings", "", warnings_list(comparison), ""]
     return "\n".join(parts)
 
@@ -154,10 +165,16 @@ def artifact_size(result: ResultDir, relative: Any) -> int | None:
     return target.stat().st_size
 
 
+def repo_task_cases(rows: list[dict]) -> list[str]:
+    """Cases with any repo-task row; a failed execution may lack the repo-task fields but still counts."""
+    return _cases_in_order([r for r in rows if is_repo_task_row(r)])
+
+
 def collect_artifacts(result: ResultDir) -> RunArtifacts:
     artifacts = RunArtifacts()
+    cases = set(repo_task_cases(result.rows))
     for row in result.rows:
-        if is_repo_task_row(row):
+        if row.get("case") in cases:
             artifacts.patch_bytes.append((str(row.get("case")), artifact_size(result, field(row, "patch.path"))))
     for path in sorted(result.path.glob("task/*/rep-*.model-calls.jsonl")):
         artifacts.model_call_logs.setdefault(path.parent.name, []).append(path)
@@ -185,11 +202,7 @@ def render_report(results: list[ResultDir], model_call_summarizer: Any = _UNSET)
     parts = ["# Benchpack report", "", overview_table(results, comparison), ""]
     if len(results) > 1:
         parts += ["## Across runs", "", cases_table(comparison), ""]
-        parts += [
-            "Medians use `ok` rows only. `prefill_tps med` is shown only when the case's prefill "
-            "parity is `comparable` across these runs.",
-            "",
-        ]
+        parts += [COMPARE_NOTE, "", PARITY_LEGEND, ""]
     parts += ["## Warnings", "", warnings_list(comparison), ""]
     for run, result in zip(comparison.runs, results):
         parts.append(render_run(run.label, result, collect_artifacts(result), model_call_summarizer))
@@ -338,8 +351,8 @@ def cache_table(single: Comparison) -> str:
 
 def repo_task_table(result: ResultDir, artifacts: RunArtifacts) -> str:
     rows = []
-    for case in _cases_in_order([r for r in result.rows if is_repo_task_row(r)]):
-        case_rows = [r for r in result.rows if r.get("case") == case and is_repo_task_row(r)]
+    for case in repo_task_cases(result.rows):
+        case_rows = [r for r in result.rows if r.get("case") == case]
         statuses = Counter(_status(r) for r in case_rows)
         sizes = [size for c, size in artifacts.patch_bytes if c == case]
         known = [s for s in sizes if s is not None]
