@@ -1,0 +1,29 @@
+"""Endpoint adapters: one module per API shape, chosen by id.
+
+See docs/internals.md for the contract and docs/measurement.md for what the
+timing fields mean and how accurate they are.
+"""
+
+from __future__ import annotations
+
+from benchpack.adapters.base import Adapter, AdapterRequest, AdapterResult, StreamTrace
+from benchpack.errors import ConfigError, Problem
+
+ADAPTER_IDS: tuple[str, ...] = ("openai-chat", "ollama-generate")
+
+
+def get_adapter(adapter_id: str) -> Adapter:
+    # Imported here so `benchpack --help` does not pay for httpx.
+    if adapter_id == "openai-chat":
+        from benchpack.adapters.openai_chat import OpenAIChatAdapter
+
+        return OpenAIChatAdapter()
+    if adapter_id == "ollama-generate":
+        from benchpack.adapters.ollama_generate import OllamaGenerateAdapter
+
+        return OllamaGenerateAdapter()
+    raise ConfigError(Problem("command line", "--adapter",
+                              f"unknown adapter {adapter_id!r}; choose one of {', '.join(ADAPTER_IDS)}"))
+
+
+__all__ = ["ADAPTER_IDS", "Adapter", "AdapterRequest", "AdapterResult", "StreamTrace", "get_adapter"]

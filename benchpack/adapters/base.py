@@ -1,0 +1,123 @@
+"""What every adapter takes and returns, and the timing formulas they share.
+
+Adapters never raise for endpoint trouble: an unreachable server, an HTTP
+error status, a broken stream or a timeout becomes `ok=False` with a readable
+`error` and whatever partial output arrived. All clock readings come from
+`time.perf_counter()` (CLOCK_MONOTONIC on Linux), so they can be compared
+with the reference server's own send times in another process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
+TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
+
+
+@dataclass
+class AdapterRequest:
+    model: str
+    prompt: str
+    endpoint: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stream: bool = False
+    openai_stream_usage: str = "include"  # D-014: "include" | "omit"
+    timeout_s: float = 600.0
+    # Extra top-level request-body fields, e.g. {"cache_prompt": False} for
+    # cold llama-server numbers. They override the adapter's own fields.
+    extra_body: dict | None = None
+
+
+@dataclass
+class AdapterResult:
+    ok: bool
+    error: str | None
+    output_text: str
+    reasoning_text: str
+    timing: dict
+    tokens: dict
+    backend: dict | None
+    request_payload: dict
+    response_payload: Any
+
+
+class Adapter(Protocol):
+    id: str
+
+    def run(self, request: AdapterRequest) -> AdapterResult: ...
+
+
+@dataclass
+class StreamTrace:
+    """Absolute perf_counter readings of one request, kept for measurement checks.
+
+    `content_times` holds the arrival time of every chunk that carried visible
+    content; `token_times` every chunk that carried a token on any channel
+    (content, reasoning, tool calls).
+    """
+
+    start: float = 0.0
+    first_byte: float | None = None
+    end: float | None = None
+    content_times: list[float] = field(default_factory=list)
+    token_times: list[float] = field(default_factory=list)
+    chunks: int = 0  # network reads of the response body
+
+
+def rate(count: int | None, seconds: float | None) -> float | None:
+    if count is None or seconds is None or seconds <= 0:
+        return None
+    return round(count / seconds, 4)
+
+
+def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens: int | None,
+                   streamed: bool) -> dict:
+    """The row's `timing` object, by the formulas in docs/internals.md.
+
+    A non-streamed response has no per-token arrival times, so TTFT, TPOT and
+    the prefill/decode split stay null rather than being guessed.
+    """
+    end = trace.end if trace.end is not None else trace.start
+    wall_s = end - trace.start
+    ttfb_s = trace.first_byte - trace.start if trace.first_byte is not None else None
+    ttft_s = ttft_any_s = tpot_s = None
+    if streamed:
+        if trace.content_times:
+            ttft_s = trace.content_times[0] - trace.start
+        if trace.token_times:
+            ttft_any_s = trace.token_times[0] - trace.start
+        tpot_s = time_per_output_token(trace, output_tokens)
+    return {
+        "wall_s": wall_s,
+        "ttft_s": ttft_s,
+        "prefill_tps": rate(prompt_tokens, ttft_s),
+        "decode_tps": rate(output_tokens, wall_s - ttft_s) if ttft_s is not None else None,
+        "total_tps": rate(output_tokens, wall_s),
+        "ttfb_s": ttfb_s,
+        "ttft_any_s": ttft_any_s,
+        "tpot_s": tpot_s,
+    }
+
+
+def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> float | None:
+    # The output count from usage covers every channel (reasoning tokens are
+    # completion tokens too), so the span must cover every channel as well;
+    # for a content-only stream this is first-to-last content chunk.
+    times = trace.token_times if len(trace.token_times) > len(trace.content_times) else trace.content_times
+    if output_tokens is None or output_tokens < 2 or len(times) < 2:
+        return None
+    return (times[-1] - times[0]) / (output_tokens - 1)
+
+
+def empty_tokens() -> dict:
+    return {"prompt": None, "output": None, "cached_prompt": None, "source": None}
+
+
+def int_or_none(value: Any) -> int | None:
+    # bool is an int subclass; `true` is never a token count.
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value

@@ -1,0 +1,229 @@
+"""`ollama-generate`: Ollama's native `/api/generate` (D-003).
+
+The endpoint is the server base URL (`http://127.0.0.1:11434`) or the full
+`/api/generate` URL. `stream=True` reads NDJSON, `False` one JSON object.
+Ollama's own counters become the token counts (`source = "native"`); its
+nanosecond durations are kept in `backend` together with the prefill and
+decode rates they imply, while the top-level timing fields use the same
+client-side formulas as every other adapter so runs stay comparable.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+from benchpack.adapters.base import (
+    AdapterRequest,
+    AdapterResult,
+    StreamTrace,
+    compute_timing,
+    empty_tokens,
+    int_or_none,
+    rate,
+)
+from benchpack.adapters.transport import (
+    STREAM_HEADERS,
+    describe_http_error,
+    describe_transport_error,
+    error_body,
+    make_client,
+    request_timeout,
+)
+
+perf_counter = time.perf_counter
+_NS = 1_000_000_000
+BACKEND_FIELDS = ("total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
+                  "eval_count", "eval_duration", "done_reason")
+
+
+def generate_url(endpoint: str) -> str:
+    base = endpoint.rstrip("/")
+    return base if base.endswith("/api/generate") else base + "/api/generate"
+
+
+def build_body(request: AdapterRequest) -> dict:
+    body: dict[str, Any] = {"model": request.model, "prompt": request.prompt, "stream": bool(request.stream)}
+    options: dict[str, Any] = {}
+    if request.temperature is not None:
+        options["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        options["num_predict"] = request.max_tokens
+    if options:
+        body["options"] = options
+    if request.extra_body:
+        extra = dict(request.extra_body)
+        if isinstance(extra.get("options"), dict):
+            body["options"] = {**options, **extra.pop("options")}
+        body.update(extra)
+    return body
+
+
+def backend_fields(final: dict) -> dict | None:
+    backend = {key: final[key] for key in BACKEND_FIELDS if key in final}
+    if not backend:
+        return None
+    prompt_ns = int_or_none(final.get("prompt_eval_duration"))
+    eval_ns = int_or_none(final.get("eval_duration"))
+    backend["prefill_tps"] = rate(int_or_none(final.get("prompt_eval_count")), prompt_ns / _NS if prompt_ns else None)
+    backend["decode_tps"] = rate(int_or_none(final.get("eval_count")), eval_ns / _NS if eval_ns else None)
+    return backend
+
+
+class _Generation:
+    __slots__ = ("content", "thinking", "objects", "final", "error")
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.thinking: list[str] = []
+        self.objects: list[Any] = []
+        self.final: dict | None = None
+        self.error: str | None = None
+
+    def take(self, obj: Any, trace: StreamTrace | None, now: float) -> None:
+        self.objects.append(obj)
+        if not isinstance(obj, dict):
+            self.error = f"unexpected NDJSON value: {str(obj)[:120]}"
+            return
+        if obj.get("error"):
+            self.error = describe_http_error(200, obj).replace("HTTP 200", "error in stream", 1)
+            return
+        text = obj.get("response")
+        thinking = obj.get("thinking")
+        if text:
+            self.content.append(text)
+        if thinking:
+            self.thinking.append(thinking)
+        if trace is not None:
+            if text:
+                trace.content_times.append(now)
+            if text or thinking:
+                trace.token_times.append(now)
+        if obj.get("done"):
+            self.final = obj
+
+
+class OllamaGenerateAdapter:
+    id = "ollama-generate"
+
+    def __init__(self, client: httpx.Client | None = None) -> None:
+        self._client = client
+
+    @property
+    def client(self) -> httpx.Client:
+        if self._client is None:
+            self._client = make_client()
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def run(self, request: AdapterRequest) -> AdapterResult:
+        return self.run_traced(request)[0]
+
+    def run_traced(self, request: AdapterRequest) -> tuple[AdapterResult, StreamTrace]:
+        url = generate_url(request.endpoint)
+        body = build_body(request)
+        gen = _Generation()
+        trace = StreamTrace()
+        response_payload: Any = None
+        trace.start = perf_counter()
+        try:
+            with self.client.stream("POST", url, content=json.dumps(body).encode(),
+                                    timeout=request_timeout(request.timeout_s),
+                                    headers={**STREAM_HEADERS, "Content-Type": "application/json"}) as response:
+                trace.first_byte = perf_counter()
+                if response.status_code >= 400:
+                    response_payload = error_body(response.read())
+                    gen.error = describe_http_error(response.status_code, response_payload)
+                elif request.stream:
+                    response_payload = gen.objects
+                    self._read_stream(response, gen, trace, request.timeout_s)
+                else:
+                    raw = response.read()
+                    trace.end = perf_counter()
+                    response_payload = self._take_whole(raw, gen)
+        except httpx.HTTPError as exc:
+            trace.end = perf_counter()
+            gen.error = describe_transport_error(exc, url, request.timeout_s, len(gen.objects))
+            if response_payload is None:
+                response_payload = {"error": gen.error}
+        if trace.end is None:
+            trace.end = perf_counter()
+        return self._result(request, body, response_payload, gen, trace), trace
+
+    @staticmethod
+    def _read_stream(response: httpx.Response, gen: _Generation, trace: StreamTrace, timeout_s: float) -> None:
+        tail = b""
+        deadline = trace.start + timeout_s
+        loads = json.loads
+        for raw in response.iter_bytes():
+            now = perf_counter()
+            trace.chunks += 1
+            data = tail + raw if tail else raw
+            end = data.rfind(b"\n")
+            if end < 0:
+                tail = data
+                continue
+            tail = data[end + 1:]
+            for line in data[:end].split(b"\n"):
+                if not line.strip():
+                    continue
+                try:
+                    gen.take(loads(line), trace, now)
+                except ValueError:
+                    gen.error = f"malformed NDJSON line: {line[:120]!r}"
+                if gen.error:
+                    break
+            if gen.error or now > deadline:
+                break
+        trace.end = perf_counter()
+        if not gen.error and tail.strip() and gen.final is None:
+            try:
+                gen.take(loads(tail), trace, trace.end)
+            except ValueError:
+                gen.error = f"malformed NDJSON line: {tail[:120]!r}"
+        if gen.error:
+            return
+        if trace.end > deadline:
+            gen.error = f"timed out after {timeout_s:g}s (stream still running, {len(gen.objects)} lines received)"
+        elif gen.final is None:
+            gen.error = f"stream ended without a done=true line after {len(gen.objects)} lines"
+
+    @staticmethod
+    def _take_whole(raw: bytes, gen: _Generation) -> Any:
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            gen.error = f"response is not JSON: {raw[:120]!r}"
+            return {"text": raw.decode("utf-8", "replace")}
+        gen.take(obj, None, 0.0)
+        if gen.error is None and gen.final is None:
+            gen.error = "response has no done=true"
+        return obj
+
+    @staticmethod
+    def _result(request: AdapterRequest, body: dict, response_payload: Any, gen: _Generation,
+                trace: StreamTrace) -> AdapterResult:
+        tokens = empty_tokens()
+        final = gen.final or {}
+        prompt = int_or_none(final.get("prompt_eval_count"))
+        output = int_or_none(final.get("eval_count"))
+        if prompt is not None or output is not None:
+            tokens.update(prompt=prompt, output=output, source="native")
+        timing = compute_timing(trace, output, prompt, streamed=request.stream)
+        return AdapterResult(
+            ok=gen.error is None,
+            error=gen.error,
+            output_text="".join(gen.content),
+            reasoning_text="".join(gen.thinking),
+            timing=timing,
+            tokens=tokens,
+            backend=backend_fields(final),
+            request_payload=body,
+            response_payload=response_payload,
+        )

@@ -1,0 +1,281 @@
+"""`openai-chat`: OpenAI-compatible `/v1/chat/completions`, plain or streamed.
+
+The endpoint is the full chat-completions URL
+(`http://127.0.0.1:8081/v1/chat/completions`). A base URL ending in `/v1`
+gets `/chat/completions` appended, and a bare `http://host:port` gets
+`/v1/chat/completions`; any other path is used as given.
+
+Streaming follows D-014: `openai_stream_usage="include"` sends
+`stream_options.include_usage=true`, `"omit"` leaves `stream_options` out.
+A server that rejects the option yields an `ok=False` result carrying the
+server's error; the request is never retried with a different shape.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from benchpack.adapters.base import (
+    AdapterRequest,
+    AdapterResult,
+    StreamTrace,
+    compute_timing,
+    empty_tokens,
+    int_or_none,
+)
+from benchpack.adapters.sse import SSEParser
+from benchpack.adapters.transport import (
+    STREAM_HEADERS,
+    describe_http_error,
+    describe_transport_error,
+    error_body,
+    make_client,
+    request_timeout,
+)
+
+perf_counter = time.perf_counter
+_DONE = b"[DONE]"
+_scan_once = json.JSONDecoder().scan_once  # the C scanner, without json.loads' Python layers
+
+
+def parse_event_data(data: bytes) -> Any:
+    """json.loads for one event's data, minus a few microseconds per chunk."""
+    try:
+        text = data.decode()
+        obj, end = _scan_once(text, 0)
+        if end == len(text):
+            return obj
+    except (StopIteration, UnicodeDecodeError):
+        pass
+    return json.loads(data)  # whitespace around the value, or a real error to report
+
+
+def chat_completions_url(endpoint: str) -> str:
+    base = endpoint.rstrip("/")
+    if base.endswith("/chat/completions"):
+        return base
+    if base.endswith("/v1"):
+        return base + "/chat/completions"
+    if urlsplit(base).path in ("", "/"):
+        return base + "/v1/chat/completions"
+    return base
+
+
+def build_body(request: AdapterRequest) -> dict:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": [{"role": "user", "content": request.prompt}],
+    }
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    body["stream"] = bool(request.stream)
+    if request.stream and request.openai_stream_usage == "include":
+        body["stream_options"] = {"include_usage": True}
+    if request.extra_body:
+        body.update(request.extra_body)
+    return body
+
+
+class _Stream:
+    """What a chat-completions stream has said so far."""
+
+    __slots__ = ("content", "reasoning", "events", "usage", "timings", "finish_reason", "done", "error")
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.events: list[Any] = []
+        self.usage: dict | None = None
+        self.timings: dict | None = None
+        self.finish_reason: str | None = None
+        self.done = False
+        self.error: str | None = None
+
+
+def _take_chunk(obj: Any, state: _Stream, trace: StreamTrace, now: float) -> None:
+    if not isinstance(obj, dict):
+        return
+    err = obj.get("error")
+    if err and not obj.get("choices"):
+        state.error = describe_http_error(200, obj).replace("HTTP 200", "error event in stream", 1)
+        return
+    usage = obj.get("usage")
+    if usage:
+        state.usage = usage
+    timings = obj.get("timings")
+    if timings:
+        state.timings = timings
+    choices = obj.get("choices")
+    if not choices:
+        return
+    choice = choices[0]
+    delta = choice.get("delta")
+    if delta:
+        content = delta.get("content")
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if content:
+            state.content.append(content)
+            trace.content_times.append(now)
+        if reasoning:
+            state.reasoning.append(reasoning)
+        if content or reasoning or delta.get("tool_calls"):
+            trace.token_times.append(now)
+    finish = choice.get("finish_reason")
+    if finish:
+        state.finish_reason = finish
+
+
+def _tokens(usage: dict | None, timings: dict | None) -> dict:
+    tokens = empty_tokens()
+    cached_from_timings = int_or_none(timings.get("cache_n")) if isinstance(timings, dict) else None
+    if isinstance(usage, dict) and (usage.get("prompt_tokens") is not None or usage.get("completion_tokens") is not None):
+        tokens["prompt"] = int_or_none(usage.get("prompt_tokens"))
+        tokens["output"] = int_or_none(usage.get("completion_tokens"))
+        details = usage.get("prompt_tokens_details")
+        cached = int_or_none(details.get("cached_tokens")) if isinstance(details, dict) else None
+        tokens["cached_prompt"] = cached if cached is not None else cached_from_timings
+        tokens["source"] = "usage"
+    elif isinstance(timings, dict) and (timings.get("prompt_n") is not None or timings.get("predicted_n") is not None):
+        # llama-server's prompt_n counts only the tokens it had to process;
+        # the prompt is those plus the ones reused from its cache.
+        processed = int_or_none(timings.get("prompt_n"))
+        tokens["prompt"] = processed + (cached_from_timings or 0) if processed is not None else None
+        tokens["output"] = int_or_none(timings.get("predicted_n"))
+        tokens["cached_prompt"] = cached_from_timings
+        tokens["source"] = "timings"
+    return tokens
+
+
+class OpenAIChatAdapter:
+    id = "openai-chat"
+
+    def __init__(self, client: httpx.Client | None = None) -> None:
+        self._client = client
+
+    @property
+    def client(self) -> httpx.Client:
+        if self._client is None:
+            self._client = make_client()
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def run(self, request: AdapterRequest) -> AdapterResult:
+        return self.run_traced(request)[0]
+
+    def run_traced(self, request: AdapterRequest) -> tuple[AdapterResult, StreamTrace]:
+        """Like run(), plus the absolute clock readings selftest compares with the server's."""
+        url = chat_completions_url(request.endpoint)
+        body = build_body(request)
+        payload = json.dumps(body).encode()
+        state = _Stream()
+        trace = StreamTrace()
+        response_payload: Any = None
+        client = self.client
+        trace.start = perf_counter()
+        try:
+            with client.stream("POST", url, content=payload, timeout=request_timeout(request.timeout_s),
+                               headers={**STREAM_HEADERS, "Content-Type": "application/json"}) as response:
+                trace.first_byte = perf_counter()
+                if response.status_code >= 400:
+                    response_payload = error_body(response.read())
+                    trace.end = perf_counter()
+                    state.error = describe_http_error(response.status_code, response_payload)
+                elif request.stream:
+                    response_payload = state.events
+                    self._read_stream(response, state, trace, request.timeout_s)
+                else:
+                    raw = response.read()
+                    trace.end = perf_counter()
+                    response_payload = self._take_whole(raw, state)
+        except httpx.HTTPError as exc:
+            trace.end = perf_counter()
+            state.error = describe_transport_error(exc, url, request.timeout_s, len(state.events))
+            if response_payload is None:
+                response_payload = {"error": state.error}
+        if trace.end is None:
+            trace.end = perf_counter()
+        return self._result(request, body, response_payload, state, trace), trace
+
+    def _read_stream(self, response: httpx.Response, state: _Stream, trace: StreamTrace, timeout_s: float) -> None:
+        parser = SSEParser()
+        feed = parser.feed
+        loads = parse_event_data
+        events = state.events
+        deadline = trace.start + timeout_s
+        chunks = response.iter_raw() if response.headers.get("content-encoding", "identity") == "identity" \
+            else response.iter_bytes()
+        for raw in chunks:
+            now = perf_counter()
+            trace.chunks += 1
+            for event in feed(raw):
+                data = event.data
+                if data == _DONE:
+                    state.done = True
+                    events.append("[DONE]")
+                    continue
+                try:
+                    obj = loads(data)
+                except ValueError:
+                    state.error = f"malformed stream event: {data[:120]!r}"
+                    break
+                events.append(obj)
+                _take_chunk(obj, state, trace, now)
+            if state.error or now > deadline:
+                break
+        trace.end = perf_counter()
+        if state.error:
+            return
+        for event in parser.close():
+            if event.data == _DONE:
+                state.done = True
+        if trace.end > deadline:
+            state.error = f"timed out after {timeout_s:g}s (stream still running, {len(events)} events received)"
+        elif not (state.done or state.finish_reason):
+            state.error = f"stream ended without [DONE] or finish_reason after {len(events)} events"
+
+    @staticmethod
+    def _take_whole(raw: bytes, state: _Stream) -> Any:
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            state.error = f"response is not JSON: {raw[:120]!r}"
+            return {"text": raw.decode("utf-8", "replace")}
+        if not isinstance(obj, dict):
+            state.error = "response is not a JSON object"
+            return obj
+        if obj.get("error") and not obj.get("choices"):
+            state.error = describe_http_error(200, obj).replace("HTTP 200", "error response", 1)
+        state.usage = obj.get("usage") or None
+        state.timings = obj.get("timings") or None
+        choices = obj.get("choices") or []
+        message = (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
+        state.content.append(message.get("content") or "")
+        state.reasoning.append(message.get("reasoning_content") or message.get("reasoning") or "")
+        return obj
+
+    @staticmethod
+    def _result(request: AdapterRequest, body: dict, response_payload: Any, state: _Stream,
+                trace: StreamTrace) -> AdapterResult:
+        tokens = _tokens(state.usage, state.timings)
+        timing = compute_timing(trace, tokens["output"], tokens["prompt"], streamed=request.stream)
+        return AdapterResult(
+            ok=state.error is None,
+            error=state.error,
+            output_text="".join(state.content),
+            reasoning_text="".join(state.reasoning),
+            timing=timing,
+            tokens=tokens,
+            backend=dict(state.timings) if isinstance(state.timings, dict) else None,
+            request_payload=body,
+            response_payload=response_payload,
+        )
