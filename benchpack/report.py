@@ -16,6 +16,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from benchpack.compare import CaseStats, Comparison, compare_runs
+from benchpack.errors import BenchpackError
 from benchpack.resultdir import HARDWARE_FILE, RUN_METADATA_FILE, ResultDir, field
 from benchpack.stats import is_number, median, spread
 
@@ -379,7 +380,7 @@ def model_calls_section(artifacts: RunArtifacts, summarizer) -> str:
     for case, paths in artifacts.model_call_logs.items():
         try:
             summaries[case] = _flatten(summarizer(paths))
-        except (ValueError, OSError) as exc:  # a broken log should not sink the whole report
+        except (BenchpackError, ValueError, OSError) as exc:  # a broken log should not sink the whole report
             summaries[case] = {"summary": f"could not be summarized ({type(exc).__name__})"}
     keys = list(dict.fromkeys(k for summary in summaries.values() for k in summary))
     rows = [[f"`{key}`"] + [summaries[case].get(key) for case in summaries] for key in keys]

@@ -237,3 +237,12 @@ def test_it_exits_2_for_a_bad_result_directory(tmp_path, monkeypatch, capsys):
 def test_it_strips_credentials_and_queries_from_endpoints():
     assert redact_endpoint("http://user:pw@host:8080/v1/chat?key=abc") == "http://***@host:8080/v1/chat"
     assert redact_endpoint("http://127.0.0.1:8081/v1") == "http://127.0.0.1:8081/v1"
+
+
+def test_it_keeps_the_report_when_a_model_call_log_cannot_be_summarized(tmp_path):
+    def broken(paths):
+        raise ValueError("line 1: secret-looking text that must not be echoed")
+
+    calls = section(report(model_call_run(tmp_path), model_call_summarizer=broken), "### Model calls")
+    assert "could not be summarized (ValueError)" in calls
+    assert "secret-looking" not in calls
