@@ -1,0 +1,164 @@
+"""`verify-script` scoring: run the pack's verifier against the post-task workspace.
+
+`sys.executable <script> --workspace … --output <verify json>` runs in the
+workspace (so a relative `PYTHONPATH = "src"` in `scoring.environment` means
+the workspace's `src`), in its own process group, bounded by
+`scoring.timeout_s` (default 300 s). Exit status 0 passes. The runner owns the
+verify JSON afterwards and makes it authoritative on every path:
+
+| verifier left…            | normal exit                                   | timeout                                   |
+|---------------------------|-----------------------------------------------|-------------------------------------------|
+| nothing                   | `{"exit_code": N, "passed": N == 0}`          | `{"exit_code": null, "passed": false, "timed_out": true, "timeout_s": T}` |
+| a JSON object             | kept, `exit_code`/`passed` forced             | kept, the four timeout keys forced        |
+| malformed / not an object | minimal object + `"output_error": "<why>"`    | the minimal timeout object                |
+
+The pass/fail verdict always comes from the exit status, never from the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchpack.repo_task import rep_stem, repo_task_problem
+from benchpack.repo_task.processes import TERMINATE_GRACE_S, run_bounded
+
+DEFAULT_VERIFY_TIMEOUT_S = 300.0
+MAX_VERIFY_JSON_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class VerifyPaths:
+    json: Path
+    stdout: Path
+    stderr: Path
+
+    def record(self, out: Path) -> dict:
+        return {
+            "path": self.json.relative_to(out).as_posix(),
+            "stdout_path": self.stdout.relative_to(out).as_posix(),
+            "stderr_path": self.stderr.relative_to(out).as_posix(),
+        }
+
+
+def verify_paths(out: Path, case_id: str, repetition: int) -> VerifyPaths:
+    base = Path(out).resolve() / "verify" / case_id
+    stem = rep_stem(repetition)
+    return VerifyPaths(base / f"{stem}.json", base / f"{stem}.stdout.log", base / f"{stem}.stderr.log")
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    exit_code: int | None
+    passed: bool
+    timed_out: bool
+    document: dict  # what was written to the verify JSON
+
+    def row_fields(self, paths: VerifyPaths, out: Path) -> dict:
+        return {
+            "verify": paths.record(Path(out).resolve()),
+            "repo_task": {"status": "passed" if self.passed else "failed", "verify_exit_code": self.exit_code},
+            "scoring": {"mode": "verify-script", "passed": self.passed},
+        }
+
+
+def verifier_command(scoring, *, workspace: Path, case_id: str, pack, source_fixture_id: str, patch: Path, output: Path) -> list[str]:
+    return [
+        sys.executable, str(scoring.script_resolved),
+        "--workspace", str(Path(workspace).resolve()),
+        "--case", case_id,
+        "--pack-id", pack.id,
+        "--pack-version", pack.version,
+        "--source-fixture-id", source_fixture_id,
+        "--patch", str(Path(patch).resolve()),
+        "--output", str(Path(output).resolve()),
+    ]  # fmt: skip
+
+
+def verifier_environment(scoring) -> dict[str, str] | None:
+    """None inherits the runner environment; an overlay is applied to a copy."""
+    if scoring.environment is None:
+        return None
+    return {**os.environ, **scoring.environment}
+
+
+def _read_document(path: Path) -> tuple[dict | None, str | None]:
+    """(object, None) or (None, why it is unusable); never follows a planted symlink."""
+    if not os.path.lexists(path):
+        return None, None
+    if path.is_symlink() or not path.is_file():
+        return None, "verify JSON is not a regular file"
+    if path.stat().st_size > MAX_VERIFY_JSON_BYTES:
+        return None, f"verify JSON is larger than {MAX_VERIFY_JSON_BYTES} bytes"
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None, "verify JSON is not valid JSON"
+    if not isinstance(value, dict):
+        return None, "verify JSON is not a JSON object"
+    return value, None
+
+
+def authoritative_document(found: dict | None, problem: str | None, exit_code: int | None, timed_out: bool, timeout_s: float) -> dict:
+    if timed_out:
+        document = dict(found) if found is not None else {}
+        document.update({"exit_code": None, "passed": False, "timed_out": True, "timeout_s": timeout_s})
+        return document
+    if found is not None:
+        return {**found, "exit_code": exit_code, "passed": exit_code == 0}
+    document = {"exit_code": exit_code, "passed": exit_code == 0}
+    if problem:
+        document["output_error"] = problem
+    return document
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+def _write_document(path: Path, document: dict) -> None:
+    _remove(path)  # never write through a link or into a directory the verifier planted
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def run_verifier(
+    scoring,
+    *,
+    pack,
+    case_id: str,
+    workspace: Path,
+    source_fixture_id: str,
+    patch: Path,
+    out: Path,
+    repetition: int,
+    grace_s: float = TERMINATE_GRACE_S,
+) -> tuple[VerifyOutcome, VerifyPaths]:
+    if scoring.script_resolved is None or not Path(scoring.script_resolved).is_file():
+        raise repo_task_problem(case_id, f"verify-script {scoring.script!r} does not exist")
+    paths = verify_paths(out, case_id, repetition)
+    paths.json.parent.mkdir(parents=True, exist_ok=True)
+    _remove(paths.json)  # a stale file must not pass for this run's output
+    timeout_s = DEFAULT_VERIFY_TIMEOUT_S if scoring.timeout_s is None else float(scoring.timeout_s)
+    command = verifier_command(
+        scoring, workspace=workspace, case_id=case_id, pack=pack,
+        source_fixture_id=source_fixture_id, patch=patch, output=paths.json,
+    )  # fmt: skip
+    try:
+        result = run_bounded(
+            command, cwd=Path(workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
+            timeout_s=timeout_s, env=verifier_environment(scoring), grace_s=grace_s,
+        )  # fmt: skip
+    except OSError as exc:
+        raise repo_task_problem(case_id, f"could not start the verifier: {exc.strerror or exc}") from exc
+    found, problem = _read_document(paths.json)
+    document = authoritative_document(found, problem, result.returncode, result.timed_out, timeout_s)
+    _write_document(paths.json, document)
+    outcome = VerifyOutcome(result.returncode, bool(document["passed"]), result.timed_out, document)
+    return outcome, paths
