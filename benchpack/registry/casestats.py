@@ -1,0 +1,62 @@
+"""Per run/case medians, accumulated while rows stream past.
+
+Medians are over successful rows only (a failed request has no meaningful
+timing). Prompt/cache "coverage" is how many successful rows reported the
+token count at all: a cache median over 1 of 5 rows is a caveat, not a fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median as _median
+
+# Index of each metric in the tuples passed to `add`.
+METRICS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "output_tokens",
+           "prompt_tokens", "cached_prompt_tokens")
+
+
+def median(values: list) -> float | None:
+    return float(_median(values)) if values else None
+
+
+@dataclass(frozen=True)
+class CaseStats:
+    key: tuple  # (pack_id, pack_version, case_id, adapter, model)
+    row_count: int
+    ok_count: int
+    scored_count: int
+    passed_count: int
+    medians: dict  # metric -> median or None
+    prompt_token_rows: int
+    cached_prompt_rows: int
+
+
+class CaseStatsBuilder:
+    def __init__(self) -> None:
+        self._groups: dict[tuple, list] = {}
+
+    def add(self, key: tuple, ok: bool, passed: bool | None, metrics: tuple) -> None:
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = [0, 0, 0, 0, [[] for _ in METRICS]]
+        group[0] += 1
+        if passed is not None:
+            group[2] += 1
+            group[3] += passed
+        if ok:
+            group[1] += 1
+            for values, value in zip(group[4], metrics):
+                if value is not None:
+                    values.append(value)
+
+    def build(self) -> list[CaseStats]:
+        out = []
+        for key, (rows, oks, scored, passed, series) in self._groups.items():
+            by_metric = dict(zip(METRICS, series))
+            out.append(CaseStats(
+                key=key, row_count=rows, ok_count=oks, scored_count=scored, passed_count=passed,
+                medians={name: median(values) for name, values in by_metric.items()},
+                prompt_token_rows=len(by_metric["prompt_tokens"]),
+                cached_prompt_rows=len(by_metric["cached_prompt_tokens"]),
+            ))
+        return out

@@ -1,0 +1,295 @@
+"""`registry import`: index result directories into the SQLite registry.
+
+Reads only `run.jsonl`, `hardware.json` and `run-metadata.json` — never
+`raw/`, workspaces or task artifacts — and writes only the database. Rows
+stream through validation straight into `executemany` inside one transaction
+for all given directories; any invalid input rolls the whole import back and
+is reported with every problem found.
+
+A run's identity is its canonical (resolved) directory path: re-importing
+updates the run row in place (keeping its id) and replaces its child rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from benchpack.errors import BenchpackError, Problem
+from benchpack.run_metadata import validate_run_metadata
+from benchpack.registry import fingerprint as fp
+from benchpack.registry.casestats import METRICS, CaseStatsBuilder
+from benchpack.registry.rows import COLUMNS, BadRow, normalize_row
+from benchpack.registry.schema import metadata_anchors, open_for_write, transaction
+
+RUN_FILE = "run.jsonl"
+HARDWARE_FILE = "hardware.json"
+RUN_METADATA_FILE = "run-metadata.json"
+MAX_REPORTED_PROBLEMS = 50
+
+ROW_INSERT = (
+    f"INSERT INTO result_rows (run_id, line, {', '.join(COLUMNS)}, raw_json, fingerprint) "
+    f"VALUES ({', '.join('?' * (len(COLUMNS) + 4))})"
+)
+_STATS_COLUMNS = (
+    "run_id, pack_id, pack_version, case_id, adapter, model, row_count, ok_count, scored_count,"
+    " passed_count, median_wall_s, median_ttft_s, median_prefill_tps, median_decode_tps,"
+    " median_total_tps, median_output_tokens, median_prompt_tokens, median_cached_prompt_tokens,"
+    " prompt_token_rows, cached_prompt_rows, fingerprint, fingerprint_complete, fingerprint_json"
+)
+STATS_INSERT = f"INSERT INTO result_case_stats ({_STATS_COLUMNS}) VALUES ({', '.join('?' * 23)})"
+_ANCHORS = tuple(metadata_anchors(None))
+_RUN_COLUMNS = (
+    "result_dir", "label", "source", "imported_at", "row_count", "ok_count", "packs",
+    "hostname", "platform", "cpu_model", "gpu_models", "ram_mb", "hardware_json", "run_metadata_json",
+    *_ANCHORS, "hardware_class",
+)
+RUN_UPSERT = (
+    f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))}) "
+    f"ON CONFLICT(result_dir) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _RUN_COLUMNS[1:])
+    + " RETURNING id"
+)
+# Indexes of the metrics fed to case stats, in casestats.METRICS order.
+_METRIC_INDEX = [COLUMNS.index(m) for m in METRICS]
+_OK, _PASSED = COLUMNS.index("ok"), COLUMNS.index("scoring_passed")
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """One result directory to import, with the label it is known by."""
+
+    path: Path
+    label: str | None = None
+    source: str = "result-dir"
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    run_id: int
+    result_dir: str
+    label: str
+    rows: int
+    ok_rows: int
+    cases: int
+    replaced: bool
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _read_object(path: Path, problems: list[Problem]) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problems.append(Problem(str(path), "", f"not valid JSON ({exc})"))
+        return None
+    if not isinstance(data, dict):
+        problems.append(Problem(str(path), "", "must be a JSON object"))
+        return None
+    return data
+
+
+def check_hardware(hardware: dict, path: Path) -> list[Problem]:
+    problems = []
+    for key in ("hostname", "platform", "os", "cpu_model", "chip"):
+        if hardware.get(key) is not None and not isinstance(hardware[key], str):
+            problems.append(Problem(str(path), key, "must be a string or null"))
+    for key in ("ram_mb", "cpu_count"):
+        value = hardware.get(key)
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+            problems.append(Problem(str(path), key, "must be a number or null"))
+    gpus = hardware.get("gpus")
+    if gpus is not None and not (isinstance(gpus, list) and all(isinstance(g, dict) for g in gpus)):
+        problems.append(Problem(str(path), "gpus", "must be a list of objects"))
+    return problems
+
+
+def check_run_metadata(metadata: dict, path: Path) -> list[Problem]:
+    """D-025 shape, checked by the same code `benchpack run` uses."""
+    try:
+        validate_run_metadata(metadata, str(path))
+    except BenchpackError as exc:
+        return exc.problems
+    return []
+
+
+def _gpu_models(hardware: dict | None) -> str | None:
+    gpus = (hardware or {}).get("gpus")
+    if not isinstance(gpus, list):
+        return None
+    return ", ".join(str(g.get("model")) for g in gpus if isinstance(g, dict) and g.get("model")) or None
+
+
+class _RunImporter:
+    """Streams one result directory's rows into the open transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, source: RunSource, problems: list[Problem]):
+        self.conn = conn
+        self.source = source
+        self.problems = problems
+        self.canonical = source.path.resolve()
+        self.run_file = self.canonical / RUN_FILE
+        self.stats = CaseStatsBuilder()
+        self.fingerprints: dict[tuple, fp.Fingerprint] = {}
+        self.packs: dict[str, None] = {}
+        self.rows = 0
+        self.ok_rows = 0
+
+    def _fingerprint(self, pack_id, pack_version, case_id, model) -> fp.Fingerprint:
+        key = (pack_id, pack_version, case_id, model)
+        found = self.fingerprints.get(key)
+        if found is None:
+            found = self.fingerprints[key] = fp.compute(
+                fp.fingerprint_inputs(pack_id, pack_version, case_id, model, self.run_metadata, self.hardware)
+            )
+        return found
+
+    def _row_tuples(self, run_id: int, handle):
+        add_stats = self.stats.add
+        for number, line in enumerate(handle, start=1):
+            text = line.rstrip("\r\n")
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                self._bad_line(number, "", f"not valid JSON ({exc.msg})")
+                continue
+            if type(row) is not dict:
+                self._bad_line(number, "", "not a JSON object")
+                continue
+            try:
+                values = normalize_row(row)
+            except BadRow as bad:
+                for where, reason in bad.problems:
+                    self._bad_line(number, where, reason)
+                continue
+            if self.problems:
+                continue  # keep checking, stop writing: the transaction will roll back
+            pack_id, pack_version, case_id, adapter, model = values[:5]
+            print_ = self._fingerprint(pack_id, pack_version, case_id, model)
+            self.packs.setdefault(f"{pack_id}@{pack_version}", None)
+            self.rows += 1
+            self.ok_rows += values[_OK]
+            add_stats((pack_id, pack_version, case_id, adapter, model), values[_OK], values[_PASSED],
+                      [values[i] for i in _METRIC_INDEX])
+            yield (run_id, number, *values, text, print_.digest)
+
+    def _bad_line(self, number: int, where: str, reason: str) -> None:
+        field = f"line {number}" + (f": {where}" if where else "")
+        self.problems.append(Problem(str(self.run_file), field, reason))
+
+    def run(self, imported_at: str) -> ImportSummary | None:
+        path = self.canonical
+        if not path.is_dir():
+            self.problems.append(Problem(str(self.source.path), "", "not a result directory"))
+            return None
+        if not self.run_file.is_file():
+            self.problems.append(Problem(str(self.run_file), "", "no such file"))
+            return None
+        before = len(self.problems)
+        self.hardware = _read_object(path / HARDWARE_FILE, self.problems)
+        self.run_metadata = _read_object(path / RUN_METADATA_FILE, self.problems)
+        if self.hardware is not None:
+            self.problems.extend(check_hardware(self.hardware, path / HARDWARE_FILE))
+        if self.run_metadata is not None:
+            self.problems.extend(check_run_metadata(self.run_metadata, path / RUN_METADATA_FILE))
+        if len(self.problems) > before:
+            return None
+        label = self.source.label or path.name
+        hardware = self.hardware or {}
+        anchors = metadata_anchors(self.run_metadata)
+        existed = self.conn.execute("SELECT id FROM runs WHERE result_dir = ?", (str(path),)).fetchone()
+        run_id = self.conn.execute(RUN_UPSERT, (
+            str(path), label, self.source.source, imported_at, 0, 0, "",
+            hardware.get("hostname"), hardware.get("platform"),
+            hardware.get("chip") or hardware.get("cpu_model"), _gpu_models(self.hardware),
+            hardware.get("ram_mb"),
+            json.dumps(self.hardware) if self.hardware is not None else None,
+            json.dumps(self.run_metadata) if self.run_metadata is not None else None,
+            *anchors.values(), fp.hardware_class(self.hardware),
+        )).fetchone()[0]
+        self.conn.execute("DELETE FROM result_rows WHERE run_id = ?", (run_id,))
+        self.conn.execute("DELETE FROM result_case_stats WHERE run_id = ?", (run_id,))
+        try:
+            with self.run_file.open(encoding="utf-8") as handle:
+                self.conn.executemany(ROW_INSERT, self._row_tuples(run_id, handle))
+        except UnicodeDecodeError as exc:
+            self.problems.append(Problem(str(self.run_file), "", f"not UTF-8 text ({exc.reason})"))
+        if len(self.problems) > before:
+            return None
+        if self.rows == 0:
+            self.problems.append(Problem(str(self.run_file), "", "has no result rows"))
+            return None
+        stats = self.stats.build()
+        self.conn.executemany(STATS_INSERT, (self._stats_tuple(run_id, s) for s in stats))
+        self.conn.execute(
+            "UPDATE runs SET row_count = ?, ok_count = ?, packs = ? WHERE id = ?",
+            (self.rows, self.ok_rows, ", ".join(self.packs), run_id),
+        )
+        return ImportSummary(run_id, str(path), label, self.rows, self.ok_rows, len(stats), existed is not None)
+
+    def _stats_tuple(self, run_id: int, stats) -> tuple:
+        pack_id, pack_version, case_id, adapter, model = stats.key
+        print_ = self._fingerprint(pack_id, pack_version, case_id, model)
+        m = stats.medians
+        return (
+            run_id, *stats.key, stats.row_count, stats.ok_count, stats.scored_count, stats.passed_count,
+            m["wall_s"], m["ttft_s"], m["prefill_tps"], m["decode_tps"], m["total_tps"],
+            m["output_tokens"], m["prompt_tokens"], m["cached_prompt_tokens"],
+            stats.prompt_token_rows, stats.cached_prompt_rows,
+            print_.digest, int(print_.complete), print_.to_json(),
+        )
+
+
+def tune_for_bulk_write(conn: sqlite3.Connection) -> None:
+    # Durability of a rebuildable index is worth less than import speed; the
+    # rollback journal (not WAL) keeps the file a single self-contained artifact.
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -262144")  # 256 MiB
+
+
+def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[ImportSummary]:
+    """Import every source in one transaction; raise BenchpackError with all problems, writing nothing."""
+    problems: list[Problem] = []
+    summaries: list[ImportSummary] = []
+    imported_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    seen: set[Path] = set()
+    tune_for_bulk_write(conn)
+    try:
+        with transaction(conn):
+            for source in sources:
+                canonical = source.path.resolve()
+                if canonical in seen:
+                    continue  # the same directory named twice is one run
+                seen.add(canonical)
+                summary = _RunImporter(conn, source, problems).run(imported_at)
+                if summary is not None:
+                    summaries.append(summary)
+            if problems:
+                raise BenchpackError(_capped(problems))
+    except sqlite3.DatabaseError as exc:
+        raise BenchpackError(Problem("registry", "", f"SQLite error: {exc}")) from None
+    return summaries
+
+
+def _capped(problems: list[Problem]) -> list[Problem]:
+    if len(problems) <= MAX_REPORTED_PROBLEMS:
+        return problems
+    rest = len(problems) - MAX_REPORTED_PROBLEMS
+    return problems[:MAX_REPORTED_PROBLEMS] + [Problem("registry import", "", f"... and {rest} more problems")]
+
+
+def import_result_dirs(db: str | Path, sources: list[RunSource]) -> list[ImportSummary]:
+    conn = open_for_write(db)
+    try:
+        return import_into(conn, sources)
+    finally:
+        conn.close()

@@ -1,0 +1,119 @@
+"""Checking one run.jsonl row and flattening it into registry columns.
+
+Rows from older implementations lack `cached_prompt`, `ttfb_s`, `ttft_any_s`,
+`tpot_s`, `source` and `backend`; missing reads as null. What is present must
+have the right type, because the registry's filters and medians trust it.
+This is on the import hot path, so it reads dicts directly.
+"""
+
+from __future__ import annotations
+
+TIMING = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
+TOKENS = ("prompt", "output", "cached_prompt")
+
+# Column order of `normalize_row`'s tuple (the importer adds run_id, line, raw_json, fingerprint).
+COLUMNS = (
+    "pack_id", "pack_version", "case_id", "adapter", "model", "endpoint", "ok", "error",
+    *TIMING,
+    "prompt_tokens", "output_tokens", "cached_prompt_tokens", "token_source",
+    "scoring_mode", "scoring_passed", "repo_task_status", "verify_exit_code", "repetition",
+)
+
+
+class BadRow(Exception):
+    def __init__(self, problems: list[tuple[str, str]]):
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _text(obj: dict, key: str, where: str, bad: list, required: bool):
+    value = obj.get(key)
+    if type(value) is str and value:
+        return value
+    if value is None and not required:
+        return None
+    bad.append((where, "must be a non-empty string" if required else "must be a string or null"))
+    return None
+
+
+def _section(row: dict, key: str, bad: list) -> dict:
+    value = row.get(key)
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        bad.append((key, "must be an object or null"))
+        return {}
+    return value
+
+
+def _number(obj: dict, key: str, where: str, bad: list):
+    value = obj.get(key)
+    kind = type(value)
+    if value is None or kind is float or kind is int:
+        return value
+    bad.append((where, "must be a number or null"))
+    return None
+
+
+def _integer(obj: dict, key: str, where: str, bad: list):
+    value = obj.get(key)
+    kind = type(value)
+    if value is None or kind is int:
+        return value
+    if kind is float and value.is_integer():
+        return int(value)
+    bad.append((where, "must be an integer or null"))
+    return None
+
+
+def normalize_row(row: dict) -> tuple:
+    """Registry columns for one row, in COLUMNS order; raises BadRow naming every bad field."""
+    bad: list[tuple[str, str]] = []
+    pack = row.get("pack")
+    if type(pack) is dict:
+        pack_id = _text(pack, "id", "pack.id", bad, True)
+        pack_version = _text(pack, "version", "pack.version", bad, True)
+    else:
+        bad.append(("pack", "must be an object with id and version"))
+        pack_id = pack_version = None
+    case = _text(row, "case", "case", bad, True)
+    adapter = _text(row, "adapter", "adapter", bad, True)
+    model = _text(row, "model", "model", bad, True)
+    endpoint = _text(row, "endpoint", "endpoint", bad, False)
+    ok = row.get("ok")
+    if type(ok) is not bool:
+        bad.append(("ok", "must be true or false"))
+    error = row.get("error")
+    if error is not None and type(error) is not str:
+        bad.append(("error", "must be a string"))
+    timing = _section(row, "timing", bad)
+    times = [_number(timing, name, "timing." + name, bad) for name in TIMING]
+    tokens = _section(row, "tokens", bad)
+    prompt = _integer(tokens, "prompt", "tokens.prompt", bad)
+    output = _integer(tokens, "output", "tokens.output", bad)
+    cached = _integer(tokens, "cached_prompt", "tokens.cached_prompt", bad)
+    source = _text(tokens, "source", "tokens.source", bad, False)
+    scoring = row.get("scoring")
+    mode = passed = None
+    if scoring is not None:
+        if type(scoring) is dict:
+            mode = _text(scoring, "mode", "scoring.mode", bad, True)
+            passed = scoring.get("passed")
+            if passed is not None and type(passed) is not bool:
+                bad.append(("scoring.passed", "must be true, false or null"))
+        else:
+            bad.append(("scoring", "must be an object or null"))
+    repo_task = _section(row, "repo_task", bad)
+    status = _text(repo_task, "status", "repo_task.status", bad, False)
+    exit_code = _integer(repo_task, "verify_exit_code", "repo_task.verify_exit_code", bad)
+    repetition = _integer(row, "repetition", "repetition", bad)
+    if repetition is not None and repetition < 1:
+        bad.append(("repetition", "must be 1 or more"))
+    if bad:
+        raise BadRow(bad)
+    return (
+        pack_id, pack_version, case, adapter, model, endpoint, int(ok), error,
+        *times,
+        prompt, output, cached, source,
+        mode, None if passed is None else int(passed), status, exit_code, repetition,
+    )

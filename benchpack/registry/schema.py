@@ -1,0 +1,309 @@
+"""The registry's SQLite schema, its versions, and forward migration.
+
+Version 1 indexes runs, result rows and per-run/case medians. Version 2 adds
+nullable comparability anchors from run metadata, prompt/cache coverage
+medians and the comparability fingerprint. Version 3 adds `agent_wrap_runs`.
+Each step is DDL plus (for 1 -> 2) a backfill computed from data the database
+already holds, so an old registry is upgraded in place with nothing lost.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable
+
+from benchpack.errors import BenchpackError, Problem
+from benchpack.registry import fingerprint as fp
+from benchpack.registry.casestats import median
+
+SCHEMA_VERSION = 3
+
+V1_DDL = """
+CREATE TABLE registry_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    result_dir TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL,
+    source TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    row_count INTEGER NOT NULL,
+    ok_count INTEGER NOT NULL,
+    packs TEXT NOT NULL,
+    hostname TEXT, platform TEXT, cpu_model TEXT, gpu_models TEXT, ram_mb INTEGER,
+    hardware_json TEXT,
+    run_metadata_json TEXT
+);
+CREATE TABLE result_rows (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    pack_id TEXT NOT NULL, pack_version TEXT NOT NULL, case_id TEXT NOT NULL,
+    adapter TEXT NOT NULL, model TEXT NOT NULL, endpoint TEXT,
+    ok INTEGER NOT NULL, error TEXT,
+    wall_s REAL, ttft_s REAL, prefill_tps REAL, decode_tps REAL, total_tps REAL,
+    ttfb_s REAL, ttft_any_s REAL, tpot_s REAL,
+    prompt_tokens INTEGER, output_tokens INTEGER, cached_prompt_tokens INTEGER, token_source TEXT,
+    scoring_mode TEXT, scoring_passed INTEGER,
+    repo_task_status TEXT, verify_exit_code INTEGER,
+    repetition INTEGER,
+    raw_json TEXT NOT NULL
+);
+CREATE INDEX result_rows_run ON result_rows(run_id, line);
+CREATE INDEX result_rows_pack_case ON result_rows(pack_id, pack_version, case_id);
+CREATE INDEX result_rows_model ON result_rows(model);
+CREATE TABLE result_case_stats (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    pack_id TEXT NOT NULL, pack_version TEXT NOT NULL, case_id TEXT NOT NULL,
+    adapter TEXT NOT NULL, model TEXT NOT NULL,
+    row_count INTEGER NOT NULL, ok_count INTEGER NOT NULL,
+    scored_count INTEGER NOT NULL, passed_count INTEGER NOT NULL,
+    median_wall_s REAL, median_ttft_s REAL, median_prefill_tps REAL,
+    median_decode_tps REAL, median_total_tps REAL, median_output_tokens REAL,
+    PRIMARY KEY (run_id, pack_id, pack_version, case_id, adapter, model)
+);
+CREATE INDEX result_case_stats_case ON result_case_stats(pack_id, pack_version, case_id);
+"""
+
+V2_DDL = """
+ALTER TABLE runs ADD COLUMN runtime_name TEXT;
+ALTER TABLE runs ADD COLUMN runtime_version TEXT;
+ALTER TABLE runs ADD COLUMN runtime_mode TEXT;
+ALTER TABLE runs ADD COLUMN model_id TEXT;
+ALTER TABLE runs ADD COLUMN model_quantization TEXT;
+ALTER TABLE runs ADD COLUMN model_format TEXT;
+ALTER TABLE runs ADD COLUMN context_size INTEGER;
+ALTER TABLE runs ADD COLUMN hardware_class TEXT;
+ALTER TABLE result_rows ADD COLUMN fingerprint TEXT;
+CREATE INDEX result_rows_fingerprint ON result_rows(fingerprint);
+CREATE INDEX result_rows_adapter ON result_rows(adapter);
+ALTER TABLE result_case_stats ADD COLUMN median_prompt_tokens REAL;
+ALTER TABLE result_case_stats ADD COLUMN median_cached_prompt_tokens REAL;
+ALTER TABLE result_case_stats ADD COLUMN prompt_token_rows INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE result_case_stats ADD COLUMN cached_prompt_rows INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE result_case_stats ADD COLUMN fingerprint TEXT;
+ALTER TABLE result_case_stats ADD COLUMN fingerprint_complete INTEGER;
+ALTER TABLE result_case_stats ADD COLUMN fingerprint_json TEXT;
+CREATE INDEX result_case_stats_fingerprint ON result_case_stats(fingerprint);
+"""
+
+V3_DDL = """
+CREATE TABLE agent_wrap_runs (
+    label TEXT PRIMARY KEY,
+    date TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pass', 'fail')),
+    harness TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    thinking_level TEXT,
+    runner TEXT,
+    local_model INTEGER,
+    transcript_captured INTEGER,
+    electron_precondition_ok INTEGER,
+    duration_s REAL,
+    notes TEXT,
+    source TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    raw_json TEXT NOT NULL
+);
+CREATE INDEX agent_wrap_runs_filters ON agent_wrap_runs(status, harness, provider, model, thinking_level);
+CREATE INDEX agent_wrap_runs_model ON agent_wrap_runs(model);
+"""
+
+# Anchors read from run-metadata.json; (column, candidate paths in order).
+ANCHOR_PATHS: dict[str, tuple[str, ...]] = {
+    "runtime_name": ("runtime.name",),
+    "runtime_version": ("runtime.version",),
+    "runtime_mode": ("runtime.mode", "runtime.artifact_mode", "runtime.provenance"),
+    "model_id": ("model.id", "model.name"),
+    "model_quantization": ("model.quantization",),
+    "model_format": ("model.format", "model.artifact"),
+    "context_size": ("model.context", "runtime.context", "runtime.context_size"),
+}
+
+
+def metadata_anchors(run_metadata: dict | None) -> dict:
+    """Comparability anchors from run-metadata.json; absent ones are None."""
+    anchors = {}
+    for column, paths in ANCHOR_PATHS.items():
+        value = next((v for v in (fp.metadata_value(run_metadata, p) for p in paths) if v is not None), None)
+        if column == "context_size":
+            value = int(value) if value is not None and value.isdigit() else None
+        anchors[column] = value
+    return anchors
+
+
+def _backfill_v2(conn: sqlite3.Connection) -> None:
+    """Fill the version-2 columns of rows imported under version 1."""
+    runs = conn.execute("SELECT id, hardware_json, run_metadata_json FROM runs").fetchall()
+    for run_id, hardware_json, metadata_json in runs:
+        hardware = json.loads(hardware_json) if hardware_json else None
+        metadata = json.loads(metadata_json) if metadata_json else None
+        anchors = metadata_anchors(metadata)
+        anchors["hardware_class"] = fp.hardware_class(hardware)
+        conn.execute(
+            "UPDATE runs SET " + ", ".join(f"{c} = ?" for c in anchors) + " WHERE id = ?",
+            [*anchors.values(), run_id],
+        )
+        groups = conn.execute(
+            "SELECT DISTINCT pack_id, pack_version, case_id, model FROM result_rows WHERE run_id = ?",
+            (run_id,),
+        ).fetchall()
+        for pack_id, pack_version, case_id, model in groups:
+            print_ = fp.compute(fp.fingerprint_inputs(pack_id, pack_version, case_id, model, metadata, hardware))
+            conn.execute(
+                "UPDATE result_rows SET fingerprint = ? WHERE run_id = ? AND pack_id = ?"
+                " AND pack_version = ? AND case_id = ? AND model = ?",
+                (print_.digest, run_id, pack_id, pack_version, case_id, model),
+            )
+            conn.execute(
+                "UPDATE result_case_stats SET fingerprint = ?, fingerprint_complete = ?, fingerprint_json = ?"
+                " WHERE run_id = ? AND pack_id = ? AND pack_version = ? AND case_id = ? AND model = ?",
+                (print_.digest, int(print_.complete), print_.to_json(), run_id, pack_id, pack_version, case_id, model),
+            )
+    # Prompt/cache medians need every row's tokens; recompute them from the stored columns.
+    stats = conn.execute(
+        "SELECT run_id, pack_id, pack_version, case_id, adapter, model FROM result_case_stats"
+    ).fetchall()
+    for key in stats:
+        prompts = [r[0] for r in conn.execute(
+            "SELECT prompt_tokens FROM result_rows WHERE run_id = ? AND pack_id = ? AND pack_version = ?"
+            " AND case_id = ? AND adapter = ? AND model = ? AND ok = 1 AND prompt_tokens IS NOT NULL", key)]
+        cached = [r[0] for r in conn.execute(
+            "SELECT cached_prompt_tokens FROM result_rows WHERE run_id = ? AND pack_id = ? AND pack_version = ?"
+            " AND case_id = ? AND adapter = ? AND model = ? AND ok = 1 AND cached_prompt_tokens IS NOT NULL", key)]
+        conn.execute(
+            "UPDATE result_case_stats SET median_prompt_tokens = ?, median_cached_prompt_tokens = ?,"
+            " prompt_token_rows = ?, cached_prompt_rows = ? WHERE run_id = ? AND pack_id = ?"
+            " AND pack_version = ? AND case_id = ? AND adapter = ? AND model = ?",
+            (median(prompts), median(cached), len(prompts), len(cached), *key),
+        )
+
+
+MIGRATIONS: dict[int, tuple[str, Callable[[sqlite3.Connection], None] | None]] = {
+    1: (V1_DDL, None),
+    2: (V2_DDL, _backfill_v2),
+    3: (V3_DDL, None),
+}
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """0 for an empty database."""
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'registry_meta'"
+    ).fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM registry_meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _refuse_newer(db: Path, version: int) -> None:
+    if version > SCHEMA_VERSION:
+        raise BenchpackError(Problem(
+            str(db), "schema_version",
+            f"database schema version {version} is newer than this benchpack supports "
+            f"({SCHEMA_VERSION}); upgrade benchpack to use it",
+        ))
+
+
+def migrate(conn: sqlite3.Connection, db: Path, target: int = SCHEMA_VERSION) -> int:
+    """Bring the database forward to `target` inside one transaction; returns the old version."""
+    current = schema_version(conn)
+    _refuse_newer(db, current)
+    if current >= target:
+        return current
+    with transaction(conn):
+        for version in range(current + 1, target + 1):
+            ddl, backfill = MIGRATIONS[version]
+            for statement in ddl.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            if backfill is not None:
+                backfill(conn)
+            conn.execute(
+                "INSERT INTO registry_meta (key, value) VALUES ('schema_version', ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(version),),
+            )
+    return current
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection):
+    """One explicit transaction; DDL included (Python's implicit BEGIN skips DDL)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(target, uri=uri, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def open_for_write(db: str | Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate to the current schema."""
+    path = Path(db)
+    if path.exists() and path.is_dir():
+        raise BenchpackError(Problem(str(path), "", "is a directory, not a SQLite database"))
+    if not path.parent.exists():
+        raise BenchpackError(Problem(str(path), "", "parent directory does not exist"))
+    try:
+        conn = _connect(str(path))
+        if schema_version(conn) == 0 and conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            conn.close()
+            raise BenchpackError(Problem(str(path), "", "is a SQLite database but not a benchpack registry; "
+                                         "refusing to add tables to it"))
+        migrate(conn, path)
+    except sqlite3.DatabaseError as exc:
+        raise BenchpackError(Problem(str(path), "", f"not a usable SQLite database ({exc})")) from None
+    return conn
+
+
+def migrate_file(db: str | Path) -> int:
+    """`registry migrate`: upgrade an existing registry in place; returns the old version."""
+    path = Path(db)
+    if not path.is_file():
+        raise BenchpackError(Problem(str(path), "", "no such registry database"))
+    conn = _connect(str(path))
+    try:
+        if schema_version(conn) == 0:
+            raise BenchpackError(Problem(str(path), "", "not a benchpack registry (no schema version)"))
+        return migrate(conn, path)
+    except sqlite3.DatabaseError as exc:
+        raise BenchpackError(Problem(str(path), "", f"not a usable SQLite database ({exc})")) from None
+    finally:
+        conn.close()
+
+
+def open_read_only(db: str | Path) -> sqlite3.Connection:
+    """Open with SQLite's read-only URI mode: nothing here can change the file."""
+    path = Path(db)
+    if not path.is_file():
+        raise BenchpackError(Problem(str(path), "", "no such registry database"))
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        conn = _connect(uri, uri=True)
+        version = schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise BenchpackError(Problem(str(path), "", f"not a usable SQLite database ({exc})")) from None
+    _refuse_newer(path, version)
+    if version == 0:
+        conn.close()
+        raise BenchpackError(Problem(str(path), "", "not a benchpack registry (no schema version)"))
+    if version < SCHEMA_VERSION:
+        conn.close()
+        raise BenchpackError(Problem(
+            str(path), "schema_version",
+            f"database schema version {version} is older than {SCHEMA_VERSION}; "
+            f"run `benchpack registry migrate --db {path}` first",
+        ))
+    return conn

@@ -1,0 +1,146 @@
+"""`registry site`: a static, read-only view of the registry.
+
+Writes `index.html` (dense run, case-metric and agent-wrap tables) and
+`report.md` (the registry report). Every value from the database is
+HTML-escaped: labels, notes and model names come from user-supplied files.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sqlite3
+from pathlib import Path
+
+from benchpack.errors import BenchpackError, Problem
+from benchpack.registry.report import render_registry_report
+
+STYLE = """
+body{font:13px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 2em}
+th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;white-space:nowrap}
+th{background:#f3f3f3;position:sticky;top:0}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.warn{color:#a40}
+"""
+
+
+def _fmt(value, digits: int | None = None) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float) and digits is not None:
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _cell(value, digits: int | None = None, numeric: bool = False, css: str = "", title: str = "") -> str:
+    classes = " ".join(c for c in ("n" if numeric else "", css) if c)
+    attrs = f' class="{classes}"' if classes else ""
+    if title:
+        attrs += f' title="{html.escape(title, quote=True)}"'
+    return f"<td{attrs}>{html.escape(_fmt(value, digits))}</td>"
+
+
+def _table(headers: list[str], rows: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def runs_table(conn: sqlite3.Connection) -> str:
+    rows = []
+    for r in conn.execute(
+        "SELECT label, source, packs, row_count, ok_count, cpu_model, hardware_class, runtime_name,"
+        " runtime_version, model_quantization, imported_at, result_dir FROM runs ORDER BY id"
+    ):
+        label, source, packs, n, ok, host, hw, rt_name, rt_version, quant, imported, result_dir = r
+        runtime = " ".join(v for v in (rt_name, rt_version) if v) or None
+        rows.append("<tr>" + "".join([
+            _cell(label, title=result_dir), _cell(source), _cell(packs), _cell(n, numeric=True),
+            _cell(ok, numeric=True, css="warn" if ok != n else ""), _cell(host), _cell(hw),
+            _cell(runtime), _cell(quant), _cell(imported),
+        ]) + "</tr>")
+    return _table(["run", "source", "packs", "rows", "ok", "host", "hardware class", "runtime",
+                   "quantization", "imported"], rows)
+
+
+def case_table(conn: sqlite3.Connection) -> str:
+    rows = []
+    for r in conn.execute(
+        "SELECT runs.label, s.pack_id, s.pack_version, s.case_id, s.adapter, s.model, s.row_count,"
+        " s.ok_count, s.median_wall_s, s.median_ttft_s, s.median_prefill_tps, s.median_decode_tps,"
+        " s.median_total_tps, s.median_output_tokens, s.median_prompt_tokens, s.prompt_token_rows,"
+        " s.median_cached_prompt_tokens, s.cached_prompt_rows, s.scored_count, s.passed_count,"
+        " s.fingerprint, s.fingerprint_json"
+        " FROM result_case_stats s JOIN runs ON runs.id = s.run_id"
+        " ORDER BY s.pack_id, s.pack_version, s.case_id, runs.id"
+    ):
+        (label, pack, version, case, adapter, model, n, ok, wall, ttft, prefill, decode, total,
+         output, prompt, prompt_rows, cached, cached_rows, scored, passed, digest, fp_json) = r
+        details = json.loads(fp_json) if fp_json else {"unknown": [], "fields": {}}
+        unknown = details.get("unknown") or []
+        fp_text = (digest or "")[:12] + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+        fp_title = "; ".join(f"{k}={'unknown' if v is None else v}" for k, v in details.get("fields", {}).items())
+        rows.append("<tr>" + "".join([
+            _cell(label), _cell(f"{pack} {version}"), _cell(case), _cell(adapter), _cell(model),
+            _cell(n, numeric=True), _cell(ok, numeric=True, css="warn" if ok != n else ""),
+            _cell(wall, 4, True), _cell(ttft, 4, True), _cell(prefill, 1, True), _cell(decode, 1, True),
+            _cell(total, 1, True), _cell(output, 0, True),
+            _cell(prompt, 0, True), _cell(f"{prompt_rows}/{ok}", numeric=True, css="warn" if prompt_rows != ok else ""),
+            _cell(cached, 0, True), _cell(f"{cached_rows}/{ok}", numeric=True, css="warn" if cached_rows != ok else ""),
+            _cell(f"{passed}/{scored}" if scored else None, numeric=True),
+            _cell(fp_text, css="warn" if unknown else "", title=fp_title),
+        ]) + "</tr>")
+    return _table(["run", "pack", "case", "adapter", "model", "n", "ok", "wall_s", "ttft_s", "prefill_tps",
+                   "decode_tps", "total_tps", "output tok", "prompt tok", "prompt cov", "cached tok",
+                   "cache cov", "pass", "fingerprint"], rows)
+
+
+def agent_wrap_table(conn: sqlite3.Connection) -> str | None:
+    rows = []
+    for r in conn.execute(
+        "SELECT label, date, status, harness, provider, model, thinking_level, runner, transcript_captured,"
+        " electron_precondition_ok, duration_s, notes FROM agent_wrap_runs ORDER BY date, label"
+    ):
+        label, date, status, harness, provider, model, thinking, runner, transcript, electron, duration, notes = r
+        yes_no = {None: None, 0: "no", 1: "yes"}
+        rows.append("<tr>" + "".join([
+            _cell(label), _cell(date), _cell(status, css="warn" if status == "fail" else ""), _cell(harness),
+            _cell(provider), _cell(model), _cell(thinking), _cell(runner), _cell(yes_no[transcript]),
+            _cell(yes_no[electron], css="warn" if electron == 0 else ""),
+            _cell(None if duration is None else duration / 60, 1, True), _cell(notes),
+        ]) + "</tr>")
+    if not rows:
+        return None
+    return _table(["label", "date", "status", "harness", "provider", "model", "thinking", "runner",
+                   "transcript", "electron ok", "minutes", "notes"], rows)
+
+
+def render_index(conn: sqlite3.Connection, title: str) -> str:
+    parts = [
+        "<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        '<p>Read-only export of a local benchpack registry. Full report: <a href="report.md">report.md</a>. '
+        "Medians use ok rows; coverage is how many ok rows reported the token count. A fingerprint with "
+        "unknown inputs cannot prove two rows comparable.</p>",
+        "<h2>Runs</h2>", runs_table(conn),
+        "<h2>Case metrics</h2>", case_table(conn),
+    ]
+    wrap = agent_wrap_table(conn)
+    if wrap:
+        parts += ["<h2>One-shot agent wrap runs</h2>", wrap]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_site(conn: sqlite3.Connection, out: Path, title: str = "Benchpack registry") -> list[Path]:
+    if out.exists() and not out.is_dir():
+        raise BenchpackError(Problem(str(out), "", "exists and is not a directory"))
+    has_runs = conn.execute("SELECT 1 FROM runs LIMIT 1").fetchone()
+    report = render_registry_report(conn) if has_runs else "# Benchpack report\n\nNo runs imported yet.\n"
+    index = render_index(conn, title)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "index.html", out / "report.md"]
+    written[0].write_text(index, encoding="utf-8")
+    written[1].write_text(report, encoding="utf-8")
+    return written
