@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "benchpack.commands.run",
     "benchpack.commands.compare",
     "benchpack.commands.report",
+    "benchpack.commands.registry",
     "benchpack.commands.submit",
 ]
 
