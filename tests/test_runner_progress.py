@@ -1,0 +1,42 @@
+import io
+
+from rich.console import Console
+
+from benchpack.progress import PlainProgress, RichProgress, progress_for
+from benchpack.runner import run_pack
+from tests.test_runner_support import ScriptedAdapter, failed_result, make_pack, options
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_it_prints_one_plain_line_per_execution_when_not_a_terminal(tmp_path):
+    stream = io.StringIO()
+    pack = make_pack(tmp_path, ["short", "long"], warmup=1, repetitions=2)
+    run_pack(pack, options(tmp_path), progress_for(2, 1, stream), adapter=ScriptedAdapter({5: failed_result}))
+    assert stream.getvalue().splitlines() == [
+        "[1/6] short warmup 1/1 done",
+        "[2/6] short rep 1/2 ok 0.250s",
+        "[3/6] short rep 2/2 ok 0.250s",
+        "[4/6] long warmup 1/1 done",
+        "[5/6] long rep 1/2 failed 0.001s",
+        "[6/6] long rep 2/2 ok 0.250s",
+    ]
+
+
+def test_it_chooses_a_rich_bar_on_a_terminal_and_plain_lines_otherwise():
+    assert isinstance(progress_for(1, 0, FakeTerminal()), RichProgress)
+    assert isinstance(progress_for(1, 0, io.StringIO()), PlainProgress)
+
+
+def test_it_draws_the_case_repetition_and_failures_on_the_bar(tmp_path):
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    sink = RichProgress(3, 0, console)
+    pack = make_pack(tmp_path, ["short"], repetitions=3)
+    run_pack(pack, options(tmp_path), sink, adapter=ScriptedAdapter({2: failed_result}))
+    text = screen.getvalue()
+    assert "3/3" in text and "1 failed" in text
+    assert sink.progress.tasks[0].completed == 3
