@@ -477,13 +477,16 @@ class _Loader:
             self.problem(f"{where}.fixture_refs", "must be an array of fixture ids")
             return []
         valid: list[str] = []
+        seen: set[str] = set()
         for position, ref in enumerate(refs):
             field = f"{where}.fixture_refs[{position}]"
             if not isinstance(ref, str):
                 self.problem(field, f"must be a string fixture id, got {ref!r}")
-            elif not ID_RE.fullmatch(ref):
+                continue
+            duplicate, seen = ref in seen, seen | {ref}
+            if not ID_RE.fullmatch(ref):
                 self.problem(field, f"{ref!r} is not a valid id (must match {ID_GRAMMAR})")
-            elif ref in valid:
+            elif duplicate:
                 self.problem(field, f"duplicate fixture ref {ref!r}")
             elif ref not in self._declared_fixture_ids:
                 self.problem(field, f"unknown fixture {ref!r} (not declared in [[fixtures]])")
