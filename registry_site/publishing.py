@@ -12,6 +12,7 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 
 from benchpack import stats
+from benchpack.registry import fingerprint
 from benchpack.resultdir import ResultDir, field
 from registry_site.models import PublishedCase, PublishedRow, PublishedRun
 from submissions.models import Submission
@@ -33,16 +34,19 @@ def result_dirs_of(submission: Submission) -> list[ResultDir]:
 
 
 def fingerprint_of(result: ResultDir, case: str) -> tuple[str, dict]:
-    from benchpack.registry.fingerprint import case_fingerprint
-
-    fp = case_fingerprint(result.rows, case, result.hardware, result.run_metadata)
-    return fp.digest, fp.fields
+    """The comparability fingerprint of one case of a run, with the inputs that made it."""
+    first = next((r for r in result.rows if r.get("case") == case), {})
+    fp = fingerprint.compute(
+        fingerprint.fingerprint_inputs(
+            field(first, "pack.id"), field(first, "pack.version"), case, field(first, "model"),
+            result.run_metadata, result.hardware,
+        )
+    )
+    return fp.digest, fp.to_dict()
 
 
 def hardware_class_of(result: ResultDir) -> str:
-    from benchpack.registry.fingerprint import hardware_class
-
-    return hardware_class(result.hardware) or ""
+    return fingerprint.hardware_class(result.hardware) or ""
 
 
 def runtime_of(result: ResultDir) -> str:

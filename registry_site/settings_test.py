@@ -8,3 +8,8 @@ os.environ.setdefault("BENCHPACK_VAR_DIR", os.path.join(os.path.dirname(os.path.
 from registry_site.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
+
+# Unit tests run tasks in-process; the worker tests start a real worker with
+# CELERY_TASK_ALWAYS_EAGER=false in its environment.
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", True)  # noqa: F405
+CELERY_TASK_EAGER_PROPAGATES = True

@@ -12,13 +12,21 @@ from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
 
 
+class EventSerializer(serializers.Serializer):
+    from_state = serializers.CharField()
+    to_state = serializers.CharField()
+    reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
 class SubmissionSerializer(serializers.ModelSerializer):
     error_codes = serializers.SerializerMethodField()
+    events = EventSerializer(many=True, read_only=True)
 
     class Meta:
         model = Submission
         fields = ["id", "state", "archive_name", "archive_sha256", "archive_size", "provenance",
-                  "created_at", "updated_at", "decision_reason", "error_codes", "validation_report"]
+                  "created_at", "updated_at", "decision_reason", "error_codes", "validation_report", "events"]
 
     def get_error_codes(self, obj):
         return obj.error_codes()
