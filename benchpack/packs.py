@@ -145,7 +145,7 @@ def load_pack(path: str | Path) -> Pack:
     try:
         root = manifest_path.parent.resolve(strict=True)
         data = _read_manifest(manifest_path)
-        return _Loader(root, manifest_path.resolve(), manifest_path.name).load(data)
+        return _Loader(root, root / manifest_path.name, manifest_path.name).load(data)
     except OSError as exc:
         raise PackError(Problem(str(given), "", f"cannot be read: {exc.strerror or exc}")) from exc
 
