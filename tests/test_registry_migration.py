@@ -1,0 +1,124 @@
+"""Schema versions 1 -> 2 -> 3: old registries upgrade in place with data kept."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from benchpack.cli import main
+from benchpack.errors import BenchpackError
+from benchpack.registry import schema
+from benchpack.registry.casestats import CaseStatsBuilder
+from benchpack.registry.importer import RunSource, import_into
+from benchpack.registry.query import Query, run_query
+from benchpack.registry.rows import COLUMNS, normalize_row
+
+REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
+REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
+V1_ROW_COLUMNS = ("run_id", "line", *COLUMNS, "raw_json")
+
+
+def build_v1(path: Path) -> None:
+    """A version-1 registry holding the real results, written with the version-1 columns only."""
+    conn = schema._connect(str(path))
+    schema.migrate(conn, path, target=1)
+    conn.execute("BEGIN")
+    for run_id, run in enumerate(REAL_DIRS, start=1):
+        lines = (run / "run.jsonl").read_text().splitlines()
+        hardware = (run / "hardware.json").read_text()
+        conn.execute(
+            "INSERT INTO runs (id, result_dir, label, source, imported_at, row_count, ok_count, packs,"
+            " cpu_model, ram_mb, hardware_json) VALUES (?, ?, ?, 'result-dir', '2026-05-01', ?, ?, '', ?, ?, ?)",
+            (run_id, str(run), run.name, len(lines), len(lines), "Apple M5 Max", 65536, hardware),
+        )
+        builder = CaseStatsBuilder()
+        for number, line in enumerate(lines, start=1):
+            values = normalize_row(json.loads(line))
+            conn.execute(f"INSERT INTO result_rows ({', '.join(V1_ROW_COLUMNS)}) VALUES "
+                         f"({', '.join('?' * len(V1_ROW_COLUMNS))})", (run_id, number, *values, line))
+            builder.add(values[:5], values[COLUMNS.index("ok")], None, [None] * 8)
+        for stats in builder.build():
+            conn.execute("INSERT INTO result_case_stats (run_id, pack_id, pack_version, case_id, adapter, model,"
+                         " row_count, ok_count, scored_count, passed_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0)",
+                         (run_id, *stats.key, stats.row_count, stats.ok_count))
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def build_v2(path: Path) -> None:
+    """A version-2 registry filled by the importer (which only needs version-2 tables)."""
+    conn = schema._connect(str(path))
+    schema.migrate(conn, path, target=2)
+    import_into(conn, [RunSource(d) for d in REAL_DIRS])
+    conn.close()
+
+
+def table_rows(path: Path, sql: str) -> list:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def test_it_upgrades_a_version_1_registry_and_backfills_anchors_and_fingerprints(tmp_path):
+    db = tmp_path / "v1.sqlite"
+    build_v1(db)
+    raw_before = table_rows(db, "SELECT run_id, line, raw_json FROM result_rows ORDER BY run_id, line")
+    assert schema.migrate_file(db) == 1
+    assert table_rows(db, "SELECT run_id, line, raw_json FROM result_rows ORDER BY run_id, line") == raw_before
+    conn = schema.open_read_only(db)
+    assert schema.schema_version(conn) == 3
+    stats = run_query(conn, Query(table="case-stats", filters={"run": "2026-04-29-llama-server-runtime", "case": "long"}))
+    assert stats[0]["median_prompt_tokens"] == 811 and stats[0]["prompt_token_rows"] == 3
+    assert stats[0]["fingerprint_fields"]["fields"]["hardware_class"] == "apple-m5-max-64gb"
+    assert len(run_query(conn, Query(filters={"fingerprint": stats[0]["fingerprint"]}))) == 3
+    assert run_query(conn, Query(table="runs", limit=1))[0]["hardware_class"] == "apple-m5-max-64gb"
+    assert run_query(conn, Query(table="agent-wrap")) == []
+
+
+def test_it_upgrades_a_version_2_registry_with_data_kept(tmp_path):
+    db = tmp_path / "v2.sqlite"
+    build_v2(db)
+    before = table_rows(db, "SELECT * FROM result_case_stats ORDER BY run_id, case_id")
+    conn = schema.open_for_write(db)
+    assert schema.schema_version(conn) == 3
+    conn.close()
+    assert table_rows(db, "SELECT * FROM result_case_stats ORDER BY run_id, case_id") == before
+    assert table_rows(db, "SELECT count(*) FROM result_rows") == [(22,)]
+
+
+def test_it_gives_the_same_fingerprints_to_migrated_and_fresh_imports(tmp_path):
+    old, fresh = tmp_path / "old.sqlite", tmp_path / "fresh.sqlite"
+    build_v1(old)
+    schema.migrate_file(old)
+    conn = schema.open_for_write(fresh)
+    import_into(conn, [RunSource(d) for d in REAL_DIRS])
+    conn.close()
+    sql = "SELECT line, fingerprint FROM result_rows ORDER BY run_id, line"
+    assert table_rows(old, sql) == table_rows(fresh, sql)
+
+
+def test_it_tells_readers_to_migrate_an_old_registry(tmp_path, capsys):
+    db = tmp_path / "v1.sqlite"
+    build_v1(db)
+    assert main(["registry", "query", "--db", str(db)]) == 2
+    assert "run `benchpack registry migrate" in capsys.readouterr().err
+    assert main(["registry", "migrate", "--db", str(db)]) == 0
+    assert "schema version 1 -> 3" in capsys.readouterr().out
+    assert main(["registry", "query", "--db", str(db), "--table", "runs"]) == 0
+
+
+def test_it_refuses_a_registry_from_a_newer_benchpack(tmp_path, capsys):
+    db = tmp_path / "future.sqlite"
+    schema.open_for_write(db).close()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE registry_meta SET value = '4' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(BenchpackError, match="schema version 4 is newer than this benchpack supports"):
+        schema.open_for_write(db)
+    assert main(["registry", "import", "--db", str(db), str(REAL_DIRS[0])]) == 2
+    assert main(["registry", "report", "--db", str(db)]) == 2
+    assert "upgrade benchpack" in capsys.readouterr().err
