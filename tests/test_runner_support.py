@@ -14,7 +14,7 @@ from benchpack.runner import RunOptions
 
 
 def write_pack(root: Path, cases: list[str], *, warmup: int = 0, repetitions: int = 1,
-               scoring: str = "", description: str = "Test pack", extra: str = "") -> Path:
+               stream: bool = False, scoring: str = "", description: str = "Test pack", extra: str = "") -> Path:
     """A pack directory whose cases are `[[cases]]` bodies (TOML snippets)."""
     root.mkdir(parents=True, exist_ok=True)
     case_tables = "\n".join(f"[[cases]]\n{textwrap.dedent(body).strip()}\n" for body in cases)
@@ -29,6 +29,7 @@ def write_pack(root: Path, cases: list[str], *, warmup: int = 0, repetitions: in
             [defaults]
             temperature = 0
             max_tokens = 16
+            stream = {str(stream).lower()}
             warmup = {warmup}
             repetitions = {repetitions}
             """
