@@ -1,6 +1,7 @@
 """`benchpack run` end to end: real adapters over real HTTP against the reference server."""
 
 import json
+from pathlib import Path
 import socket
 
 import pytest
@@ -148,3 +149,22 @@ def test_it_replaces_a_previous_result_with_force(tmp_path, fresh_server):
     assert run_cli(*args) == 2
     assert run_cli(*args, "--force") == 0
     assert len(read_rows(out / "run.jsonl")) == 2
+
+
+BUNDLED = Path(__file__).resolve().parents[1] / "benchpacks"
+
+
+@pytest.mark.parametrize("answer, passed", [("known-good.md", True), ("corrupt-context.md", False)])
+def test_it_runs_a_bundled_repo_task_pack_through_the_real_executor(tmp_path, fresh_server, answer, passed):
+    pack = BUNDLED / "patch-from-failure"
+    fresh_server.configure(responses=[(pack / "audit" / "fix-split-bill" / answer).read_text()])
+    out = tmp_path / "out"
+    code = run_cli("patch-from-failure", "--adapter", "openai-chat", "--model", "m",
+                   "--endpoint", fresh_server.openai_url, "--out", out)
+    assert code == 0
+    [row] = read_rows(out / "run.jsonl")
+    assert row["scoring"] == {"mode": "verify-script", "passed": passed}
+    assert row["repo_task"]["status"] == ("passed" if passed else "failed")
+    assert row["workspace"]["path"] == "workspace/fix-split-bill/rep-001"
+    assert (out / row["patch"]["path"]).exists()
+    assert "| fix-split-bill | openai-chat | m | yes |" in (out / "summary.md").read_text()
