@@ -23,6 +23,8 @@ COMMAND_MODULES = [
     "benchpack.commands.report",
     "benchpack.commands.registry",
     "benchpack.commands.submit",
+    "benchpack.commands.selftest",
+    "benchpack.commands.audit",
 ]
 
 
