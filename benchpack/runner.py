@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+from benchpack import repo_task, scoring
+from benchpack.adapters import get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
 from benchpack.hardware import collect_hardware, write_hardware
@@ -96,19 +98,7 @@ def check_options(options: RunOptions) -> list[Problem]:
     return problems
 
 
-def _default_repo_task_executor(pack: Pack, options: RunOptions) -> RepoTaskExecutor:
-    try:
-        from benchpack.repo_task import make_executor  # type: ignore[attr-defined]
-    except ImportError:
-        raise ConfigError(
-            Problem(pack.manifest_path.name, "cases", "repo-task cases are not supported by this build")
-        ) from None
-    return make_executor(pack, options)
-
-
 def _resolve_adapter(options: RunOptions) -> Adapter:
-    from benchpack.adapters import get_adapter
-
     return get_adapter(options.adapter)
 
 
@@ -126,12 +116,16 @@ def _inside(path: Path, parent: Path) -> bool:
 def check_out_dir(out: Path, *, force: bool, pack_root: Path) -> None:
     """Refuse an output directory that would mix or destroy evidence."""
     where = str(out)
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
+    if out.is_symlink() and not out.exists():
+        raise ConfigError(Problem(where, "--out", "is a dangling symlink"))
+    if out.exists() and not out.is_dir():
         raise ConfigError(Problem(where, "--out", "exists and is not a directory"))
     if not out.exists() or not any(out.iterdir()):
         return
     if not force:
         raise ConfigError(Problem(where, "--out", "exists and is not empty (pass --force to replace it)"))
+    if out.is_symlink():
+        raise ConfigError(Problem(where, "--force", "refusing to replace a symlink; pass its target"))
     resolved, pack = out.resolve(), pack_root.resolve()
     protected = {"the current directory": Path.cwd().resolve(), "the home directory": Path.home().resolve()}
     for name, path in protected.items():
@@ -214,9 +208,9 @@ def _write_raw(out: Path, stem: str, result: AdapterResult) -> dict:
 class _Run:
     """State of one run in progress; `run_pack` is the public entry."""
 
-    def __init__(self, pack, options, progress, adapter, executor, scoring_module):
+    def __init__(self, pack, options, progress, adapter, executor):
         self.pack, self.options, self.progress = pack, options, progress
-        self.adapter, self.executor, self.scoring = adapter, executor, scoring_module
+        self.adapter, self.executor = adapter, executor
         self.out = Path(options.out)
         self.rows: list[dict] = []
 
@@ -225,7 +219,7 @@ class _Run:
             # Only the repo-task executor can run the verifier; when it did not
             # (the execution failed before), the row must not read as unscored.
             return {"mode": "verify-script", "passed": False}
-        return self.scoring.score(case.scoring, result.output_text)
+        return scoring.score(case.scoring, result.output_text)
 
     def warmup(self, case: Case, number: int) -> None:
         self.progress.execution_started(case.id, number, True)
@@ -248,7 +242,7 @@ class _Run:
             abort = "; ".join(exc.lines())
             result = _failed_result(f"repo-task runner failure: {abort}")
         raw = _write_raw(self.out, raw_stem(case.id, repetition, False, repetitions), result)
-        scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
+        row_scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
         row = build_row(
             pack=self.pack,
             case_id=case.id,
@@ -256,7 +250,7 @@ class _Run:
             endpoint=self.options.endpoint,
             model=self.options.model,
             result=result,
-            scoring=scoring,
+            scoring=row_scoring,
             raw=raw,
             repetition=repetition if repetitions > 1 else None,
             extra=extra,
@@ -298,10 +292,8 @@ def run_pack(
     their own to run against something else (tests, a worker).
     Raises BenchpackError (and writes nothing) for invalid input.
     """
-    from benchpack import scoring as scoring_module
-
     progress = progress or NullProgress()
-    scoring_module.check_runnable(pack)
+    scoring.check_runnable(pack)
     problems = check_options(options)
     if options.run_metadata is not None:
         try:
@@ -312,7 +304,7 @@ def run_pack(
         raise ConfigError(problems)
     adapter = adapter or _resolve_adapter(options)
     if repo_task_executor is None and any(case.kind == REPO_TASK for case in pack.cases):
-        repo_task_executor = _default_repo_task_executor(pack, options)
+        repo_task_executor = repo_task.make_executor(pack, options)
     out = Path(options.out)
     check_out_dir(out, force=options.force, pack_root=pack.root)
     hardware = collect_hardware(options.host_label)
@@ -323,7 +315,7 @@ def run_pack(
     if options.run_metadata is not None:
         write_run_metadata(out, options.run_metadata)
 
-    run = _Run(pack, options, progress, adapter, repo_task_executor, scoring_module)
+    run = _Run(pack, options, progress, adapter, repo_task_executor)
     outcome = RunOutcome(out=out, rows=run.rows)
     progress.started(total_executions(pack))
     try:

@@ -79,3 +79,15 @@ def test_it_refuses_to_force_replace_a_dir_inside_or_containing_the_pack(tmp_pat
         run_pack(pack, options(tmp_path, out=out, force=True), adapter=ScriptedAdapter())
     assert "pack" in str(info.value)
     assert pack.manifest_path.exists() and (out / "hardware.json").exists()
+
+
+def test_it_refuses_to_force_replace_through_a_symlink_or_into_a_dangling_one(tmp_path):
+    target = previous_result(tmp_path / "real")
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(ConfigError):
+        run_pack(make_pack(tmp_path), options(tmp_path, out=tmp_path / "link", force=True), adapter=ScriptedAdapter())
+    assert (target / "run.jsonl").exists()
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ConfigError):
+        run_pack(make_pack(tmp_path), options(tmp_path, out=tmp_path / "dangling"), adapter=ScriptedAdapter())
+    assert not (tmp_path / "nowhere").exists()

@@ -95,7 +95,7 @@ def test_it_asks_the_repo_task_package_for_an_executor_before_writing_anything(t
     def refuse(pack, opts):
         raise ConfigError(Problem("BENCHPACK_EXTERNAL_AGENT_ARGV", "", "is not set"))
 
-    monkeypatch.setattr(repo_task, "make_executor", refuse, raising=False)
+    monkeypatch.setattr(repo_task, "make_executor", refuse)
     with pytest.raises(ConfigError):
         run_pack(repo_pack(tmp_path), options(tmp_path), adapter=ScriptedAdapter())
     assert not (tmp_path / "out").exists()
@@ -104,7 +104,7 @@ def test_it_asks_the_repo_task_package_for_an_executor_before_writing_anything(t
 def test_it_does_not_need_a_repo_task_executor_for_chat_packs(tmp_path, monkeypatch):
     import benchpack.repo_task as repo_task
 
-    monkeypatch.setattr(repo_task, "make_executor", lambda *a: pytest.fail("not needed"), raising=False)
+    monkeypatch.setattr(repo_task, "make_executor", lambda *a: pytest.fail("not needed"))
     root = write_pack(tmp_path / "pack", [chat_case("chat")])
     outcome = run_pack(load_pack(root), options(tmp_path), adapter=ScriptedAdapter())
     assert outcome.all_ok
