@@ -1,0 +1,576 @@
+"""What a valid result bundle is: its format, and the small checks that prove it.
+
+Each check has a name, the checks it depends on, and yields `Finding`s with
+stable codes. `bundle_validate.validate_bundle` runs them in `CHECKS` order and
+skips a check whose dependency failed. Checks never echo file content or
+manifest values in messages (they may be secrets); they name paths, line
+numbers, JSON pointers and the rule that failed.
+
+Bundle layout (docs/bundles.md):
+
+    bundle.json                      manifest
+    runs/<label>/run.jsonl           role "run"
+    runs/<label>/hardware.json       role "hardware"      (optional)
+    runs/<label>/run-metadata.json   role "run-metadata"  (optional)
+    runs/<label>/patch/<case>/rep-NNN.diff              role "patch"
+    runs/<label>/task/<case>/rep-NNN.model-calls.jsonl  role "model-calls"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import fastjsonschema
+import jsonschema
+
+from benchpack import secrets_scan
+from benchpack.repo_task.model_calls import is_safe_line
+
+MANIFEST_NAME = "bundle.json"
+FORMAT_NAME = "benchpack-bundle"
+FORMAT_VERSION = 1
+PROVENANCES = ("self-reported", "operator-curated", "independently-reproduced")
+OMIT_REASONS = ("not-compact", "unreferenced-patch", "unsafe-model-call-log")
+LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_ID = r"[A-Za-z0-9][A-Za-z0-9_-]*"
+_ROLE_PATTERNS = (
+    ("run", re.compile(r"run\.jsonl")),
+    ("hardware", re.compile(r"hardware\.json")),
+    ("run-metadata", re.compile(r"run-metadata\.json")),
+    ("patch", re.compile(rf"patch/{_ID}/rep-[0-9]{{3,}}\.diff")),
+    ("model-calls", re.compile(rf"task/{_ID}/rep-[0-9]{{3,}}\.model-calls\.jsonl")),
+)
+ROLES = tuple(role for role, _ in _ROLE_PATTERNS)
+TEXT_ROLES = ROLES  # every bundled artifact is UTF-8 text
+
+
+def role_for_path(run_relative: str) -> str | None:
+    """The only role a run-relative path may have, or None if it may not be bundled."""
+    for role, pattern in _ROLE_PATTERNS:
+        if pattern.fullmatch(run_relative):
+            return role
+    return None
+
+
+@dataclass(frozen=True)
+class BundleLimits:
+    max_file_bytes: int = 64 * 1024 * 1024
+    max_total_bytes: int = 512 * 1024 * 1024
+    max_files: int = 20_000
+    max_runs: int = 1_000
+    max_rows: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    severity: str = "error"  # "error" | "warning"
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "path": self.path, "line": self.line, "severity": self.severity}
+
+
+# --- schemas -------------------------------------------------------------------
+
+_SHA256 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+_BYTES = {"type": "integer", "minimum": 0}
+_REL_PATH = {"type": "string", "minLength": 1, "maxLength": 512}
+MANIFEST_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["format", "format_version", "provenance", "created_at", "tool", "runs"],
+    "properties": {
+        "format": {"const": FORMAT_NAME},
+        "format_version": {"const": FORMAT_VERSION},
+        "provenance": {"enum": list(PROVENANCES)},
+        "created_at": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$"},
+        "tool": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "version"],
+            "properties": {"name": {"const": "benchpack"}, "version": {"type": "string", "pattern": r"^[0-9A-Za-z.+-]{1,64}$"}},
+        },
+        "runs": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label", "path", "files", "omitted"],
+                "properties": {
+                    "label": {"type": "string", "pattern": LABEL_PATTERN},
+                    "path": _REL_PATH,
+                    "files": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["path", "role", "sha256", "bytes"],
+                            "properties": {"path": _REL_PATH, "role": {"enum": list(ROLES)}, "sha256": _SHA256, "bytes": _BYTES},
+                        },
+                    },
+                    "omitted": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["path", "reason", "sha256", "bytes"],
+                            "properties": {"path": _REL_PATH, "reason": {"enum": list(OMIT_REASONS)}, "sha256": _SHA256, "bytes": _BYTES},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+_NUM = {"type": ["number", "null"], "minimum": 0}
+_COUNT = {"type": ["integer", "null"], "minimum": 0}
+_OPT_STR = {"type": ["string", "null"]}
+_OPT_OBJ = {"type": ["object", "null"]}
+# Permissive on purpose: rows written by older implementations lack newer
+# fields (cached_prompt, ttfb_s, tpot_s, source, backend), and unknown fields
+# are allowed so newer rows stay readable.
+ROW_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["pack", "case", "adapter", "model", "ok"],
+    "properties": {
+        "pack": {
+            "type": "object",
+            "required": ["id", "version"],
+            "properties": {"id": {"type": "string", "minLength": 1}, "version": {"type": "string", "minLength": 1}},
+        },
+        "case": {"type": "string", "minLength": 1},
+        "adapter": {"type": "string", "minLength": 1},
+        "endpoint": _OPT_STR,
+        "model": {"type": "string"},
+        "ok": {"type": "boolean"},
+        "error": _OPT_STR,
+        "timing": {
+            "type": ["object", "null"],
+            "properties": {
+                key: _NUM
+                for key in ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
+            },
+        },
+        "tokens": {
+            "type": ["object", "null"],
+            "properties": {"prompt": _COUNT, "output": _COUNT, "cached_prompt": _COUNT, "source": _OPT_STR},
+        },
+        "backend": _OPT_OBJ,
+        "resources": {"type": ["object", "null"], "properties": {"memory_mb": _NUM, "gpu_memory_mb": _NUM}},
+        "scoring": {
+            "type": ["object", "null"],
+            "required": ["mode"],
+            "properties": {"mode": {"type": "string"}, "passed": {"type": ["boolean", "null"]}, "error": _OPT_STR},
+        },
+        "raw": {"type": ["object", "null"], "properties": {"request_path": _OPT_STR, "response_path": _OPT_STR}},
+        "repetition": {"type": "integer", "minimum": 1},
+        "workspace": _OPT_OBJ,
+        "patch": {"type": ["object", "null"], "properties": {"path": {"type": "string"}}},
+        "task": _OPT_OBJ,
+        "verify": _OPT_OBJ,
+        "repo_task": _OPT_OBJ,
+    },
+}
+HARDWARE_SCHEMA: dict = {"type": "object", "properties": {"gpus": {"type": ["array", "null"]}}}
+# D-025: a permissive object; known sections are objects, notes is a string.
+RUN_METADATA_SCHEMA: dict = {
+    "type": "object",
+    "properties": {
+        "runtime": {"type": "object"},
+        "model": {"type": "object"},
+        "operating_conditions": {"type": "object"},
+        "notes": {"type": "string"},
+    },
+}
+
+
+class SchemaChecker:
+    """A compiled fast path (fastjsonschema) with jsonschema for complete, value-free messages."""
+
+    def __init__(self, schema: dict):
+        self._fast = fastjsonschema.compile(schema)
+        self._full = jsonschema.Draft202012Validator(schema)
+
+    def problems(self, instance: Any) -> list[str]:
+        try:
+            self._fast(instance)
+            return []
+        except fastjsonschema.JsonSchemaValueException:
+            pass
+        return [describe_schema_error(error) for error in sorted(self._full.iter_errors(instance), key=lambda e: list(e.path))]
+
+
+def describe_schema_error(error: jsonschema.ValidationError) -> str:
+    """Say which rule failed where, built from the schema, never from the (possibly secret) value."""
+    where = "/" + "/".join(str(part) for part in error.absolute_path) if error.absolute_path else "top level"
+    rule, expected = error.validator, error.validator_value
+    if rule == "required":
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        missing = [name for name in expected if name not in instance]
+        return f"{where}: missing required field(s) {', '.join(missing)}"
+    if rule == "additionalProperties":
+        return f"{where}: has fields the format does not define"
+    if rule == "type":
+        kinds = expected if isinstance(expected, list) else [expected]
+        return f"{where}: must be {' or '.join(kinds)}"
+    if rule in ("enum", "const"):
+        options = expected if rule == "enum" else [expected]
+        return f"{where}: must be one of {', '.join(json.dumps(option) for option in options)}"
+    if rule == "pattern":
+        return f"{where}: does not match the pattern {expected}"
+    if rule in ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"):
+        return f"{where}: violates {rule} {expected}"
+    return f"{where}: fails the '{rule}' rule"
+
+
+# --- model-call telemetry -------------------------------------------------------
+
+
+def is_safe_model_call_line(line: str) -> bool:
+    """One allowlisted telemetry object (the format spec's list, via repo_task.model_calls) that scans clean."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return is_safe_line(record) and not secrets_scan.scan_text(line)
+
+
+# --- the bundle being checked ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListedFile:
+    path: str  # bundle-relative POSIX path
+    role: str
+    sha256: str
+    size: int
+    run_index: int
+
+
+@dataclass
+class BundleContext:
+    root: Path
+    limits: BundleLimits
+    manifest: dict | None = None
+    files: dict[str, ListedFile] = field(default_factory=dict)  # only safe, existing, regular files
+    _bytes: dict[str, bytes] = field(default_factory=dict)
+    _text: dict[str, str | None] = field(default_factory=dict)
+
+    def read(self, path: str) -> bytes:
+        if path not in self._bytes:
+            self._bytes[path] = _read_no_follow(self.root / path)
+        return self._bytes[path]
+
+    def text(self, path: str) -> str | None:
+        """The file as text, or None when it is not UTF-8."""
+        if path not in self._text:
+            try:
+                self._text[path] = self.read(path).decode("utf-8")
+            except UnicodeDecodeError:
+                self._text[path] = None
+        return self._text[path]
+
+    def files_with_role(self, *roles: str) -> list[ListedFile]:
+        return [listed for listed in self.files.values() if listed.role in roles]
+
+
+def _read_no_follow(path: Path) -> bytes:
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read()
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    run: Callable[[BundleContext], Iterable[Finding]]
+    needs: tuple[str, ...] = ()
+    description: str = ""
+
+
+CHECKS: list[Check] = []
+
+
+def check(name: str, *, needs: tuple[str, ...] = (), description: str = ""):
+    def register(function: Callable[[BundleContext], Iterable[Finding]]):
+        CHECKS.append(Check(name, function, needs, description))
+        return function
+
+    return register
+
+
+# --- the checks, in run order ---------------------------------------------------
+
+
+@check("layout", description="the bundle is a real directory")
+def check_layout(ctx: BundleContext) -> Iterator[Finding]:
+    try:
+        mode = os.lstat(ctx.root).st_mode
+    except FileNotFoundError:
+        yield Finding("bundle.missing", "bundle directory does not exist")
+        return
+    if stat.S_ISLNK(mode):
+        yield Finding("bundle.symlink", "bundle directory is a symlink")
+    elif not stat.S_ISDIR(mode):
+        yield Finding("bundle.not-directory", "bundle path is not a directory")
+
+
+@check("manifest", needs=("layout",), description=f"{MANIFEST_NAME} exists and matches the manifest schema")
+def check_manifest(ctx: BundleContext) -> Iterator[Finding]:
+    path = ctx.root / MANIFEST_NAME
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        yield Finding("manifest.missing", f"no {MANIFEST_NAME} in the bundle", MANIFEST_NAME)
+        return
+    if not stat.S_ISREG(mode):
+        yield Finding("manifest.not-regular", f"{MANIFEST_NAME} is not a regular file", MANIFEST_NAME)
+        return
+    if os.lstat(path).st_size > ctx.limits.max_file_bytes:
+        yield Finding("limit.file-size", f"{MANIFEST_NAME} exceeds {ctx.limits.max_file_bytes} bytes", MANIFEST_NAME)
+        return
+    text = ctx.text(MANIFEST_NAME)
+    if text is None:
+        yield Finding("manifest.not-utf8", f"{MANIFEST_NAME} is not UTF-8", MANIFEST_NAME)
+        return
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        yield Finding("manifest.not-json", f"{MANIFEST_NAME} is not valid JSON", MANIFEST_NAME, getattr(exc, "lineno", None))
+        return
+    if isinstance(manifest, dict) and "format_version" in manifest and manifest["format_version"] != FORMAT_VERSION:
+        yield Finding(
+            "manifest.unsupported-version",
+            f"format_version is not {FORMAT_VERSION}; this benchpack reads bundle format {FORMAT_VERSION} only",
+            MANIFEST_NAME,
+        )
+        return
+    problems = _MANIFEST_CHECKER.problems(manifest)
+    for problem in problems:
+        yield Finding("manifest.schema", problem, MANIFEST_NAME)
+    if problems:
+        return
+    if len(manifest["runs"]) > ctx.limits.max_runs:
+        yield Finding("limit.run-count", f"more than {ctx.limits.max_runs} runs", MANIFEST_NAME)
+        return
+    ctx.manifest = manifest
+
+
+_MANIFEST_CHECKER = SchemaChecker(MANIFEST_SCHEMA)
+
+
+def _path_problem(path: str) -> tuple[str, str] | None:
+    """(code, reason) when a manifest path is not a plain relative POSIX path."""
+    if "\x00" in path or "\\" in path or any(unicodedata.category(c)[0] == "C" for c in path):
+        return "path.invalid", "contains NUL, backslash or control characters"
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+        return "path.absolute", "is absolute"
+    parts = path.split("/")
+    if ".." in parts:
+        return "path.traversal", "contains '..'"
+    if any(part in ("", ".") for part in parts):
+        return "path.invalid", "has empty or '.' segments"
+    return None
+
+
+@check("paths", needs=("manifest",), description="every listed path is relative, inside the bundle, a regular file, and has the role its location implies")
+def check_paths(ctx: BundleContext) -> Iterator[Finding]:
+    assert ctx.manifest is not None
+    seen: dict[str, str] = {}
+    labels: dict[str, int] = {}
+    for run_index, run in enumerate(ctx.manifest["runs"]):
+        where = f"runs[{run_index}]"
+        if run["label"] in labels:
+            yield Finding("manifest.duplicate-label", f"{where}.label repeats runs[{labels[run['label']]}].label", MANIFEST_NAME)
+        labels.setdefault(run["label"], run_index)
+        if run["path"] != f"runs/{run['label']}":
+            yield Finding("path.run-mismatch", f"{where}.path must be runs/<label>", MANIFEST_NAME)
+            continue
+        roles = [entry["role"] for entry in run["files"]]
+        if roles.count("run") != 1:
+            yield Finding("path.run-file", f"{where} must list exactly one run.jsonl", MANIFEST_NAME)
+        for kind in ("files", "omitted"):
+            for entry_index, entry in enumerate(run[kind]):
+                problem = _path_problem(entry["path"])
+                if problem:
+                    yield Finding(problem[0], f"{where}.{kind}[{entry_index}].path {problem[1]}", MANIFEST_NAME)
+        for entry_index, entry in enumerate(run["files"]):
+            entry_where = f"{where}.files[{entry_index}]"
+            if _path_problem(entry["path"]):
+                continue
+            if role_for_path(entry["path"]) != entry["role"]:
+                yield Finding("path.role-mismatch", f"{entry_where}: role does not match the path's location", MANIFEST_NAME)
+                continue
+            full = f"{run['path']}/{entry['path']}"
+            folded = unicodedata.normalize("NFC", full).casefold()
+            if folded in seen:
+                yield Finding("path.duplicate", f"{entry_where}.path is listed more than once (ignoring case)", MANIFEST_NAME)
+                continue
+            seen[folded] = full
+            finding = _file_state(ctx.root, full)
+            if finding:
+                yield finding
+                continue
+            ctx.files[full] = ListedFile(full, entry["role"], entry["sha256"], entry["bytes"], run_index)
+
+
+def _file_state(root: Path, relative: str) -> Finding | None:
+    current = root
+    parts = relative.split("/")
+    for depth, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return Finding("path.missing", "listed file is missing from the bundle", relative)
+        except OSError:
+            return Finding("path.invalid", "listed path cannot be inspected", relative)
+        if stat.S_ISLNK(mode):
+            return Finding("path.symlink", "listed path is or passes through a symlink", relative)
+        last = depth == len(parts) - 1
+        if last and not stat.S_ISREG(mode):
+            return Finding("path.not-regular", "listed path is not a regular file", relative)
+        if not last and not stat.S_ISDIR(mode):
+            return Finding("path.missing", "a parent of the listed path is not a directory", relative)
+    return None
+
+
+@check("limits", needs=("paths",), description="file sizes, total size and file count are within limits")
+def check_limits(ctx: BundleContext) -> Iterator[Finding]:
+    total = 0
+    if len(ctx.files) > ctx.limits.max_files:
+        yield Finding("limit.file-count", f"more than {ctx.limits.max_files} files")
+    for listed in ctx.files.values():
+        size = os.lstat(ctx.root / listed.path).st_size
+        total += size
+        if size > ctx.limits.max_file_bytes:
+            yield Finding("limit.file-size", f"file exceeds {ctx.limits.max_file_bytes} bytes", listed.path)
+    if total > ctx.limits.max_total_bytes:
+        yield Finding("limit.total-size", f"bundle exceeds {ctx.limits.max_total_bytes} bytes in total")
+
+
+@check("unlisted", needs=("paths",), description="the bundle holds nothing the manifest does not list")
+def check_unlisted(ctx: BundleContext) -> Iterator[Finding]:
+    budget = ctx.limits.max_files + 100  # stop walking a directory tree built to exhaust us
+    for directory, dirnames, filenames in os.walk(ctx.root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            budget -= 1
+            if budget < 0:
+                yield Finding("limit.file-count", f"more than {ctx.limits.max_files} entries in the bundle")
+                return
+            full = Path(directory, name)
+            relative = full.relative_to(ctx.root).as_posix()
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
+                yield Finding("path.symlink", "the bundle contains a symlink", relative)
+            elif stat.S_ISDIR(mode):
+                continue
+            elif not stat.S_ISREG(mode):
+                yield Finding("path.not-regular", "the bundle contains a device, socket or FIFO", relative)
+            elif relative != MANIFEST_NAME and relative not in ctx.files:
+                yield Finding("file.unlisted", "file is not listed in the manifest", relative)
+
+
+@check("hashes", needs=("limits",), description="every listed file has the listed byte count and sha256")
+def check_hashes(ctx: BundleContext) -> Iterator[Finding]:
+    for listed in ctx.files.values():
+        data = ctx.read(listed.path)
+        if len(data) != listed.size:
+            yield Finding("size.mismatch", f"file has {len(data)} bytes, the manifest says {listed.size}", listed.path)
+        elif hashlib.sha256(data).hexdigest() != listed.sha256:
+            yield Finding("hash.mismatch", "file content does not match its sha256 in the manifest", listed.path)
+
+
+@check("utf8", needs=("limits",), description="every bundled artifact is UTF-8 text")
+def check_utf8(ctx: BundleContext) -> Iterator[Finding]:
+    for listed in ctx.files.values():
+        if ctx.text(listed.path) is None:
+            data = ctx.read(listed.path)
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line = data.count(b"\n", 0, exc.start) + 1
+                yield Finding("text.not-utf8", "file is not valid UTF-8", listed.path, line)
+
+
+_ROW_CHECKER = SchemaChecker(ROW_SCHEMA)
+
+
+@check("rows", needs=("utf8",), description="every run.jsonl line is a JSON object matching the row schema")
+def check_rows(ctx: BundleContext) -> Iterator[Finding]:
+    total = 0
+    for listed in ctx.files_with_role("run"):
+        text = ctx.text(listed.path) or ""
+        rows_here = 0
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            rows_here += 1
+            total += 1
+            if total > ctx.limits.max_rows:
+                yield Finding("limit.rows", f"more than {ctx.limits.max_rows} rows in the bundle", listed.path, number)
+                return
+            try:
+                row = json.loads(line)
+            except ValueError:
+                yield Finding("row.not-json", "line is not valid JSON", listed.path, number)
+                continue
+            if not isinstance(row, dict):
+                yield Finding("row.not-object", "line is not a JSON object", listed.path, number)
+                continue
+            for problem in _ROW_CHECKER.problems(row):
+                yield Finding("row.schema", problem, listed.path, number)
+        if rows_here == 0:
+            yield Finding("rows.empty", "run.jsonl has no rows", listed.path)
+
+
+_METADATA_CHECKERS = {"hardware": SchemaChecker(HARDWARE_SCHEMA), "run-metadata": SchemaChecker(RUN_METADATA_SCHEMA)}
+
+
+@check("metadata", needs=("utf8",), description="hardware.json and run-metadata.json are JSON objects with the documented section types")
+def check_metadata(ctx: BundleContext) -> Iterator[Finding]:
+    for listed in ctx.files_with_role("hardware", "run-metadata"):
+        try:
+            value = json.loads(ctx.text(listed.path) or "")
+        except ValueError as exc:
+            yield Finding("metadata.not-json", "file is not valid JSON", listed.path, getattr(exc, "lineno", None))
+            continue
+        if not isinstance(value, dict):
+            yield Finding("metadata.not-object", "file must hold a JSON object", listed.path)
+            continue
+        for problem in _METADATA_CHECKERS[listed.role].problems(value):
+            yield Finding("metadata.schema", problem, listed.path)
+
+
+@check("model-calls", needs=("utf8",), description="model-call logs hold only allowlisted safe telemetry lines")
+def check_model_calls(ctx: BundleContext) -> Iterator[Finding]:
+    for listed in ctx.files_with_role("model-calls"):
+        for number, line in enumerate((ctx.text(listed.path) or "").splitlines(), start=1):
+            if line.strip() and not is_safe_model_call_line(line):
+                yield Finding("model-calls.unsafe", "line is not an allowlisted safe telemetry object", listed.path, number)
+
+
+@check("secrets", needs=("limits",), description="no bundled file looks like it carries a credential")
+def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
+    for path in [MANIFEST_NAME, *ctx.files]:
+        text = ctx.text(path)
+        hits = secrets_scan.scan_text(text) if text is not None else secrets_scan.scan_bytes(ctx.read(path))
+        for hit in hits:
+            yield Finding(f"secret.{hit.kind}", f"possible {hit.description} (value not shown)", path, hit.line)
