@@ -379,6 +379,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up is part of the script (timeouts, closed sessions), not a server fault.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
 
 def serve(config: dict, host: str = "127.0.0.1", port: int = 0, announce=print) -> None:
     state = _State(config)

@@ -2,7 +2,8 @@
 
 One `httpx.Client` per adapter instance keeps the connection alive between
 executions, so a measured request does not pay a TCP handshake that a
-warmed-up real client would not pay either.
+warmed-up real client would not pay either. Plain-http traffic goes through
+`FastHTTPTransport` (see that module for why).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from typing import Any
 
 import httpx
 
+from benchpack.adapters.fasttransport import FastHTTPTransport
+
 # Streams are read with iter_raw(); asking for identity keeps those bytes
 # the plain event stream.
 STREAM_HEADERS = {"Accept-Encoding": "identity", "Accept": "text/event-stream, application/x-ndjson, application/json"}
 
 
 def make_client() -> httpx.Client:
-    return httpx.Client(timeout=httpx.Timeout(600.0), follow_redirects=False)
+    return httpx.Client(transport=FastHTTPTransport(), timeout=httpx.Timeout(600.0), follow_redirects=False)
 
 
 def request_timeout(timeout_s: float) -> httpx.Timeout:
