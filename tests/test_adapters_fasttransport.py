@@ -1,0 +1,86 @@
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchpack.adapters.fasttransport import FastHTTPTransport, _chunked, _sized
+from benchpack.refserver import RefServer
+
+
+class FakeConn:
+    """The two things the body decoders use: a carried-over buffer and recv()."""
+
+    def __init__(self, pieces):
+        self.buf = b""
+        self.pieces = list(pieces)
+
+    def recv(self):
+        if not self.pieces:
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+        return self.pieces.pop(0)
+
+
+def encode_chunked(body: bytes, sizes: list[int], extension: bool) -> bytes:
+    out, pos = b"", 0
+    for size in sizes:
+        piece = body[pos:pos + size]
+        if not piece:
+            break
+        out += b"%x%s\r\n%s\r\n" % (len(piece), b";ext=1" if extension else b"", piece)
+        pos += len(piece)
+    if pos < len(body):
+        out += b"%X\r\n%s\r\n" % (len(body) - pos, body[pos:])
+    return out + b"0\r\n\r\n"
+
+
+def split(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    return [p for p in (data[a:b] for a, b in zip([0, *points], [*points, len(data)])) if p]
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=st.binary(max_size=300), sizes=st.lists(st.integers(1, 40), max_size=10), extension=st.booleans(),
+       cuts=st.lists(st.integers(0, 10_000), max_size=10), after=st.binary(max_size=8))
+def test_it_decodes_any_chunked_body_however_the_wire_bytes_are_split(body, sizes, extension, cuts, after):
+    conn = FakeConn(split(encode_chunked(body, sizes, extension) + after, cuts))
+    decoded = b"".join(_chunked(conn))
+    assert decoded == body
+    # Whatever follows the body (the next response on a kept-alive connection) stays buffered.
+    assert conn.buf + b"".join(conn.pieces) == after
+
+
+def test_it_reports_a_body_cut_short_as_a_protocol_error():
+    conn = FakeConn([b"5\r\nhel"])
+    with pytest.raises(httpx.RemoteProtocolError):
+        b"".join(_chunked(conn))
+
+
+def test_it_rejects_a_malformed_chunk_size():
+    with pytest.raises(httpx.RemoteProtocolError, match="chunk size"):
+        b"".join(_chunked(FakeConn([b"zz\r\nhello\r\n0\r\n\r\n"])))
+
+
+def test_it_reads_exactly_content_length_bytes_and_keeps_the_rest():
+    conn = FakeConn([b"hel", b"lo!NEXT"])
+    assert b"".join(_sized(conn, 6)) == b"hello!"
+    assert conn.buf == b"NEXT"
+
+
+def test_it_reuses_one_connection_for_sequential_requests_and_handles_each_framing():
+    with RefServer(responses=["a b c"], ttft_s=0.001, itl_s=0.0005) as srv:
+        transport = FastHTTPTransport()
+        with httpx.Client(transport=transport) as client:
+            body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+            streamed = client.post(srv.openai_url, json={**body, "stream": True})  # chunked
+            plain = client.post(srv.openai_url, json={**body, "stream": False})    # Content-Length
+            missing = client.get(srv.url + "/nowhere")
+            assert streamed.status_code == 200 and b"data: [DONE]" in streamed.content
+            assert plain.json()["choices"][0]["message"]["content"] == "a b c"
+            assert missing.status_code == 404
+            assert sum(len(conns) for conns in transport._idle.values()) == 1
+
+
+def test_it_maps_a_refused_connection_to_httpx_connect_error():
+    with httpx.Client(transport=FastHTTPTransport()) as client:
+        with pytest.raises(httpx.ConnectError):
+            client.get("http://127.0.0.1:9/")
