@@ -100,10 +100,10 @@ def _refuse(message: str) -> TaskText:
     return TaskText("", message + UNCHANGED)
 
 
-def _unsafe_diff_reason(files: WorkspaceFiles, body: str) -> str | None:
+def _unsafe_diff_reason(files: WorkspaceFiles, body: str, info: str) -> str | None:
     paths = diff_paths(body)
     if not paths:
-        return "Fenced patch block has no file headers (not a unified diff or '*** Begin File:' block)"
+        return f"Fenced {info} block has no file headers (not a unified diff or '*** Begin File:' block)"
     for entry in paths:
         for candidate in dict.fromkeys((entry.raw, entry.path)):
             reason = unsafe_path_reason(candidate)
@@ -132,9 +132,9 @@ def _git_apply(workspace: Path, body: str, args: list[str], timeout_s: float | N
     return run_captured(argv, cwd=workspace, timeout_s=timeout_s, env=git_environment(workspace), input_bytes=body.encode("utf-8"))
 
 
-def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None) -> TaskText:
+def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info: str = "diff") -> TaskText:
     files = WorkspaceFiles(workspace)
-    reason = _unsafe_diff_reason(files, body)
+    reason = _unsafe_diff_reason(files, body, info)
     if reason:
         return _refuse(reason)
     failures: list[str] = []
@@ -150,7 +150,7 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None) -> T
                 what = f"timed out after {timeout_s:g} seconds" if applied.timed_out else f"failed: {err.decode('utf-8', 'replace').strip()}"
                 raise RepoTaskError(Problem("fenced-patch", "git apply", f"{what} after a successful preflight; workspace may be partially changed"))
             touched = sorted({p.path for p in diff_paths(body)})
-            return TaskText(f"Applied fenced diff block with git apply{' --recount' if mode_args else ''}: {', '.join(touched)}\n", "")
+            return TaskText(f"Applied fenced {info} block with git apply{' --recount' if mode_args else ''}: {', '.join(touched)}\n", "")
         failures.append(f"{command}:\n{err.decode('utf-8', 'replace').rstrip()}\n")
     return TaskText("", "Patch does not apply cleanly" + UNCHANGED + "".join(failures))
 
@@ -186,7 +186,7 @@ def fenced_patch_text(workspace: Path, model_output: str, timeout_s: float | Non
         return _refuse(f"Fenced {block.info} block is empty")
     if is_replacement(block.body):
         return apply_replacement(workspace, block.body, block.info)
-    return apply_unified_diff(workspace, block.body, timeout_s)
+    return apply_unified_diff(workspace, block.body, timeout_s, block.info)
 
 
 def run_fenced_patch(workspace: Path, model_output: str, paths: TaskPaths, timeout_s: float | None = None) -> TaskText:
