@@ -61,6 +61,7 @@ def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bo
             raise BenchpackError(
                 [Problem(f.path or str(out), f"line {f.line}" if f.line else "", f"{f.code}: {f.message}") for f in report.errors]
             )
+        staging.chmod(0o777 & ~_umask())  # mkdtemp made it private; a bundle is meant to be shared
         _move_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -171,6 +172,12 @@ def _hash_file(path: Path) -> dict:
             digest.update(chunk)
             size += len(chunk)
     return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def _move_into_place(staging: Path, out: Path) -> None:
