@@ -135,3 +135,12 @@ def test_it_never_writes_through_a_symlink_the_verifier_planted(tmp_path):
     assert victim.read_text() == "keep me\n"
     assert not (out / "verify/fix/rep-001.json").is_symlink()
     assert document == {"exit_code": 0, "passed": True, "output_error": "verify JSON is not a regular file"}
+
+
+def test_it_warns_in_the_verify_log_when_the_verifier_writes_into_the_pack(tmp_path):
+    pack = write_repo_pack(tmp_path, verifier=ARGS + "    (pathlib.Path(__file__).parent / 'scribble.txt').write_text('x')\n")
+    executor = RepoTaskExecutor(pack, run_options(tmp_path))
+    row = executor.finish(executor.prepare(pack.cases[0], 1, tmp_path / "out"), adapter_result(""))
+    stderr = (tmp_path / "out" / row["verify"]["stderr_path"]).read_text()
+    assert stderr == ("\nbenchpack: warning: the verifier changed paths outside the prepared workspace: "
+                      f"{pack.root / 'verify' / 'scribble.txt'}\n")

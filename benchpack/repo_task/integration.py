@@ -71,6 +71,7 @@ class RepoTaskExecutor:
         row = {"workspace": ws.record(), "patch": patch, "task": execution.paths.record(out)}
         scoring = case.scoring
         if scoring is not None and scoring.mode == "verify-script":
+            (out / "verify" / case.id).mkdir(parents=True, exist_ok=True)  # ours, before the snapshot
             guard = OutsideWriteGuard((self.pack.root, out), (ws.path, out / "verify" / case.id))
             extra = {} if self.grace_s is None else {"grace_s": self.grace_s}
             outcome, paths = run_verifier(
