@@ -1,7 +1,6 @@
 """The public external-agent harness: runner-owned argv, context file, bounded process group."""
 
 import json
-import os
 import sys
 import textwrap
 import time
