@@ -29,7 +29,7 @@ from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
 from benchpack.hardware import collect_hardware, write_hardware
 from benchpack.progress import NullProgress, ProgressSink
-from benchpack.resultdir import RUN_FILE
+from benchpack.resultdir import RUN_FILE, read_rows
 from benchpack.results import append_row, build_row, write_summary
 from benchpack.run_metadata import validate_run_metadata, write_run_metadata
 
@@ -316,7 +316,7 @@ def run_pack(
         write_run_metadata(out, options.run_metadata)
 
     run = _Run(pack, options, progress, adapter, repo_task_executor)
-    outcome = RunOutcome(out=out, rows=run.rows)
+    outcome = RunOutcome(out=out)
     progress.started(total_executions(pack))
     try:
         outcome.aborted = run.execute()
@@ -324,11 +324,20 @@ def run_pack(
         outcome.interrupted = True
     finally:
         # Also on an unexpected crash: the rows on disk deserve a summary.
-        extra_sections = _summary_sections(repo_task_executor, run.rows, out)
-        write_summary(out, pack, run.rows, hardware, options.run_metadata, extra_sections)
+        outcome.rows = _rows_on_disk(out, run.rows)
+        extra_sections = _summary_sections(repo_task_executor, outcome.rows, out)
+        write_summary(out, pack, outcome.rows, hardware, options.run_metadata, extra_sections)
         progress.finished()
-    outcome.all_ok = all(row["ok"] for row in run.rows) and not outcome.aborted
+    outcome.all_ok = all(row["ok"] for row in outcome.rows) and not outcome.aborted
     return outcome
+
+
+def _rows_on_disk(out: Path, in_memory: list[dict]) -> list[dict]:
+    """run.jsonl is the record; an interrupt can land between writing a row and keeping it in memory."""
+    try:
+        return read_rows(out / RUN_FILE)
+    except BenchpackError:
+        return in_memory
 
 
 def _summary_sections(executor: Any, rows: list[dict], out: Path) -> list[str]:
