@@ -32,31 +32,32 @@ class CaseStats:
 
 
 class CaseStatsBuilder:
+    """Keeps each ok row's metric tuple; medians are taken once, in `build`."""
+
     def __init__(self) -> None:
         self._groups: dict[tuple, list] = {}
 
-    def add(self, key: tuple, ok: bool, passed: bool | None, metrics: tuple) -> None:
+    def add(self, key: tuple, ok: bool, passed: int | None, metrics: tuple) -> None:
         group = self._groups.get(key)
         if group is None:
-            group = self._groups[key] = [0, 0, 0, 0, [[] for _ in METRICS]]
+            group = self._groups[key] = [0, 0, 0, []]
         group[0] += 1
         if passed is not None:
-            group[2] += 1
-            group[3] += passed
-        if ok:
             group[1] += 1
-            for values, value in zip(group[4], metrics):
-                if value is not None:
-                    values.append(value)
+            group[2] += passed
+        if ok:
+            group[3].append(metrics)
 
     def build(self) -> list[CaseStats]:
         out = []
-        for key, (rows, oks, scored, passed, series) in self._groups.items():
-            by_metric = dict(zip(METRICS, series))
+        for key, (rows, scored, passed, ok_metrics) in self._groups.items():
+            series = {
+                name: [m[i] for m in ok_metrics if m[i] is not None] for i, name in enumerate(METRICS)
+            }
             out.append(CaseStats(
-                key=key, row_count=rows, ok_count=oks, scored_count=scored, passed_count=passed,
-                medians={name: median(values) for name, values in by_metric.items()},
-                prompt_token_rows=len(by_metric["prompt_tokens"]),
-                cached_prompt_rows=len(by_metric["cached_prompt_tokens"]),
+                key=key, row_count=rows, ok_count=len(ok_metrics), scored_count=scored, passed_count=passed,
+                medians={name: median(values) for name, values in series.items()},
+                prompt_token_rows=len(series["prompt_tokens"]),
+                cached_prompt_rows=len(series["cached_prompt_tokens"]),
             ))
         return out

@@ -155,21 +155,11 @@ def metadata_value(data: dict | None, dotted: str) -> str | None:
     return str(value).strip()
 
 
-def fingerprint_inputs(
-    pack_id: str | None,
-    pack_version: str | None,
-    case: str | None,
-    model: str | None,
-    run_metadata: dict | None,
-    hardware: dict | None,
-) -> tuple[dict, dict]:
-    """(fields, sources): each input's value and the artifact field it came from."""
+def run_inputs(run_metadata: dict | None, hardware: dict | None) -> tuple[dict, dict]:
+    """The inputs shared by every row of one run (metadata and hardware), computed once per run."""
     meta_model = metadata_value(run_metadata, "model.id") or metadata_value(run_metadata, "model.name")
     fields = {
-        "pack_id": pack_id or None,
-        "pack_version": major_minor(pack_version),
-        "case": case or None,
-        "model_id": meta_model or model or None,
+        "model_id": meta_model,
         "model_quantization": metadata_value(run_metadata, "model.quantization"),
         "runtime_name": metadata_value(run_metadata, "runtime.name"),
         "runtime_version": metadata_value(run_metadata, "runtime.version"),
@@ -186,6 +176,32 @@ def fingerprint_inputs(
         "hardware_class": "hardware.json: chip/cpu_model + gpus + ram_mb",
     }
     return fields, sources
+
+
+def case_inputs(run: tuple[dict, dict], pack_id: str | None, pack_version: str | None,
+                case: str | None, model: str | None) -> tuple[dict, dict]:
+    """(fields, sources) for one pack case of a run; the metadata model id wins over the row's."""
+    run_fields, sources = run
+    fields = {
+        **run_fields,
+        "pack_id": pack_id or None,
+        "pack_version": major_minor(pack_version),
+        "case": case or None,
+        "model_id": run_fields["model_id"] or model or None,
+    }
+    return fields, sources
+
+
+def fingerprint_inputs(
+    pack_id: str | None,
+    pack_version: str | None,
+    case: str | None,
+    model: str | None,
+    run_metadata: dict | None,
+    hardware: dict | None,
+) -> tuple[dict, dict]:
+    """(fields, sources): each input's value and the artifact field it came from."""
+    return case_inputs(run_inputs(run_metadata, hardware), pack_id, pack_version, case, model)
 
 
 def compute(inputs: tuple[dict, dict]) -> Fingerprint:

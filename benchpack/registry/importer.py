@@ -13,16 +13,19 @@ updates the run row in place (keeping its id) and replaces its child rows.
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from operator import itemgetter
 from pathlib import Path
 
 from benchpack.errors import BenchpackError, Problem
 from benchpack.run_metadata import validate_run_metadata
 from benchpack.registry import fingerprint as fp
 from benchpack.registry.casestats import METRICS, CaseStatsBuilder
-from benchpack.registry.rows import COLUMNS, BadRow, normalize_row
+from benchpack.registry.rows import COLUMNS, BadRow, FastPathMiss, decode_row, normalize_row
 from benchpack.registry.schema import metadata_anchors, open_for_write, transaction
 
 RUN_FILE = "run.jsonl"
@@ -54,7 +57,7 @@ RUN_UPSERT = (
     + " RETURNING id"
 )
 # Indexes of the metrics fed to case stats, in casestats.METRICS order.
-_METRIC_INDEX = [COLUMNS.index(m) for m in METRICS]
+_METRICS_OF = itemgetter(*(COLUMNS.index(m) for m in METRICS))
 _OK, _PASSED = COLUMNS.index("ok"), COLUMNS.index("scoring_passed")
 
 
@@ -136,50 +139,62 @@ class _RunImporter:
         self.canonical = source.path.resolve()
         self.run_file = self.canonical / RUN_FILE
         self.stats = CaseStatsBuilder()
-        self.fingerprints: dict[tuple, fp.Fingerprint] = {}
+        self.prints: dict[tuple, fp.Fingerprint] = {}
+        self.fingerprints: dict[tuple, str] = {}  # the hot loop's digest cache
         self.packs: dict[str, None] = {}
         self.rows = 0
         self.ok_rows = 0
 
     def _fingerprint(self, pack_id, pack_version, case_id, model) -> fp.Fingerprint:
         key = (pack_id, pack_version, case_id, model)
-        found = self.fingerprints.get(key)
+        found = self.prints.get(key)
         if found is None:
-            found = self.fingerprints[key] = fp.compute(
-                fp.fingerprint_inputs(pack_id, pack_version, case_id, model, self.run_metadata, self.hardware)
-            )
+            found = self.prints[key] = fp.compute(fp.case_inputs(self.run_fp_inputs, *key))
+            self.fingerprints[key] = found.digest
         return found
 
     def _row_tuples(self, run_id: int, handle):
         add_stats = self.stats.add
+        fingerprints = self.fingerprints
+        metrics_of = _METRICS_OF
+        problems = self.problems
         for number, line in enumerate(handle, start=1):
             text = line.rstrip("\r\n")
-            if not text.strip():
+            if not text or text.isspace():
                 continue
             try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                self._bad_line(number, "", f"not valid JSON ({exc.msg})")
-                continue
-            if type(row) is not dict:
-                self._bad_line(number, "", "not a JSON object")
-                continue
-            try:
-                values = normalize_row(row)
-            except BadRow as bad:
-                for where, reason in bad.problems:
-                    self._bad_line(number, where, reason)
-                continue
-            if self.problems:
+                values = decode_row(text)
+            except FastPathMiss:
+                values = self._slow_row(number, text)
+                if values is None:
+                    continue
+            if problems:
                 continue  # keep checking, stop writing: the transaction will roll back
-            pack_id, pack_version, case_id, adapter, model = values[:5]
-            print_ = self._fingerprint(pack_id, pack_version, case_id, model)
-            self.packs.setdefault(f"{pack_id}@{pack_version}", None)
-            self.rows += 1
-            self.ok_rows += values[_OK]
-            add_stats((pack_id, pack_version, case_id, adapter, model), values[_OK], values[_PASSED],
-                      [values[i] for i in _METRIC_INDEX])
-            yield (run_id, number, *values, text, print_.digest)
+            key = values[:5]  # pack_id, pack_version, case_id, adapter, model
+            fp_key = (key[0], key[1], key[2], key[4])
+            digest = fingerprints.get(fp_key)
+            if digest is None:
+                digest = self._fingerprint(*fp_key).digest
+                self.packs.setdefault(f"{key[0]}@{key[1]}", None)
+            add_stats(key, values[_OK], values[_PASSED], metrics_of(values))
+            yield (run_id, number, *values, text, digest)
+
+    def _slow_row(self, number: int, text: str) -> tuple | None:
+        """The exact checks, for rows the fast decoder refused: values, or None after recording problems."""
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._bad_line(number, "", f"not valid JSON ({exc.msg})")
+            return None
+        if type(row) is not dict:
+            self._bad_line(number, "", "not a JSON object")
+            return None
+        try:
+            return normalize_row(row)
+        except BadRow as bad:
+            for where, reason in bad.problems:
+                self._bad_line(number, where, reason)
+            return None
 
     def _bad_line(self, number: int, where: str, reason: str) -> None:
         field = f"line {number}" + (f": {where}" if where else "")
@@ -202,6 +217,7 @@ class _RunImporter:
             self.problems.extend(check_run_metadata(self.run_metadata, path / RUN_METADATA_FILE))
         if len(self.problems) > before:
             return None
+        self.run_fp_inputs = fp.run_inputs(self.run_metadata, self.hardware)
         label = self.source.label or path.name
         hardware = self.hardware or {}
         anchors = metadata_anchors(self.run_metadata)
@@ -219,15 +235,17 @@ class _RunImporter:
         self.conn.execute("DELETE FROM result_case_stats WHERE run_id = ?", (run_id,))
         try:
             with self.run_file.open(encoding="utf-8") as handle:
-                self.conn.executemany(ROW_INSERT, self._row_tuples(run_id, handle))
+                self.conn.executemany(ROW_INSERT, in_background(self._row_tuples(run_id, handle)))
         except UnicodeDecodeError as exc:
             self.problems.append(Problem(str(self.run_file), "", f"not UTF-8 text ({exc.reason})"))
         if len(self.problems) > before:
             return None
+        stats = self.stats.build()
+        self.rows = sum(s.row_count for s in stats)
+        self.ok_rows = sum(s.ok_count for s in stats)
         if self.rows == 0:
             self.problems.append(Problem(str(self.run_file), "", "has no result rows"))
             return None
-        stats = self.stats.build()
         self.conn.executemany(STATS_INSERT, (self._stats_tuple(run_id, s) for s in stats))
         self.conn.execute(
             "UPDATE runs SET row_count = ?, ok_count = ?, packs = ? WHERE id = ?",
@@ -246,6 +264,50 @@ class _RunImporter:
             stats.prompt_token_rows, stats.cached_prompt_rows,
             print_.digest, int(print_.complete), print_.to_json(),
         )
+
+
+def in_background(items, chunk: int = 4096, depth: int = 8):
+    """Run a generator in a thread, handing its items over in chunks.
+
+    sqlite3 releases the GIL while SQLite steps a statement, so parsing the
+    next rows overlaps inserting the previous ones. Exceptions are re-raised
+    here; the generator's side effects are complete when this is exhausted.
+    """
+    handoff: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            batch = []
+            for item in items:
+                batch.append(item)
+                if len(batch) >= chunk:
+                    handoff.put(batch)
+                    batch = []
+                    if stop.is_set():
+                        return
+            handoff.put(batch)
+            handoff.put(None)
+        except BaseException as exc:  # handed to the consumer, which re-raises it
+            handoff.put(exc)
+
+    worker = threading.Thread(target=produce, name="registry-import-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            batch = handoff.get()
+            if batch is None:
+                break
+            if isinstance(batch, BaseException):
+                raise batch
+            yield from batch
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                handoff.get_nowait()
+            except queue.Empty:
+                worker.join(0.01)
 
 
 def tune_for_bulk_write(conn: sqlite3.Connection) -> None:

@@ -8,6 +8,10 @@ This is on the import hot path, so it reads dicts directly.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import msgspec
+
 TIMING = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
 TOKENS = ("prompt", "output", "cached_prompt")
 
@@ -116,4 +120,84 @@ def normalize_row(row: dict) -> tuple:
         *times,
         prompt, output, cached, source,
         mode, None if passed is None else int(passed), status, exit_code, repetition,
+    )
+
+
+# ---------------------------------------------------------------- fast path
+# The same rules as `normalize_row`, declared as msgspec types so a valid row
+# is parsed and checked in one C pass. A row the fast path refuses goes
+# through json.loads + normalize_row, which either accepts it (e.g. a token
+# count written as 3.0, NaN) or names every bad field.
+
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class _Pack(msgspec.Struct):
+    id: NonEmpty
+    version: NonEmpty
+
+
+class _Timing(msgspec.Struct):
+    wall_s: float | None = None
+    ttft_s: float | None = None
+    prefill_tps: float | None = None
+    decode_tps: float | None = None
+    total_tps: float | None = None
+    ttfb_s: float | None = None
+    ttft_any_s: float | None = None
+    tpot_s: float | None = None
+
+
+class _Tokens(msgspec.Struct):
+    prompt: int | None = None
+    output: int | None = None
+    cached_prompt: int | None = None
+    source: NonEmpty | None = None
+
+
+class _Scoring(msgspec.Struct):
+    mode: NonEmpty
+    passed: bool | None = None
+
+
+class _RepoTask(msgspec.Struct):
+    status: NonEmpty | None = None
+    verify_exit_code: int | None = None
+
+
+class _Row(msgspec.Struct):
+    pack: _Pack
+    case: NonEmpty
+    adapter: NonEmpty
+    model: NonEmpty
+    ok: bool
+    endpoint: NonEmpty | None = None
+    error: str | None = None
+    timing: _Timing | None = None
+    tokens: _Tokens | None = None
+    scoring: _Scoring | None = None
+    repo_task: _RepoTask | None = None
+    repetition: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
+_decode = msgspec.json.Decoder(_Row).decode
+_NO_TIMING = _Timing()
+_NO_TOKENS = _Tokens()
+_NO_REPO_TASK = _RepoTask()
+FastPathMiss = (msgspec.ValidationError, msgspec.DecodeError)
+
+
+def decode_row(text: str) -> tuple:
+    """`normalize_row(json.loads(text))` for a valid row; raises FastPathMiss otherwise."""
+    r = _decode(text)
+    t = r.timing or _NO_TIMING
+    k = r.tokens or _NO_TOKENS
+    s = r.scoring
+    rt = r.repo_task or _NO_REPO_TASK
+    passed = None if s is None or s.passed is None else int(s.passed)
+    return (
+        r.pack.id, r.pack.version, r.case, r.adapter, r.model, r.endpoint, int(r.ok), r.error,
+        t.wall_s, t.ttft_s, t.prefill_tps, t.decode_tps, t.total_tps, t.ttfb_s, t.ttft_any_s, t.tpot_s,
+        k.prompt, k.output, k.cached_prompt, k.source,
+        None if s is None else s.mode, passed, rt.status, rt.verify_exit_code, r.repetition,
     )
