@@ -20,7 +20,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchpack import __version__
+from benchpack import __version__, secrets_scan
 from benchpack.bundle_checks import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -157,6 +157,8 @@ def _is_safe_model_call_log(data: bytes) -> bool:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
+    if secrets_scan.scan_text(text):
+        return False  # an allowlisted field (a short error, say) can still carry a credential
     return all(is_safe_model_call_line(line) for line in text.splitlines() if line.strip())
 
 
