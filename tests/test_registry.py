@@ -216,3 +216,30 @@ def test_it_refuses_a_non_registry_database(tmp_path, capsys):
     assert code == 2 and "not a benchpack registry" in err
     code, _, err = run_cli(capsys, "registry", "query", "--db", tmp_path / "missing.sqlite")
     assert code == 2 and "no such registry database" in err
+
+
+def _as_floats(values):
+    return tuple(float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values)
+
+
+def test_it_decodes_rows_the_same_on_the_fast_and_the_exact_path():
+    from benchpack.registry.rows import decode_row, normalize_row
+
+    texts = [line for d in REAL_DIRS for line in (d / "run.jsonl").read_text().splitlines() if line.strip()]
+    repo_row = {"pack": {"id": "p", "version": "1"}, "case": "c", "adapter": "a", "model": "m", "ok": False,
+                "error": "boom", "scoring": {"mode": "verify-script", "passed": False},
+                "repo_task": {"status": "failed", "verify_exit_code": 3}, "repetition": 2}
+    texts.append(json.dumps(repo_row))
+    for text in texts:
+        assert _as_floats(decode_row(text)) == _as_floats(normalize_row(json.loads(text)))
+
+
+def test_it_accepts_integral_float_token_counts_that_the_fast_path_refuses(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    row = {"pack": {"id": "p", "version": "1"}, "case": "c", "adapter": "a", "model": "m", "ok": True,
+           "tokens": {"prompt": 12.0, "output": 3}}
+    (run / "run.jsonl").write_text(json.dumps(row) + "\n")
+    db = tmp_path / "r.sqlite"
+    import_result_dirs(db, [RunSource(run)])
+    assert run_query(open_read_only(db), Query())[0]["prompt_tokens"] == 12
