@@ -33,16 +33,16 @@ WHISKER = "#14324a"
 REFERENCE = "#c0392b"
 MISSING = "—"
 
-FONT_PX = 12
-CHAR_PX = 6.8  # average glyph width of a 12px system sans-serif; labels are cut to fit by this estimate
-ROW_PX = 22
-BAR_PX = 14
-HEADER_PX = 22
+FONT_PX = 13
+CHAR_PX = 7.2  # average glyph width of a 13px system sans-serif; labels are cut to fit by this estimate
+ROW_PX = 24
+BAR_PX = 15
+HEADER_PX = 24
 TITLE_PX = 26
 LEGEND_PX = 20
 AXIS_PX = 22
 PAD = 8
-VALUE_COLUMN_PX = 96
+VALUE_COLUMN_PX = 104
 
 # Characters XML 1.0 forbids; a label with one would make the whole chart unparseable.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -199,7 +199,9 @@ def _render(rows, title, unit, reference, reference_label, width, chart_id) -> s
     has_reference = is_number(reference)
     ident = chart_id or "bpchart-" + hashlib.sha1(repr((title, unit, rows, reference)).encode()).hexdigest()[:10]
 
-    label_px = min(220, max(120, int(width * 0.3)))
+    # The label column fits the longest label, up to 30% of the width (longer ones are cut).
+    longest = max((len(b.label) for b in bars), default=0)
+    label_px = math.ceil(min(width * 0.3, max(64, longest * CHAR_PX + 2 * PAD)))
     max_chars = int((label_px - 2 * PAD) / CHAR_PX)
     plot_x = label_px
     plot_w = width - label_px - VALUE_COLUMN_PX

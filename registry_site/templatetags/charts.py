@@ -1,0 +1,65 @@
+"""Template tags that draw `benchpack.charts` SVG charts from catalogue objects.
+
+`{% load charts %}` then:
+- `{% case_spread_chart run.rows.all "timing.decode_tps" title="…" unit="tok/s" %}`:
+  per-case median bars with min–max whiskers over a published run's ok rows.
+- `{% submission_vs_approved_chart comparison similar "decode_tps" title="…" unit="tok/s" %}`:
+  per case, this submission's medians next to approved results with the same fingerprint.
+
+The SVG is built from escaped text by benchpack.charts, so it is marked safe here.
+Both default to a 560-unit-wide viewBox: two fit side by side on the site's
+72rem page at about their natural text size.
+"""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.safestring import mark_safe
+
+from benchpack import charts
+
+register = template.Library()
+
+THIS_SUBMISSION = "this submission"
+APPROVED = "approved, same fingerprint"
+
+
+@register.simple_tag
+def case_spread_chart(rows, path: str, title: str, unit: str = "", width: int = 560):
+    """`rows`: PublishedRow objects (their `raw` run.jsonl row) or plain row dicts."""
+    raw_rows = [r.raw if hasattr(r, "raw") else r for r in rows]
+    bars = charts.case_spread_bars(raw_rows, path)
+    if not bars:
+        return ""
+    return mark_safe(charts.bar_chart(bars, title=title, unit=unit, width=width))
+
+
+@register.simple_tag
+def submission_vs_approved_chart(comparison, similar, metric: str, title: str, unit: str = "", width: int = 560):
+    """`comparison`: benchpack.compare.Comparison; `similar`: the review view's dicts
+    (run, case, approved: PublishedCase items); `metric`: a PublishedCase field that
+    is also a `CaseStats.medians` key (decode_tps, ttft_s, wall_s, tpot_s, total_tps)."""
+    if comparison is None or not comparison.cases:
+        return ""
+    approved: dict[str, dict] = {}
+    for item in similar or ():
+        for published in item["approved"]:
+            # Two runs of one submission may match the same approved case; draw it once.
+            approved.setdefault(item["case"], {}).setdefault(published.pk, (item["run"], published))
+    groups = []
+    for case in comparison.cases:
+        bars = [
+            charts.Bar(s.run, s.medians.get(metric), series=THIS_SUBMISSION, detail=f"{s.ok}/{s.n} rows ok")
+            for s in case.runs
+            if s.present
+        ]
+        for matched_run, published in approved.get(case.case, {}).values():
+            run = published.run
+            bars.append(charts.Bar(
+                f"{run.model} #{run.pk}",
+                getattr(published, metric, None),
+                series=APPROVED,
+                detail=f"{run.label} · {run.hardware_class or 'hardware not recorded'} · same fingerprint as {matched_run}",
+            ))
+        groups.append(charts.Group(case.case, bars))
+    return mark_safe(charts.grouped_bar_chart(groups, title=title, unit=unit, width=width))
