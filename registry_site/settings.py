@@ -185,3 +185,20 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# --- production hardening (owned by deploy/; see deploy/README.md) -----------
+# TLS ends at Traefik, which overwrites X-Forwarded-Proto on every request;
+# granian listens on loopback only, so that header cannot be forged from outside.
+if ENV == "production":
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # Start staging with a short HSTS (e.g. 3600) and raise it once TLS is proven:
+    # browsers remember the header for this long and there is no undo.
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    # Preload is a commitment for the whole apex domain and needs a manual
+    # submission; the registry runs on one host name, so the operator decides.
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
+# --- end production hardening -------------------------------------------------
