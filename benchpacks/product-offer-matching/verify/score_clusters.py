@@ -11,7 +11,6 @@ import sys
 sys.dont_write_bytecode = True  # never leave __pycache__ in the pack
 
 import csv  # noqa: E402
-import os  # noqa: E402
 import re  # noqa: E402
 import tempfile  # noqa: E402
 import tomllib  # noqa: E402
