@@ -97,6 +97,20 @@ def grouped_bar_chart(
     return _render(rows, title, unit, reference, reference_label, width, chart_id)
 
 
+def grouped_records_chart(records: Iterable[Sequence], *, title: str, unit: str = "", width: int = 640) -> str:
+    """A grouped chart straight from query rows: `(group, label, value[, low, high])` in display order.
+
+    Consecutive records with the same group form one group, so ORDER BY the group first.
+    """
+    groups: list[Group] = []
+    for group, label, value, *spread_ in records:
+        low, high = (list(spread_) + [None, None])[:2]
+        if not groups or groups[-1].label != group:
+            groups.append(Group(str(group), []))
+        groups[-1].bars.append(Bar(str(label), value, low, high))
+    return grouped_bar_chart(groups, title=title, unit=unit, width=width)
+
+
 def case_spread_bars(rows: Iterable[dict], path: str, series: str | None = None) -> list[Bar]:
     """One bar per case (first-appearance order): median of `path` over ok rows, min–max whiskers.
 
@@ -205,7 +219,8 @@ def _render(rows, title, unit, reference, reference_label, width, chart_id) -> s
     max_chars = int((label_px - 2 * PAD) / CHAR_PX)
     plot_x = label_px
     plot_w = width - label_px - VALUE_COLUMN_PX
-    top = TITLE_PX + (LEGEND_PX if series or has_reference else 0)
+    legend, legend_lines = _legend(series, colour, has_reference, reference, reference_label, unit, width)
+    top = TITLE_PX + legend_lines * LEGEND_PX
     body_h = sum(ROW_PX if kind == "bar" else HEADER_PX for kind, _ in rows) or ROW_PX
     height = top + body_h + AXIS_PX + PAD
 
@@ -224,7 +239,7 @@ def _render(rows, title, unit, reference, reference_label, width, chart_id) -> s
         f'<desc id="{ident}-d">{_text(_description(rows, unit, reference, reference_label))}</desc>',
         f'<text x="{PAD}" y="17" font-size="13" font-weight="600">{_text(title)}</text>',
     ]
-    out += _legend(series, colour, has_reference, reference, reference_label, unit, width)
+    out += legend
 
     plot_top, plot_bottom = top, top + body_h
     for t in ticks:
@@ -276,20 +291,26 @@ def _bar_row(bar: Bar, y: float, x, lo: float, label_px: int, max_chars: int, va
     return "".join(parts)
 
 
-def _legend(series, colour, has_reference, reference, reference_label, unit, width) -> list[str]:
-    out = []
-    lx, ly = PAD, TITLE_PX + 4
+def _legend(series, colour, has_reference, reference, reference_label, unit, width) -> tuple[list[str], int]:
+    """Legend entries left to right, wrapping onto new lines; returns (elements, lines used)."""
+    entries = []  # (advance width, svg at origin 0,0)
     for name in series:
         label = _truncate(name, 40)
-        out.append(f'<rect x="{lx}" y="{ly}" width="10" height="10" fill="{colour[name]}" rx="2"/>'
-                   f'<text x="{lx + 14}" y="{ly + 9}" fill="{MUTED}">{_text(label)}<title>{_text(name)}</title></text>')
-        lx += 14 + len(label) * CHAR_PX + 16
+        entries.append((14 + len(label) * CHAR_PX + 16,
+                        f'<rect x="0" y="0" width="10" height="10" fill="{colour[name]}" rx="2"/>'
+                        f'<text x="14" y="9" fill="{MUTED}">{_text(label)}<title>{_text(name)}</title></text>'))
     if has_reference:
-        text = f"{reference_label}: {_with_unit(format_value(reference), unit)}"
-        out.append(f'<line x1="{lx}" y1="{ly + 5}" x2="{lx + 14}" y2="{ly + 5}" stroke="{REFERENCE}" '
-                   f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{lx + 18}" y="{ly + 9}" fill="{MUTED}">'
-                   f'{_text(_truncate(text, int((width - lx - 18) / CHAR_PX)))}</text>')
-    return out
+        text = _truncate(f"{reference_label}: {_with_unit(format_value(reference), unit)}", 60)
+        entries.append((18 + len(text) * CHAR_PX + 16,
+                        f'<line x1="0" y1="5" x2="14" y2="5" stroke="{REFERENCE}" stroke-width="1.5" '
+                        f'stroke-dasharray="4 3"/><text x="18" y="9" fill="{MUTED}">{_text(text)}</text>'))
+    out, lx, line = [], PAD, 0
+    for advance, svg in entries:
+        if lx > PAD and lx + advance > width:
+            lx, line = PAD, line + 1
+        out.append(f'<g class="bp-legend" transform="translate({round(lx, 1)} {TITLE_PX + 4 + line * LEGEND_PX})">{svg}</g>')
+        lx += advance
+    return out, (line + 1 if entries else 0)
 
 
 def _description(rows, unit: str, reference, reference_label: str) -> str:

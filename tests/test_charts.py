@@ -13,6 +13,7 @@ from benchpack.charts import (
     case_spread_bars,
     format_value,
     grouped_bar_chart,
+    grouped_records_chart,
     nice_ticks,
 )
 
@@ -175,8 +176,37 @@ def test_it_colours_grouped_bars_by_series_with_a_legend():
     assert [g.text for g in root.findall("s:text[@class='bp-group']", NS)] == ["short", "long"]
     fills = [bar_of(r).get("fill") if bar_of(r) is not None else None for r in rows(root)]
     assert fills[0] != fills[1] and fills[1] == fills[3] and fills[2] is None
-    legend = [t.text for t in root.findall("s:text", NS)]
-    assert "this submission" in legend and "approved" in legend
+    legend = [t.text for t in root.findall("s:g[@class='bp-legend']/s:text", NS)]
+    assert legend == ["this submission", "approved"]
+
+
+def test_it_wraps_a_long_legend_inside_the_chart_width():
+    def chart(n):
+        return parse(grouped_bar_chart([Group("case", [Bar(f"run {i}", 1.0, series=f"series number {i}") for i in range(n)])], title="t", width=400))
+
+    many = chart(12)
+    offsets = [g.get("transform") for g in many.findall("s:g[@class='bp-legend']", NS)]
+    xs = [float(t.split("(")[1].split()[0]) for t in offsets]
+    assert len(xs) == 12 and all(x + 40 <= 400 for x in xs)
+    assert len(set(t.split()[1] for t in offsets)) > 1  # more than one legend line
+    assert float(many.get("viewBox").split()[3]) > float(chart(1).get("viewBox").split()[3]) + 11 * 24
+
+
+def test_it_groups_query_records_in_order():
+    root = parse(grouped_records_chart(
+        [("pack · short", "run-a", 10.0, 9.0, 11.0), ("pack · short", "run-b", None), ("pack · long", "run-a", 3.0)],
+        title="t",
+    ))
+    assert [g.text for g in root.findall("s:text[@class='bp-group']", NS)] == ["pack · short", "pack · long"]
+    labels = [r.find("s:text[@class='bp-label']", NS).text for r in rows(root)]
+    assert labels == ["run-a", "run-b", "run-a"]
+    assert len(root.findall(".//s:path[@class='bp-whisker']", NS)) == 1
+
+
+def test_it_shows_labels_that_fit_in_full():
+    label = "medium-prompt-long-name"
+    row = rows(parse(bar_chart([Bar(label, 1.0), Bar("x", 2.0)], title="t")))[0]
+    assert row.find("s:text[@class='bp-label']", NS).text == label
 
 
 @pytest.mark.parametrize("low, high", [(0, 420), (0, 0.0123), (-3.2, 5.5), (0, 1e6), (0, 0)])
