@@ -177,9 +177,12 @@ def _attr(value: object) -> str:
 
 
 def _truncate(label: str, max_chars: int) -> str:
+    """Cut from the middle: run labels and model names differ at both ends (date … suffix)."""
     if len(label) <= max_chars:
         return label
-    return label[: max(1, max_chars - 1)] + "…"
+    keep = max(1, max_chars - 1)
+    head = (keep + 1) // 2 + keep // 6
+    return label[:head] + "…" + label[len(label) - (keep - head):] if keep > head else label[:keep] + "…"
 
 
 def _with_unit(text: str, unit: str) -> str:

@@ -56,7 +56,7 @@ def submission_vs_approved_chart(comparison, similar, metric: str, title: str, u
         for matched_run, published in approved.get(case.case, {}).values():
             run = published.run
             bars.append(charts.Bar(
-                f"{run.model} #{run.pk}",
+                f"#{run.pk} {run.model}",
                 getattr(published, metric, None),
                 series=APPROVED,
                 detail=f"{run.label} · {run.hardware_class or 'hardware not recorded'} · same fingerprint as {matched_run}",
