@@ -109,6 +109,29 @@ check_paths() {
     fi
 }
 
+unit_value() {
+    sed -n "s/^$2=//p" "$APP_DIR/deploy/systemd/$1.service" | head -n 1
+}
+
+# The units name the tree, venv and env file literally (systemd cannot take
+# them from this script), so a deploy with other paths would restart services
+# still running the old ones.
+check_layout() {
+    local workdir program envfile message
+    workdir=$(unit_value benchpack-web WorkingDirectory)
+    program=$(unit_value benchpack-web ExecStart)
+    program=${program%% *}
+    envfile=$(unit_value benchpack-web EnvironmentFile)
+    if [[ $workdir != "$APP_DIR" || $program != "$VENV/bin/granian" || $envfile != "$ENV_FILE" ]]; then
+        message="the units use $workdir, $program, $envfile; this deploy uses $APP_DIR, $VENV, $ENV_FILE: make deploy/systemd/*.service match"
+        if ((DRY_RUN)); then
+            echo "warning: $message"
+        else
+            die "$message"
+        fi
+    fi
+}
+
 check_privileges() {
     ((DRY_RUN)) && return
     [[ $(id -u) -eq 0 ]] || die "run as root (units and service-user commands need it), or use --dry-run"
@@ -180,6 +203,7 @@ main() {
     load_env_file
     check_paths
     check_privileges
+    check_layout
     ((DRY_RUN)) && echo "dry run: printing the steps, changing nothing"
     cd "$APP_DIR"
     # uv-managed Python and the venv live outside the synced tree, so a sync
