@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -30,8 +31,10 @@ from typing import Any, Callable, Iterable, Iterator
 
 import fastjsonschema
 import jsonschema
+import msgspec
 
 from benchpack import secrets_scan
+from benchpack.repo_task import model_calls
 from benchpack.repo_task.model_calls import is_safe_line
 
 MANIFEST_NAME = "bundle.json"
@@ -248,10 +251,46 @@ def is_safe_model_call_line(line: str) -> bool:
     The secret scan is not repeated here; callers scan whole files once.
     """
     try:
-        record = json.loads(line)
-    except ValueError:
+        record = msgspec.json.decode(line)
+    except msgspec.DecodeError:
         return False
+    if line.isascii() and line.isprintable() and "\\" not in line:
+        return _is_safe_printable_ascii_record(record)
     return is_safe_line(record)
+
+
+def _is_safe_printable_ascii_record(record: Any) -> bool:
+    """`is_safe_line` for records whose every string is printable ASCII (no escapes in the line).
+
+    Such strings have no control or separator characters, so the
+    per-character test reduces to the length limit; that test is most of
+    the cost. tests/test_bundles_model_calls.py keeps the two verdicts equal.
+    """
+    if not isinstance(record, dict) or not model_calls.ALLOWED_FIELDS.issuperset(record):
+        return False
+    version, sequence = record.get("schema_version"), record.get("sequence")
+    if version != 1 or isinstance(version, bool) or not _is_count(sequence, 1) or not isinstance(record.get("ok"), bool):
+        return False
+    model = record.get("model")
+    if not isinstance(model, str) or not 0 < len(model) <= model_calls.MAX_SAFE_STRING:
+        return False
+    for key in (*model_calls.LABEL_FIELDS, "started_at", "ended_at", "error"):
+        value = record.get(key)
+        if value is not None and (not isinstance(value, str) or len(value) > model_calls.MAX_SAFE_STRING):
+            return False
+    endpoint = record.get("endpoint")
+    if isinstance(endpoint, str) and any(marker in endpoint for marker in model_calls.URL_MARKERS):
+        return False
+    duration = record.get("duration_s")
+    if duration is not None and not (
+        isinstance(duration, (int, float)) and not isinstance(duration, bool) and math.isfinite(duration) and duration >= 0
+    ):
+        return False
+    return all(record.get(key) is None or _is_count(record[key], 0) for key in model_calls.TOKEN_FIELDS)
+
+
+def _is_count(value: Any, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
 # --- the bundle being checked ---------------------------------------------------
@@ -519,6 +558,7 @@ _ROW_CHECKER = SchemaChecker(ROW_SCHEMA)
 @check("rows", needs=("utf8",), description="every run.jsonl line is a JSON object matching the row schema")
 def check_rows(ctx: BundleContext) -> Iterator[Finding]:
     total = 0
+    decode = msgspec.json.decode  # strict RFC 8259 (no NaN), ~3x faster than json.loads
     for listed in ctx.files_with_role("run"):
         text = ctx.text(listed.path) or ""
         rows_here = 0
@@ -531,8 +571,8 @@ def check_rows(ctx: BundleContext) -> Iterator[Finding]:
                 yield Finding("limit.rows", f"more than {ctx.limits.max_rows} rows in the bundle", listed.path, number)
                 return
             try:
-                row = json.loads(line)
-            except ValueError:
+                row = decode(line)
+            except msgspec.DecodeError:
                 yield Finding("row.not-json", "line is not valid JSON", listed.path, number)
                 continue
             if not isinstance(row, dict):

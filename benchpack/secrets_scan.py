@@ -124,6 +124,30 @@ _TOKENIZED_QUERY = re.compile(
 _COMPILED = tuple((detector, re.compile(detector.pattern)) for detector in _DETECTORS)
 
 
+def _build_prefilter():
+    try:
+        import re2
+    except ImportError:  # the precise scan alone is just slower
+        return None
+    patterns = [
+        # The detectors without their boundary checks (RE2 has no look-arounds).
+        *(("(?i)" if d.folded else "") + re.sub(r"\(\?![^)]*\)", "", d.pattern) for d in _DETECTORS),
+        "(?i)[?&;](?:" + "|".join(re.escape(key) for key in _QUERY_SECRET_KEYS) + r""")=[^&#\s"'<>]""",
+        # Any quoted key ending in a secret word, followed by a string value
+        # (also escaped, also with spaces around the colon).
+        r'(?i)(?:' + "|".join(_SECRET_KEY_LAST_WORDS) + r')\\?"\s*:\s*\\?"',
+    ]
+    prefilter = re2.Set.SearchSet()
+    for pattern in patterns:
+        if prefilter.Add(pattern) < 0:
+            raise ValueError(f"RE2 rejected secret prefilter pattern {pattern!r}")
+    prefilter.Compile()
+    return prefilter
+
+
+_PREFILTER = _build_prefilter()
+
+
 def is_secret_key_name(key: str) -> bool:
     name = key.lower().replace("-", "_").replace(".", "_")
     if name in _SECRET_KEY_NAMES:
@@ -141,8 +165,25 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+def might_contain_secret(text: str) -> bool:
+    """One linear-time RE2 pass over `text`: False means `scan_text` would find nothing.
+
+    The prefilter patterns are deliberately looser than the detectors below
+    (no boundary or key-name checks), so they can only over-report.
+    """
+    if _PREFILTER is None:
+        return True
+    return _PREFILTER.Match(text) is not None
+
+
 def scan_text(text: str) -> list[SecretHit]:
     """Every suspected credential in `text`, in line order; never the matched text."""
+    if not might_contain_secret(text):
+        return []
+    return _scan_precisely(text)
+
+
+def _scan_precisely(text: str) -> list[SecretHit]:
     folded = _fold_case(text)
     offsets: list[tuple[int, str]] = []
     for detector, pattern in _COMPILED:

@@ -80,3 +80,27 @@ def test_it_keeps_line_numbers_right_after_characters_that_lowercase_to_two():
 def test_it_scans_bytes_that_are_not_utf8():
     data = b"\xff\xfe " + SECRETS["aws-access-key"].encode()
     assert [hit.kind for hit in scan_bytes(data)] == ["aws-access-key"]
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchpack.secrets_scan import _scan_precisely, might_contain_secret
+
+fragments = st.sampled_from(
+    [value for value in SECRETS.values()]
+    + [value[: len(value) // 2] for value in SECRETS.values()]
+    + ['"', '\\"', ":", " ", "\n", "?", "&", "=", "@", "://", "Token", "_key", "api", '": "', "x", "AKIA", "ghp_", "sk-", "bearer "]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(fragments, max_size=12))
+def test_it_never_lets_the_fast_prefilter_hide_a_secret(parts):
+    text = "".join(parts)
+    if _scan_precisely(text):
+        assert might_contain_secret(text)
+
+
+def test_it_clears_ordinary_text_in_the_single_prefilter_pass():
+    assert not might_contain_secret('{"endpoint": "http://127.0.0.1:8081/v1/chat/completions", "tokens": {"prompt": 3}}')

@@ -1,0 +1,35 @@
+"""The bundle validator's model-call fast path must agree with the runner's allowlist."""
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchpack.bundle_checks import is_safe_model_call_line
+from benchpack.repo_task.model_calls import ALLOWED_FIELDS, is_safe_line
+
+strings = st.one_of(
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=210),
+    st.sampled_from(["", "local-llama", "http://h/v1", "a?b", "u@h", "m" * 200, "m" * 201, "caf\u00e9", "x\u2028y", "t\tab"]),
+)
+values = st.one_of(strings, st.integers(-3, 3), st.booleans(), st.none(), st.floats(allow_nan=False), st.just(1.0), st.lists(st.integers(), max_size=2))
+keys = st.sampled_from(sorted(ALLOWED_FIELDS) + ["prompt", "headers"])
+records = st.fixed_dictionaries(
+    {"schema_version": st.sampled_from([1, 1.0, 2, True, "1"]), "sequence": st.sampled_from([1, 2, 0, -1, True, 1.5]), "model": strings, "ok": st.sampled_from([True, False, "true", 1])},
+).flatmap(lambda base: st.dictionaries(keys, values, max_size=5).map(lambda extra: {**base, **extra}))
+
+
+@settings(max_examples=600, deadline=None)
+@given(record=records)
+def test_it_judges_every_model_call_line_like_the_runner_does(record):
+    line = json.dumps(record)
+    assert is_safe_model_call_line(line) == is_safe_line(json.loads(line))
+
+
+def test_it_accepts_the_recommended_minimal_line():
+    assert is_safe_model_call_line('{"schema_version":1,"sequence":1,"model":"test-model","ok":true}')
+
+
+def test_it_refuses_lines_that_are_not_json_objects():
+    assert not is_safe_model_call_line("not json")
+    assert not is_safe_model_call_line("[1, 2]")
