@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -27,8 +28,12 @@ class UploadRefused(Exception):
 def receive_upload(user, archive_name: str, data: bytes, *, is_demo: bool = False) -> Submission:
     if not has_verified_email(user):
         raise UploadRefused("verify your email address before submitting results", status=403)
-    if archives.archive_suffix(archive_name) is None:
-        raise UploadRefused(f"{archive_name}: the archive must be a .tar.gz or .zip file (made by `benchpack registry bundle pack`)")
+    try:
+        archives.archive_kind(Path(archive_name))
+    except archives.ArchiveError:
+        raise UploadRefused(
+            f"{archive_name}: the archive must be a .tar.gz or .zip file (made by `benchpack registry bundle pack`)"
+        ) from None
     if len(data) > settings.SUBMISSION_MAX_BYTES:
         raise UploadRefused(
             f"{archive_name}: {len(data)} bytes is over the {settings.SUBMISSION_MAX_BYTES}-byte limit; "

@@ -26,3 +26,7 @@ class SubmissionQuerySet(models.QuerySet):
 
     def stuck_validating(self, older_than):
         return self.filter(state=states.VALIDATING, validating_since__lt=older_than)
+
+    def stuck_received(self, older_than):
+        """Uploads whose validation message was lost (broker restart, say)."""
+        return self.filter(state=states.RECEIVED, created_at__lt=older_than)

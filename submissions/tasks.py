@@ -71,9 +71,13 @@ def _test_only_pause() -> None:
 
 @shared_task(acks_late=True, ignore_result=True)
 def reap_stuck_validations() -> int:
-    """Submissions left in `validating` by a dead worker go back to the queue."""
+    """Submissions left in `validating` by a dead worker go back to the queue;
+    uploads still `received` after the timeout (their message was lost) are sent again."""
     cutoff = timezone.now() - timedelta(seconds=settings.SUBMISSION_VALIDATING_TIMEOUT_S)
     requeued = 0
+    for pk in Submission.objects.stuck_received(cutoff).values_list("pk", flat=True):
+        validate_submission.delay(str(pk))
+        requeued += 1
     for pk in Submission.objects.stuck_validating(cutoff).values_list("pk", flat=True):
         if apply_transition(
             Transition(pk, (states.VALIDATING,), states.RECEIVED, reason="validation worker did not finish; retrying"),

@@ -10,11 +10,13 @@ directory is gone when this returns.
 from __future__ import annotations
 
 import hashlib
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchpack import archives, bundles
+from benchpack.bundle_checks import MANIFEST_NAME
 
 
 @dataclass
@@ -59,11 +61,12 @@ def _failure(code: str, message: str) -> ValidationOutcome:
 
 
 def validate_archive(archive_name: str, data: bytes) -> ValidationOutcome:
-    suffix = archives.archive_suffix(archive_name)
-    if suffix is None:
-        return _failure("archive-type", "the archive must be a .tar.gz or .zip file")
+    try:
+        kind = archives.archive_kind(Path(archive_name))
+    except archives.ArchiveError as exc:
+        return _failure(exc.code, exc.message)
     with tempfile.TemporaryDirectory(prefix="benchpack-validate-") as tmp:
-        archive_path = Path(tmp) / f"upload{suffix}"
+        archive_path = Path(tmp) / f"upload.{kind}"
         archive_path.write_bytes(data)
         try:
             bundle_dir = archives.safe_extract(archive_path, Path(tmp) / "bundle")
@@ -74,7 +77,7 @@ def validate_archive(archive_name: str, data: bytes) -> ValidationOutcome:
         if not report.ok:
             codes = sorted({f.code for f in report.findings if f.severity == "error"})
             return ValidationOutcome(ok=False, report=report_dict, reason="failed checks: " + ", ".join(codes))
-        manifest = bundles.read_manifest(bundle_dir)
+        manifest = json.loads((bundle_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
         files = list(_compact_files(bundle_dir, manifest))
         return ValidationOutcome(
             ok=True,
@@ -88,10 +91,11 @@ def validate_archive(archive_name: str, data: bytes) -> ValidationOutcome:
 def _compact_files(bundle_dir: Path, manifest: dict):
     for run in manifest.get("runs", []):
         for entry in run.get("files", []):
-            raw = (bundle_dir / entry["path"]).read_bytes()
+            path = f"{run['path']}/{entry['path']}"
+            raw = (bundle_dir / path).read_bytes()
             yield CompactFile(
                 run_label=run["label"],
-                path=entry["path"],
+                path=path,
                 role=entry.get("role", ""),
                 sha256=hashlib.sha256(raw).hexdigest(),
                 size=len(raw),

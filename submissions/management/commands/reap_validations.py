@@ -25,7 +25,8 @@ class Command(BaseCommand):
     def handle(self, *args, dry_run, **options):
         if dry_run:
             cutoff = timezone.now() - timedelta(seconds=settings.SUBMISSION_VALIDATING_TIMEOUT_S)
-            stuck = Submission.objects.stuck_validating(cutoff).values_list("pk", "archive_name")
+            stuck = list(Submission.objects.stuck_validating(cutoff).values_list("pk", "archive_name"))
+            stuck += list(Submission.objects.stuck_received(cutoff).values_list("pk", "archive_name"))
             for pk, name in stuck:
                 self.stdout.write(f"would requeue {pk} {name}")
             self.stdout.write(f"{len(stuck)} stuck")

@@ -1,0 +1,66 @@
+"""Fixtures for the registry service: users in each role and real bundle archives."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REAL_RESULTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-results"
+
+
+@pytest.fixture
+def make_user(db):
+    from allauth.account.models import EmailAddress
+    from django.contrib.auth import get_user_model
+
+    def make(email="alice@example.org", verified=True, password="correct horse battery"):
+        user = get_user_model().objects.create_user(username=email, email=email, password=password)
+        EmailAddress.objects.create(user=user, email=email, verified=verified, primary=True)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def submitter(make_user):
+    return make_user()
+
+
+@pytest.fixture
+def operator(make_user):
+    from accounts.operators import make_operator
+
+    user = make_user("ops@example.org")
+    make_operator(user)
+    return user
+
+
+@pytest.fixture
+def bundle_archive(tmp_path):
+    """A real .tar.gz bundle of a real result directory; `bundle_archive(name)` for others."""
+    from benchpack.archives import pack_archive
+    from benchpack.bundles import create_bundle
+
+    def make(result_name="2026-04-29-llama-server-smoke", suffix=".tar.gz", provenance="self-reported") -> Path:
+        source = tmp_path / "results" / result_name
+        if not source.exists():
+            shutil.copytree(REAL_RESULTS / result_name, source)
+            for path in [source, *source.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+        bundle = create_bundle([source], tmp_path / f"bundle-{result_name}-{provenance}", provenance)
+        return pack_archive(bundle, tmp_path / f"{result_name}-{provenance}{suffix}")
+
+    return make
+
+
+@pytest.fixture
+def submit(submitter):
+    """Receive an archive as `user` (default: the submitter), validating it in-process."""
+    from submissions.intake import receive_upload
+
+    def do(archive: Path, user=None):
+        return receive_upload(user or submitter, archive.name, archive.read_bytes())
+
+    return do
