@@ -40,6 +40,8 @@ class Command(BaseCommand):
         call_command("collectstatic", interactive=False, verbosity=0)
         operator, password = self.ensure_operator()
         url = f"http://{host}:{port}"
+        # links in emails sent by this process and by the children point here
+        os.environ["SITE_URL"] = settings.SITE_URL = url
         children = [self.start_worker(), self.start_granian(host, port)]
         try:
             self.wait_until_up(url, children)
