@@ -24,6 +24,10 @@ from django.core.management.base import BaseCommand, CommandError
 OPERATOR_EMAIL = "operator@benchpack.local"
 
 
+def _stop_on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
 class Command(BaseCommand):
     help = "Run the registry locally: migrate, operator account, granian + Celery worker, demo data."
 
@@ -34,6 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--exit-after-seed", action="store_true", help="stop once the demo data is public")
 
     def handle(self, *args, host, port, no_seed, exit_after_seed, **options):
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)  # so `kill` also stops the children
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
         self.say(f"database: {settings.DATABASES['default']['NAME']}")
         call_command("migrate", interactive=False, verbosity=0)
