@@ -165,8 +165,8 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def might_contain_secret(text: str) -> bool:
-    """One linear-time RE2 pass over `text`: False means `scan_text` would find nothing.
+def might_contain_secret(text: str | bytes) -> bool:
+    """One linear-time RE2 pass over `text` (str or UTF-8 bytes): False means the scan would find nothing.
 
     The prefilter patterns are deliberately looser than the detectors below
     (no boundary or key-name checks), so they can only over-report.
@@ -250,5 +250,11 @@ def _quoted_key_start(text: str, closing_quote: int) -> int | None:
 
 
 def scan_bytes(data: bytes) -> list[SecretHit]:
-    """Scan bytes that may not be valid UTF-8 (undecodable bytes cannot hide a match)."""
-    return scan_text(data.decode("utf-8", errors="replace"))
+    """Scan bytes that may not be valid UTF-8 (undecodable bytes cannot hide a match).
+
+    The prefilter runs on the bytes themselves: handing RE2 a str would
+    re-encode the whole file first.
+    """
+    if not might_contain_secret(data):
+        return []
+    return _scan_precisely(data.decode("utf-8", errors="replace"))

@@ -90,7 +90,7 @@ from benchpack.secrets_scan import _scan_precisely, might_contain_secret
 fragments = st.sampled_from(
     [value for value in SECRETS.values()]
     + [value[: len(value) // 2] for value in SECRETS.values()]
-    + ['"', '\\"', ":", " ", "\n", "?", "&", "=", "@", "://", "Token", "_key", "api", '": "', "x", "AKIA", "ghp_", "sk-", "bearer "]
+    + ['"', '\\"', ":", " ", "\n", "?", "&", "=", "@", "://", "Token", "_key", "api", '": "', "x", "AKIA", "ghp_", "sk-", "bearer ", "\u0130", "\u212a"]
 )
 
 
@@ -99,7 +99,7 @@ fragments = st.sampled_from(
 def test_it_never_lets_the_fast_prefilter_hide_a_secret(parts):
     text = "".join(parts)
     if _scan_precisely(text):
-        assert might_contain_secret(text)
+        assert might_contain_secret(text) and might_contain_secret(text.encode())
 
 
 def test_it_clears_ordinary_text_in_the_single_prefilter_pass():
