@@ -337,6 +337,9 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
                     summaries.append(summary)
             if problems:
                 raise BenchpackError(_capped(problems))
+        # Sampled statistics (cheap at any size) let the planner pick the narrowest index.
+        conn.execute("PRAGMA analysis_limit = 1000")
+        conn.execute("ANALYZE")
     except sqlite3.DatabaseError as exc:
         raise BenchpackError(Problem("registry", "", f"SQLite error: {exc}")) from None
     return summaries

@@ -96,10 +96,17 @@ def build_sql(query: Query) -> Sql:
             where.append("{alias}run_id IN (SELECT id FROM runs WHERE label = ?)")
             params.append(filters.pop("run"))
         if query.table == "runs":
-            if filters:
-                inner = " AND ".join(f"r.{_ROW_FILTERS[n]} = ?" for n in filters)
-                where.append(f"EXISTS (SELECT 1 FROM result_rows r WHERE r.run_id = runs.id AND {inner})")
-                params.extend(filters.values())
+            # Runs containing matching rows, answered from the small per-case table.
+            inner, inner_params = [], []
+            for name, value in filters.items():
+                if name == "ok":
+                    inner.append("s.ok_count > 0" if value else "s.ok_count < s.row_count")
+                else:
+                    inner.append(f"s.{_ROW_FILTERS[name]} = ?")
+                    inner_params.append(value)
+            if inner:
+                where.append(f"id IN (SELECT s.run_id FROM result_case_stats s WHERE {' AND '.join(inner)})")
+                params.extend(inner_params)
             where = [w.replace("{alias}run_id", "id") for w in where]
             text = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"
             order = " ORDER BY id"
@@ -107,6 +114,10 @@ def build_sql(query: Query) -> Sql:
             allowed = _ROW_FILTERS if query.table == "rows" else _STATS_FILTERS
             _reject(query.table, [n for n in filters if n not in allowed])
             for name, value in filters.items():
+                if name == "ok":
+                    # A literal, not a parameter, so the partial index on failed rows can serve it.
+                    where.append(f"{{alias}}ok = {1 if value else 0}")
+                    continue
                 where.append(f"{{alias}}{allowed[name]} = ?")
                 params.append(value)
             where = [w.replace("{alias}", "t.") for w in where]

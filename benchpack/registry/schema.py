@@ -51,9 +51,9 @@ CREATE TABLE result_rows (
     repetition INTEGER,
     raw_json TEXT NOT NULL
 );
-CREATE INDEX result_rows_run ON result_rows(run_id, line);
-CREATE INDEX result_rows_pack_case ON result_rows(pack_id, pack_version, case_id);
-CREATE INDEX result_rows_model ON result_rows(model);
+CREATE INDEX result_rows_run ON result_rows(run_id, case_id);
+CREATE INDEX result_rows_pack_case ON result_rows(pack_id, pack_version, case_id, model);
+CREATE INDEX result_rows_model ON result_rows(model, case_id);
 CREATE TABLE result_case_stats (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     pack_id TEXT NOT NULL, pack_version TEXT NOT NULL, case_id TEXT NOT NULL,
@@ -65,6 +65,7 @@ CREATE TABLE result_case_stats (
     PRIMARY KEY (run_id, pack_id, pack_version, case_id, adapter, model)
 );
 CREATE INDEX result_case_stats_case ON result_case_stats(pack_id, pack_version, case_id);
+CREATE INDEX result_case_stats_model ON result_case_stats(model, case_id);
 """
 
 V2_DDL = """
@@ -79,6 +80,7 @@ ALTER TABLE runs ADD COLUMN hardware_class TEXT;
 ALTER TABLE result_rows ADD COLUMN fingerprint TEXT;
 CREATE INDEX result_rows_fingerprint ON result_rows(fingerprint);
 CREATE INDEX result_rows_adapter ON result_rows(adapter);
+CREATE INDEX result_rows_failed ON result_rows(run_id) WHERE ok = 0;
 ALTER TABLE result_case_stats ADD COLUMN median_prompt_tokens REAL;
 ALTER TABLE result_case_stats ADD COLUMN median_cached_prompt_tokens REAL;
 ALTER TABLE result_case_stats ADD COLUMN prompt_token_rows INTEGER NOT NULL DEFAULT 0;
