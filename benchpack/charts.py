@@ -98,16 +98,17 @@ def grouped_bar_chart(
 
 
 def grouped_records_chart(records: Iterable[Sequence], *, title: str, unit: str = "", width: int = 640) -> str:
-    """A grouped chart straight from query rows: `(group, label, value[, low, high])` in display order.
+    """A grouped chart straight from query rows: `(group, label, value[, low, high[, detail]])`.
 
     Consecutive records with the same group form one group, so ORDER BY the group first.
+    `detail` is an extra tooltip line (e.g. the model).
     """
     groups: list[Group] = []
-    for group, label, value, *spread_ in records:
-        low, high = (list(spread_) + [None, None])[:2]
+    for group, label, value, *rest in records:
+        low, high, detail = (list(rest) + [None, None, None])[:3]
         if not groups or groups[-1].label != group:
             groups.append(Group(str(group), []))
-        groups[-1].bars.append(Bar(str(label), value, low, high))
+        groups[-1].bars.append(Bar(str(label), value, low, high, detail=str(detail or "")))
     return grouped_bar_chart(groups, title=title, unit=unit, width=width)
 
 

@@ -195,13 +195,14 @@ def test_it_wraps_a_long_legend_inside_the_chart_width():
 
 def test_it_groups_query_records_in_order():
     root = parse(grouped_records_chart(
-        [("pack · short", "run-a", 10.0, 9.0, 11.0), ("pack · short", "run-b", None), ("pack · long", "run-a", 3.0)],
+        [("pack · short", "run-a", 10.0, 9.0, 11.0, "model-x"), ("pack · short", "run-b", None), ("pack · long", "run-a", 3.0)],
         title="t",
     ))
     assert [g.text for g in root.findall("s:text[@class='bp-group']", NS)] == ["pack · short", "pack · long"]
     labels = [r.find("s:text[@class='bp-label']", NS).text for r in rows(root)]
     assert labels == ["run-a", "run-b", "run-a"]
     assert len(root.findall(".//s:path[@class='bp-whisker']", NS)) == 1
+    assert rows(root)[0].find("s:title", NS).text.endswith("min 9.0, max 11.0\nmodel-x")
 
 
 def test_it_shows_labels_that_fit_in_full():
