@@ -290,7 +290,7 @@ def _bar_row(bar: Bar, y: float, x, lo: float, label_px: int, max_chars: int, va
         parts.append(f'<path class="bp-whisker" d="M{x1} {mid}H{x2}M{x1} {mid - 5}V{mid + 5}M{x2} {mid - 5}V{mid + 5}" '
                      f'stroke="{WHISKER}" stroke-width="1.5" fill="none"/>')
     shown = _with_unit(format_value(bar.value), unit) if is_number(bar.value) else MISSING
-    parts.append(f'<text class="bp-value" x="{value_x + PAD}" y="{mid + 4}" font-variant-numeric="tabular-nums">{_text(shown)}</text>')
+    parts.append(f'<text class="bp-value" x="{value_x + PAD}" y="{mid + 4}" style="font-variant-numeric:tabular-nums">{_text(shown)}</text>')
     parts.append("</g>")
     return "".join(parts)
 
