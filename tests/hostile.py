@@ -1,9 +1,22 @@
-"""Synthetic result directories shaped like the runner's output, for bundle tests."""
+"""Synthetic result directories for bundle tests, and the hostile corpus built from them."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import os
+import shutil
+import stat
+import tarfile
+import warnings
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+from benchpack.archives import ArchiveLimits
+from benchpack.bundle_checks import BundleLimits
 
 REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 
@@ -71,18 +84,6 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
 # and names the check code that must reject it. Bundle cases start from a copy
 # of a valid template bundle (see `template_bundle`) and break one thing.
 
-import hashlib
-import io
-import os
-import shutil
-import stat
-import tarfile
-import zipfile
-from dataclasses import dataclass, field
-from typing import Callable
-
-from benchpack.archives import ArchiveLimits
-from benchpack.bundle_checks import BundleLimits
 
 LABEL = "run-a"
 RUN = f"runs/{LABEL}"
@@ -425,8 +426,6 @@ def _tar(members: list[tarfile.TarInfo | tuple[str, bytes]], compress: str = "gz
 
 def _zip(members: list[zipfile.ZipInfo | tuple[str, bytes]]) -> bytes:
     buffer = io.BytesIO()
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # duplicate names are the point
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

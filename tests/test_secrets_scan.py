@@ -2,8 +2,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from benchpack.secrets_scan import scan_bytes, scan_text
+from benchpack.secrets_scan import _scan_precisely, might_contain_secret, scan_bytes, scan_text
 
 REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 
@@ -81,11 +83,6 @@ def test_it_scans_bytes_that_are_not_utf8():
     data = b"\xff\xfe " + SECRETS["aws-access-key"].encode()
     assert [hit.kind for hit in scan_bytes(data)] == ["aws-access-key"]
 
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from benchpack.secrets_scan import _scan_precisely, might_contain_secret
 
 fragments = st.sampled_from(
     [value for value in SECRETS.values()]
