@@ -79,7 +79,7 @@ def main() -> None:
         sql = build_sql(query)
         unindexed_sql = re.sub(r"(?<![+\w.])((?:\w+\.)?\w+) = \?", r"+\1 = ?", sql.text)
         unindexed = timed(lambda: conn.execute(unindexed_sql, sql.params).fetchall(), repeats=3)
-        plan = explain_plan(conn, query)[0]
+        plan = " / ".join(explain_plan(conn, query))
         print(f"{name:<26} {records:>7} {indexed:>10.1f} {unindexed:>11.1f} {unindexed / indexed:>7.0f}x  {plan}")
 
 

@@ -130,6 +130,9 @@ def test_it_plans_exact_filters_through_indexes(db):
                     {"adapter": "a"}):
         plan = " ".join(explain_plan(conn, Query(filters=filters)))
         assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, (filters, plan)
+    failed = " ".join(explain_plan(conn, Query(filters={"adapter": "a", "ok": 0})))
+    assert "result_rows_failed" in failed
+    assert run_query(conn, Query(filters={"ok": 0})) == []  # the real results have no failed rows
 
 
 def test_it_never_changes_the_database_when_reading(db, tmp_path, capsys):

@@ -124,7 +124,10 @@ def build_sql(query: Query) -> Sql:
             if query.table == "rows":
                 columns = ", ".join(f"t.{c}" for c in ("line", *COLUMNS, "fingerprint"))
                 raw = ", t.raw_json" if query.include_raw else ""
-                text = f"SELECT t.id, runs.label AS run, {columns}{raw} FROM result_rows t JOIN runs ON runs.id = t.run_id"
+                # A failed-rows filter is served by the small partial index, whatever the other filters.
+                hint = " INDEXED BY result_rows_failed" if filters.get("ok") == 0 else ""
+                text = (f"SELECT t.id, runs.label AS run, {columns}{raw} FROM result_rows t{hint}"
+                        " JOIN runs ON runs.id = t.run_id")
                 order = " ORDER BY t.id"
             else:
                 columns = ", ".join(f"t.{c}" for c in _STATS_COLUMNS)
@@ -139,14 +142,12 @@ def build_sql(query: Query) -> Sql:
     return Sql(text, tuple(params))
 
 
-def _to_json_value(name: str, value):
-    if value is None:
-        return None
+def _converter(name: str):
     if name in _BOOLEAN:
-        return bool(value)
+        return lambda v: None if v is None else bool(v)
     if name in ("raw_json", "fingerprint_json"):
-        return json.loads(value)
-    return value
+        return lambda v: None if v is None else json.loads(v)
+    return None
 
 
 def run_query(conn: sqlite3.Connection, query: Query) -> list[dict]:
@@ -154,10 +155,16 @@ def run_query(conn: sqlite3.Connection, query: Query) -> list[dict]:
     cursor = conn.execute(sql.text, sql.params)
     names = [d[0] for d in cursor.description]
     renamed = {"raw_json": "row", "fingerprint_json": "fingerprint_fields"}
-    return [
-        {renamed.get(n, n): _to_json_value(n, v) for n, v in zip(names, record)}
-        for record in cursor
-    ]
+    keys = [renamed.get(n, n) for n in names]
+    # Convert only the few boolean/JSON columns; everything else is already JSON-ready.
+    fixes = [(key, conv) for key, conv in ((k, _converter(n)) for k, n in zip(keys, names)) if conv]
+    records = []
+    for record in cursor:
+        item = dict(zip(keys, record))
+        for key, conv in fixes:
+            item[key] = conv(item[key])
+        records.append(item)
+    return records
 
 
 def explain_plan(conn: sqlite3.Connection, query: Query) -> list[str]:
