@@ -1,0 +1,85 @@
+"""`benchpack run` end to end against a real llama-server: the bundled packs
+produce rows a user can trust (every row ok, token counts complete with their
+source, the server's own timings kept) on a real model, not a script."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchpack.cli import main
+from benchpack.resultdir import load_result_dir
+
+pytestmark = [pytest.mark.real_server, pytest.mark.slow]
+
+
+def run_pack(server, pack_id: str, out) -> list[dict]:
+    code = main(["run", pack_id, "--adapter", "openai-chat", "--model", server.model,
+                 "--endpoint", server.chat_url, "--out", str(out)])
+    rows = load_result_dir(out).rows
+    assert code == 0, [row.get("error") for row in rows]
+    return rows
+
+
+def assert_complete_tokens(row: dict) -> None:
+    tokens = row["tokens"]
+    assert tokens["prompt"] > 0
+    assert tokens["output"] > 0
+    assert isinstance(tokens["cached_prompt"], int)
+    assert 0 <= tokens["cached_prompt"] <= tokens["prompt"]
+    assert tokens["source"] == "usage"
+    backend = row["backend"]
+    # The server's own account of the same request, kept for cross-checks.
+    assert backend["predicted_n"] == tokens["output"]
+    assert backend["prompt_n"] + backend["cache_n"] == tokens["prompt"]
+    assert backend["predicted_per_second"] > 0
+
+
+def response_text(out, row: dict) -> str:
+    payload = json.loads((out / row["raw"]["response_path"]).read_text())
+    return payload["choices"][0]["message"]["content"]
+
+
+def test_it_runs_smoke_chat_with_complete_rows(llama_server, tmp_path):
+    out = tmp_path / "smoke"
+    rows = run_pack(llama_server, "smoke-chat", out)
+
+    assert [row["case"] for row in rows] == ["capital"]
+    row = rows[0]
+    assert row["ok"] is True
+    assert row["model"] == llama_server.model
+    assert_complete_tokens(row)
+    assert row["timing"]["wall_s"] > 0
+    assert row["timing"]["total_tps"] > 0
+    # The score must agree with what the model said; and greedy decoding of
+    # this prompt reliably says "The capital of France is Paris."
+    assert row["scoring"]["mode"] == "contains"
+    assert row["scoring"]["passed"] is ("Paris" in response_text(out, row))
+    assert row["scoring"]["passed"] is True
+    assert (out / "summary.md").is_file()
+
+
+def test_it_runs_runtime_sweep_with_streamed_timings_and_cache_counts(llama_server, tmp_path):
+    out = tmp_path / "sweep"
+    rows = run_pack(llama_server, "runtime-sweep", out)
+
+    assert sorted((row["case"], row["repetition"]) for row in rows) == [
+        (case, rep) for case in ("long", "medium", "short") for rep in (1, 2, 3)]
+    prompts = {}
+    for row in rows:
+        assert row["ok"] is True
+        assert_complete_tokens(row)
+        timing = row["timing"]
+        for key in ("ttft_s", "ttfb_s", "prefill_tps", "decode_tps", "tpot_s"):
+            assert timing[key] is not None and timing[key] > 0, key
+        assert timing["ttft_s"] < timing["wall_s"]
+        # Each case's warmup sent the same prompt just before, so the
+        # server's prompt cache covers (almost) all of it on every measured run.
+        assert row["tokens"]["cached_prompt"] > 0
+        prompts.setdefault(row["case"], set()).add(row["tokens"]["prompt"])
+        assert (out / row["raw"]["response_path"]).is_file()
+    # Same prompt, same tokenizer: the count cannot vary between repetitions.
+    assert all(len(counts) == 1 for counts in prompts.values()), prompts
+    short, medium, long = (prompts[case].pop() for case in ("short", "medium", "long"))
+    assert short < medium < long
