@@ -1,5 +1,8 @@
 import math
+import re
+import shutil
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -234,3 +237,25 @@ def test_it_summarises_each_case_over_ok_rows_only():
     assert [(b.label, b.value, b.low, b.high) for b in bars] == [
         ("short", 20.0, 10.0, 30.0), ("long", 3.0, None, None), ("broken", None, None, None), ("old", None, None, None),
     ]
+
+
+def test_it_charts_every_case_of_the_registry_site_with_spread(tmp_path):
+    from benchpack.registry.importer import RunSource, import_result_dirs
+    from benchpack.registry.schema import open_read_only
+    from benchpack.registry.site import write_site
+
+    real = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
+    names = ["2026-04-29-llama-server-runtime", "2026-04-28-mlx-lm-runtime"]
+    for name in names:
+        shutil.copytree(real / name, tmp_path / name)
+    db = tmp_path / "r.sqlite"
+    import_result_dirs(db, [RunSource(tmp_path / n) for n in names])
+    write_site(open_read_only(db), tmp_path / "site")
+    index = (tmp_path / "site" / "index.html").read_text()
+    (svg,) = re.findall(r"<svg\b.*?</svg>", index, flags=re.S)
+    root = parse(svg)
+    assert [g.text for g in root.findall("s:text[@class='bp-group']", NS)] == [
+        "runtime-sweep 0.1.0 · long", "runtime-sweep 0.1.0 · medium", "runtime-sweep 0.1.0 · short"]
+    tips = [r.find("s:title", NS).text for r in rows(root)]
+    assert len(tips) == 6 and len(root.findall(".//s:path[@class='bp-whisker']", NS)) == 6
+    assert any(t.startswith("2026-04-29-llama-server-runtime: 411.8203 tok/s") for t in tips)

@@ -12,6 +12,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from benchpack import charts
 from benchpack.errors import BenchpackError, Problem
 from benchpack.registry.report import render_registry_report
 
@@ -115,6 +116,23 @@ def agent_wrap_table(conn: sqlite3.Connection) -> str | None:
                    "transcript", "electron ok", "minutes", "notes"], rows)
 
 
+def decode_chart(conn: sqlite3.Connection) -> str:
+    """Median decode tok/s per case and run, min–max over ok rows: the case table at a glance."""
+    records = conn.execute(
+        "SELECT s.pack_id || ' ' || s.pack_version || ' · ' || s.case_id, runs.label,"
+        " s.median_decode_tps, spread.low, spread.high, s.model"
+        " FROM result_case_stats s JOIN runs ON runs.id = s.run_id"
+        " LEFT JOIN (SELECT run_id, pack_id, pack_version, case_id, adapter, model,"
+        "   MIN(decode_tps) AS low, MAX(decode_tps) AS high FROM result_rows"
+        "   WHERE ok = 1 AND decode_tps IS NOT NULL"
+        "   GROUP BY run_id, pack_id, pack_version, case_id, adapter, model HAVING COUNT(*) > 1) spread"
+        " USING (run_id, pack_id, pack_version, case_id, adapter, model)"
+        " ORDER BY s.pack_id, s.pack_version, s.case_id, runs.id"
+    )
+    return charts.grouped_records_chart(records, title="Median decode speed per case (min–max over ok rows)",
+                                        unit="tok/s", width=900)
+
+
 def render_index(conn: sqlite3.Connection, title: str) -> str:
     parts = [
         "<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -124,7 +142,7 @@ def render_index(conn: sqlite3.Connection, title: str) -> str:
         "Medians use ok rows; coverage is how many ok rows reported the token count. A fingerprint with "
         "unknown inputs cannot prove two rows comparable.</p>",
         "<h2>Runs</h2>", runs_table(conn),
-        "<h2>Case metrics</h2>", case_table(conn),
+        "<h2>Case metrics</h2>", decode_chart(conn), case_table(conn),
     ]
     wrap = agent_wrap_table(conn)
     if wrap:
