@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import stat
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Iterator, Optional, Union
+from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Optional, Union
 
 import fastjsonschema
 import jsonschema
@@ -194,17 +194,19 @@ ROW_SCHEMA: dict = {
 # It may only be *stricter* than ROW_SCHEMA: a row it accepts is valid; a row
 # it refuses goes through ROW_SCHEMA for the verdict and the messages
 # (tests/test_bundles_rows.py checks "accepted here => valid there").
+# gc=False: the structs hold no cycles, and tracking tens of thousands of
+# them made the collector, not the decoding, the main cost.
 _NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 _Num = Optional[Annotated[float, msgspec.Meta(ge=0)]]
 _Count = Optional[Annotated[int, msgspec.Meta(ge=0)]]
 
 
-class _Pack(msgspec.Struct):
+class _Pack(msgspec.Struct, gc=False):
     id: _NonEmpty
     version: _NonEmpty
 
 
-class _Timing(msgspec.Struct):
+class _Timing(msgspec.Struct, gc=False):
     wall_s: _Num = None
     ttft_s: _Num = None
     prefill_tps: _Num = None
@@ -215,34 +217,34 @@ class _Timing(msgspec.Struct):
     tpot_s: _Num = None
 
 
-class _Tokens(msgspec.Struct):
+class _Tokens(msgspec.Struct, gc=False):
     prompt: _Count = None
     output: _Count = None
     cached_prompt: _Count = None
     source: Optional[str] = None
 
 
-class _Resources(msgspec.Struct):
+class _Resources(msgspec.Struct, gc=False):
     memory_mb: _Num = None
     gpu_memory_mb: _Num = None
 
 
-class _Scoring(msgspec.Struct):
+class _Scoring(msgspec.Struct, gc=False):
     mode: str
     passed: Optional[bool] = None
     error: Optional[str] = None
 
 
-class _Raw(msgspec.Struct):
+class _Raw(msgspec.Struct, gc=False):
     request_path: Optional[str] = None
     response_path: Optional[str] = None
 
 
-class _Patch(msgspec.Struct):
+class _Patch(msgspec.Struct, gc=False):
     path: Union[str, msgspec.UnsetType] = msgspec.UNSET
 
 
-class _Row(msgspec.Struct, kw_only=True):
+class _Row(msgspec.Struct, kw_only=True, gc=False):
     pack: _Pack
     case: _NonEmpty
     adapter: _NonEmpty
@@ -322,52 +324,107 @@ def describe_schema_error(error: jsonschema.ValidationError) -> str:
 # --- model-call telemetry -------------------------------------------------------
 
 
+# `is_safe_line` as msgspec types, for text that is printable ASCII without
+# backslashes: every string in it then has no control or separator
+# characters, so the per-character test reduces to the length limit. Like the
+# row structs it may only be stricter (an endpoint here has no ':' at all,
+# not just no '://'); tests/test_bundles_model_calls.py keeps
+# "accepted here => safe there".
+_LABEL = Annotated[str, msgspec.Meta(max_length=model_calls.MAX_SAFE_STRING)]
+_SafeText = Optional[_LABEL]
+_SafeCount = Optional[Annotated[int, msgspec.Meta(ge=0)]]
+
+
+class _SafeModelCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    schema_version: Literal[1]
+    sequence: Annotated[int, msgspec.Meta(ge=1)]
+    model: Annotated[str, msgspec.Meta(min_length=1, max_length=model_calls.MAX_SAFE_STRING)]
+    ok: bool
+    started_at: _SafeText = None
+    ended_at: _SafeText = None
+    duration_s: Optional[Annotated[float, msgspec.Meta(ge=0, le=sys.float_info.max)]] = None  # le: 1e999 decodes to inf
+    adapter: _SafeText = None
+    endpoint: Optional[Annotated[str, msgspec.Meta(max_length=model_calls.MAX_SAFE_STRING, pattern=r"\A[^:?@]*\Z")]] = None
+    response_format: _SafeText = None
+    token_budget_field: _SafeText = None
+    finish_reason: _SafeText = None
+    prompt_tokens: _SafeCount = None
+    output_tokens: _SafeCount = None
+    cached_prompt_tokens: _SafeCount = None
+    error: _SafeText = None
+
+
+assert set(_SafeModelCall.__struct_fields__) == model_calls.ALLOWED_FIELDS
+_SAFE_MODEL_CALL = msgspec.json.Decoder(_SafeModelCall)
+_PRINTABLE_ASCII_NO_BACKSLASH = bytes(c for c in range(0x20, 0x7F) if c != ord("\\"))
+
+
+def _printable_ascii_lines(data: bytes) -> bool:
+    """Only printable ASCII, no backslash (so no escapes), and newlines."""
+    return not data.translate(None, _PRINTABLE_ASCII_NO_BACKSLASH + b"\n")
+
+
 def is_safe_model_call_line(line: str) -> bool:
     """One allowlisted telemetry object: the format spec's list, as repo_task.model_calls checks it.
 
     The secret scan is not repeated here; callers scan whole files once.
     """
+    if line.isascii() and line.isprintable() and "\\" not in line:
+        try:
+            _SAFE_MODEL_CALL.decode(line)
+            return True
+        except msgspec.DecodeError:
+            pass
     try:
         record = msgspec.json.decode(line)
     except msgspec.DecodeError:
         return False
-    if line.isascii() and line.isprintable() and "\\" not in line:
-        return _is_safe_printable_ascii_record(record)
     return is_safe_line(record)
 
 
-def _is_safe_printable_ascii_record(record: Any) -> bool:
-    """`is_safe_line` for records whose every string is printable ASCII (no escapes in the line).
+# --- whole-file JSONL decoding ----------------------------------------------------
 
-    Such strings have no control or separator characters, so the
-    per-character test reduces to the length limit; that test is most of
-    the cost. tests/test_bundles_model_calls.py keeps the two verdicts equal.
+# str.splitlines() also breaks lines at these; a file without them has the
+# same lines whether split at every b"\n" or by splitlines().
+_OTHER_LINE_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+_OTHER_LINE_BREAKS_UTF8 = ("\x85", "\u2028", "\u2029")
+
+
+def _object_lines(data: bytes) -> int | None:
+    """How many lines `data` has, when it is one-line `{...}` texts joined by single newlines.
+
+    Then a whole-file decode (which splits values at any whitespace) yields
+    one value per line exactly when it yields this many: a value cannot run
+    on past a line end, since `}` + newline + `{` is not valid inside one,
+    and every line holds at least one. None when `data` is not of that shape
+    (blank lines, CRLF, other line breaks); such files are read line by line.
     """
-    if not isinstance(record, dict) or not model_calls.ALLOWED_FIELDS.issuperset(record):
-        return False
-    version, sequence = record.get("schema_version"), record.get("sequence")
-    if version != 1 or isinstance(version, bool) or not _is_count(sequence, 1) or not isinstance(record.get("ok"), bool):
-        return False
-    model = record.get("model")
-    if not isinstance(model, str) or not 0 < len(model) <= model_calls.MAX_SAFE_STRING:
-        return False
-    for key in (*model_calls.LABEL_FIELDS, "started_at", "ended_at", "error"):
-        value = record.get(key)
-        if value is not None and (not isinstance(value, str) or len(value) > model_calls.MAX_SAFE_STRING):
-            return False
-    endpoint = record.get("endpoint")
-    if isinstance(endpoint, str) and any(marker in endpoint for marker in model_calls.URL_MARKERS):
-        return False
-    duration = record.get("duration_s")
-    if duration is not None and not (
-        isinstance(duration, (int, float)) and not isinstance(duration, bool) and math.isfinite(duration) and duration >= 0
-    ):
-        return False
-    return all(record.get(key) is None or _is_count(record[key], 0) for key in model_calls.TOKEN_FIELDS)
+    body = data[:-1] if data.endswith(b"\n") else data
+    if not (body.startswith(b"{") and body.endswith(b"}")):
+        return None
+    if any(mark in body for mark in _OTHER_LINE_BREAKS):
+        return None
+    if not body.isascii() and any(mark.encode() in body for mark in _OTHER_LINE_BREAKS_UTF8):
+        return None
+    newlines = body.count(b"\n")
+    if body.count(b"}\n{") != newlines:
+        return None
+    return newlines + 1
 
 
-def _is_count(value: Any, minimum: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+def decodes_one_per_line(decoder: msgspec.json.Decoder, data: bytes, limit: int) -> int | None:
+    """The number of lines when every line of `data` decodes with `decoder`, else None.
+
+    None also when there are more than `limit` lines; the caller's line-by-line
+    path then says which line is the problem.
+    """
+    lines = _object_lines(data)
+    if lines is None or lines > limit:
+        return None
+    try:
+        return lines if len(decoder.decode_lines(data)) == lines else None
+    except msgspec.DecodeError:
+        return None
 
 
 # --- the bundle being checked ---------------------------------------------------
@@ -404,6 +461,12 @@ class BundleContext:
             except UnicodeDecodeError:
                 self._text[path] = None
         return self._text[path]
+
+    def is_utf8(self, path: str) -> bool:
+        """Whether the file is UTF-8, without building its text when it is plain ASCII (most are)."""
+        if path in self._text:
+            return self._text[path] is not None
+        return self.read(path).isascii() or self.text(path) is not None
 
     def files_with_role(self, *roles: str) -> list[ListedFile]:
         return [listed for listed in self.files.values() if listed.role in roles]
@@ -620,7 +683,7 @@ def check_hashes(ctx: BundleContext) -> Iterator[Finding]:
 @check("utf8", needs=("limits",), description="every bundled artifact is UTF-8 text")
 def check_utf8(ctx: BundleContext) -> Iterator[Finding]:
     for listed in ctx.files.values():
-        if ctx.text(listed.path) is None:
+        if not ctx.is_utf8(listed.path):
             data = ctx.read(listed.path)
             try:
                 data.decode("utf-8")
@@ -637,6 +700,10 @@ def check_rows(ctx: BundleContext) -> Iterator[Finding]:
     total = 0
     decode = msgspec.json.decode  # strict RFC 8259 (no NaN), ~3x faster than json.loads
     for listed in ctx.files_with_role("run"):
+        whole_file = decodes_one_per_line(_VALID_ROW, ctx.read(listed.path), ctx.limits.max_rows - total)
+        if whole_file is not None:  # the common case: every line a valid row, checked in C in one call
+            total += whole_file
+            continue
         text = ctx.text(listed.path) or ""
         rows_here = 0
         for number, line in enumerate(text.splitlines(), start=1):
@@ -687,6 +754,9 @@ def check_metadata(ctx: BundleContext) -> Iterator[Finding]:
 @check("model-calls", needs=("utf8",), description="model-call logs hold only allowlisted safe telemetry lines")
 def check_model_calls(ctx: BundleContext) -> Iterator[Finding]:
     for listed in ctx.files_with_role("model-calls"):
+        data = ctx.read(listed.path)
+        if _printable_ascii_lines(data) and decodes_one_per_line(_SAFE_MODEL_CALL, data, sys.maxsize) is not None:
+            continue
         for number, line in enumerate((ctx.text(listed.path) or "").splitlines(), start=1):
             if line.strip() and not is_safe_model_call_line(line):
                 yield Finding("model-calls.unsafe", "line is not an allowlisted safe telemetry object", listed.path, number)

@@ -5,7 +5,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchpack.bundle_checks import is_safe_model_call_line
+from benchpack.bundle_checks import _SAFE_MODEL_CALL, _printable_ascii_lines, decodes_one_per_line, is_safe_model_call_line
 from benchpack.repo_task.model_calls import ALLOWED_FIELDS, is_safe_line
 
 strings = st.one_of(
@@ -33,3 +33,32 @@ def test_it_accepts_the_recommended_minimal_line():
 def test_it_refuses_lines_that_are_not_json_objects():
     assert not is_safe_model_call_line("not json")
     assert not is_safe_model_call_line("[1, 2]")
+
+
+def test_it_refuses_an_endpoint_that_looks_like_a_url_or_a_string_with_a_final_newline():
+    base = {"schema_version": 1, "sequence": 1, "model": "m", "ok": True}
+    for unsafe in ({"endpoint": "http://h"}, {"endpoint": "h?x"}, {"endpoint": "u@h"}, {"model": "m\n"}, {"error": "x" * 201}):
+        line = json.dumps({**base, **unsafe})
+        assert not is_safe_model_call_line(line) and not is_safe_line(json.loads(line))
+
+
+def test_it_refuses_a_duration_too_large_to_be_finite():
+    line = '{"schema_version": 1, "sequence": 1, "model": "m", "ok": true, "duration_s": 1e999}'
+    assert not is_safe_model_call_line(line) and not is_safe_line(json.loads(line))
+
+
+_SAFE = json.dumps({"schema_version": 1, "sequence": 1, "model": "m", "ok": True, "endpoint": "local-llama"})
+_FILE_LINES = st.sampled_from([
+    _SAFE, _SAFE, _SAFE[:30], _SAFE[30:], _SAFE + " " + _SAFE, _SAFE + "\r" + _SAFE, "", " ", "{}",
+    json.dumps({"schema_version": 1, "sequence": 1, "model": "m", "ok": True, "error": "a\u2028b"}, ensure_ascii=False),
+    json.dumps({"schema_version": 1, "sequence": 1, "model": "m\tx", "ok": True}).replace("\\t", "\t"),
+])  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=st.lists(_FILE_LINES, max_size=5), final=st.booleans())
+def test_it_only_accepts_a_whole_log_at_once_when_every_line_is_safe(lines, final):
+    data = ("\n".join(lines) + ("\n" if final else "")).encode()
+    if _printable_ascii_lines(data) and decodes_one_per_line(_SAFE_MODEL_CALL, data, limit=100) is not None:
+        parsed = [line for line in data.decode().splitlines() if line.strip()]
+        assert parsed and all(is_safe_line(json.loads(line)) for line in parsed)
