@@ -83,3 +83,28 @@ def test_it_runs_runtime_sweep_with_streamed_timings_and_cache_counts(llama_serv
     assert all(len(counts) == 1 for counts in prompts.values()), prompts
     short, medium, long = (prompts[case].pop() for case in ("short", "medium", "long"))
     assert short < medium < long
+
+
+def test_it_runs_patch_from_failure_through_executor_and_verifier(llama_server, tmp_path):
+    """A 135M model will rarely fix the repository; what a user relies on is
+    that its real answer goes through the fenced-patch executor, patch
+    capture and the verifier, and the row says exactly what happened."""
+    out = tmp_path / "patch"
+    code = main(["run", "patch-from-failure", "--adapter", "openai-chat", "--model", llama_server.model,
+                 "--endpoint", llama_server.chat_url, "--out", str(out)])
+    rows = load_result_dir(out).rows
+    assert code in (0, 1)
+    assert rows
+    for row in rows:
+        assert row["ok"] is True, row.get("error")
+        assert_complete_tokens(row)
+        assert row["repo_task"]["status"] in ("passed", "failed")
+        assert row["scoring"] == {"mode": "verify-script", "passed": row["repo_task"]["status"] == "passed"}
+        for artifact in (row["patch"]["path"], row["task"]["stdout_path"], row["task"]["stderr_path"],
+                         row["verify"]["path"], row["verify"]["stdout_path"], row["verify"]["stderr_path"]):
+            assert (out / artifact).is_file(), artifact
+        verdict = json.loads((out / row["verify"]["path"]).read_text())
+        assert verdict["passed"] is (row["repo_task"]["status"] == "passed")
+        assert verdict["exit_code"] == row["repo_task"]["verify_exit_code"]
+        task_log = (out / row["task"]["stdout_path"]).read_text() + (out / row["task"]["stderr_path"]).read_text()
+        assert task_log.strip(), "the task phase must say what it did with the model's answer"
