@@ -7,7 +7,9 @@ logs), then times, interleaved round by round on the same files:
 - baseline:  read every file, sha256 it, and json.loads every JSON document / JSONL line
              (diffs are only hashed) — the least any honest validator must do.
 
-Reports MB/s of artifact bytes for both and their ratio, per bundle mix.
+Reports MB/s of artifact bytes for both and their ratio, per bundle mix, and
+where validation spends its time: each check run on its own over a fresh
+context, in `CHECKS` order (median seconds over the rounds).
 The target is >= 100 MB/s for validation on the mixed bundle.
 
     uv run python bench/bundle_validate.py [--mb 100] [--rounds 3]
@@ -28,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchpack.bundle_checks import BundleLimits
+from benchpack.bundle_checks import CHECKS, BundleContext, BundleLimits
 from benchpack.bundles import validate_bundle
 
 WORDS = "def return self value total items index count result parse render update token cache prompt model case".split()
@@ -143,11 +145,26 @@ def baseline(root: Path) -> int:
     return total
 
 
+def check_seconds(root: Path, limits: BundleLimits) -> dict[str, float]:
+    """Seconds per check, run the way validate_bundle runs them on a valid bundle."""
+    ctx = BundleContext(root=root, limits=limits)
+    seconds = {}
+    for registered in CHECKS:
+        start = time.perf_counter()
+        findings = list(registered.run(ctx))
+        seconds[registered.name] = time.perf_counter() - start
+        assert not [f for f in findings if f.severity == "error"], findings[:3]
+    return seconds
+
+
 def measure(root: Path, rounds: int) -> dict:
     limits = BundleLimits(max_total_bytes=4 * 1024**3)
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
     timings: dict[str, list[float]] = {"validate": [], "baseline": []}
+    per_check: dict[str, list[float]] = {}
     for _ in range(rounds):
+        for name, seconds in check_seconds(root, limits).items():
+            per_check.setdefault(name, []).append(seconds)
         for name in ("baseline", "validate"):
             start = time.perf_counter()
             if name == "validate":
@@ -159,7 +176,8 @@ def measure(root: Path, rounds: int) -> dict:
     mb = size / 1e6
     medians = {name: statistics.median(values) for name, values in timings.items()}
     return {"mb": mb, "validate": mb / medians["validate"], "baseline": mb / medians["baseline"],
-            "ratio": medians["baseline"] / medians["validate"]}
+            "ratio": medians["baseline"] / medians["validate"],
+            "checks": {name: statistics.median(values) for name, values in per_check.items()}}
 
 
 def main() -> int:
@@ -173,6 +191,7 @@ def main() -> int:
     print("| bundle mix | MB | validate MB/s | baseline MB/s | validate / baseline |")
     print("|---|---|---|---|---|")
     missed = False
+    per_check: dict[str, dict[str, float]] = {}
     for mix in args.mix or list(MIXES):
         root = Path(tempfile.mkdtemp(prefix=f"bench-bundle-{mix}-"))
         try:
@@ -182,6 +201,14 @@ def main() -> int:
             shutil.rmtree(root, ignore_errors=True)
         print(f"| {mix} | {figures['mb']:.0f} | {figures['validate']:.0f} | {figures['baseline']:.0f} | {figures['ratio']:.2f} |", flush=True)
         missed |= mix == "mixed" and figures["validate"] < 100
+        per_check[mix] = figures["checks"]
+    mixes = list(per_check)
+    print(f"\nSeconds per check (median of {args.rounds} rounds, each check run alone):\n")
+    print("| check | " + " | ".join(mixes) + " |")
+    print("|---|" + "---|" * len(mixes))
+    for check in per_check[mixes[0]]:
+        print(f"| {check} | " + " | ".join(f"{per_check[mix][check]:.3f}" for mix in mixes) + " |")
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end", file=sys.stderr)
     return 1 if missed else 0
 
 

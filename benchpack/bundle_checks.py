@@ -382,49 +382,40 @@ def is_safe_model_call_line(line: str) -> bool:
     return is_safe_line(record)
 
 
-# --- whole-file JSONL decoding ----------------------------------------------------
+# --- JSONL decoding straight from the file's bytes ----------------------------
 
-# str.splitlines() also breaks lines at these; a file without them has the
-# same lines whether split at every b"\n" or by splitlines().
-_OTHER_LINE_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
-_OTHER_LINE_BREAKS_UTF8 = ("\x85", "\u2028", "\u2029")
+# Besides "\n", str.splitlines() (the exact path's reading) also breaks lines
+# at \r, \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and U+2029. JSON refuses the
+# raw control characters anywhere, so a line holding one fails to decode here
+# too; \r (JSON whitespace) and the three Unicode breaks (allowed raw inside
+# strings) must be ruled out first.
+_UNICODE_LINE_BREAKS = tuple(mark.encode() for mark in ("\x85", "\u2028", "\u2029"))
 
 
-def _object_lines(data: bytes) -> int | None:
-    """How many lines `data` has, when it is one-line `{...}` texts joined by single newlines.
+def decodes_every_line(decoder: msgspec.json.Decoder, data: bytes, limit: int) -> int | None:
+    """How many lines `data` has, when every one decodes with `decoder`; else None.
 
-    Then a whole-file decode (which splits values at any whitespace) yields
-    one value per line exactly when it yields this many: a value cannot run
-    on past a line end, since `}` + newline + `{` is not valid inside one,
-    and every line holds at least one. None when `data` is not of that shape
-    (blank lines, CRLF, other line breaks); such files are read line by line.
+    None also for blank lines, CRLF, other line breaks and more than `limit`
+    lines: the caller's line-by-line path then says which line is the problem.
+    Each line is decoded from a view of the bytes and dropped at once, which
+    keeps the work in cache (about twice as fast as one whole-file decode).
     """
-    body = data[:-1] if data.endswith(b"\n") else data
-    if not (body.startswith(b"{") and body.endswith(b"}")):
+    if b"\r" in data or (not data.isascii() and any(mark in data for mark in _UNICODE_LINE_BREAKS)):
         return None
-    if any(mark in body for mark in _OTHER_LINE_BREAKS):
-        return None
-    if not body.isascii() and any(mark.encode() in body for mark in _OTHER_LINE_BREAKS_UTF8):
-        return None
-    newlines = body.count(b"\n")
-    if body.count(b"}\n{") != newlines:
-        return None
-    return newlines + 1
-
-
-def decodes_one_per_line(decoder: msgspec.json.Decoder, data: bytes, limit: int) -> int | None:
-    """The number of lines when every line of `data` decodes with `decoder`, else None.
-
-    None also when there are more than `limit` lines; the caller's line-by-line
-    path then says which line is the problem.
-    """
-    lines = _object_lines(data)
-    if lines is None or lines > limit:
-        return None
+    view, find, decode = memoryview(data), data.find, decoder.decode
+    lines = start = 0
+    size = len(data)
     try:
-        return lines if len(decoder.decode_lines(data)) == lines else None
-    except msgspec.DecodeError:
+        while start < size:
+            end = find(b"\n", start)
+            if end < 0:
+                end = size
+            decode(view[start:end])
+            lines += 1
+            start = end + 1
+    except msgspec.DecodeError:  # also a blank line: msgspec refuses empty input
         return None
+    return lines if 0 < lines <= limit else None
 
 
 # --- the bundle being checked ---------------------------------------------------
@@ -700,8 +691,8 @@ def check_rows(ctx: BundleContext) -> Iterator[Finding]:
     total = 0
     decode = msgspec.json.decode  # strict RFC 8259 (no NaN), ~3x faster than json.loads
     for listed in ctx.files_with_role("run"):
-        whole_file = decodes_one_per_line(_VALID_ROW, ctx.read(listed.path), ctx.limits.max_rows - total)
-        if whole_file is not None:  # the common case: every line a valid row, checked in C in one call
+        whole_file = decodes_every_line(_VALID_ROW, ctx.read(listed.path), ctx.limits.max_rows - total)
+        if whole_file is not None:  # the common case: every line a valid row, checked in C
             total += whole_file
             continue
         text = ctx.text(listed.path) or ""
@@ -755,7 +746,7 @@ def check_metadata(ctx: BundleContext) -> Iterator[Finding]:
 def check_model_calls(ctx: BundleContext) -> Iterator[Finding]:
     for listed in ctx.files_with_role("model-calls"):
         data = ctx.read(listed.path)
-        if _printable_ascii_lines(data) and decodes_one_per_line(_SAFE_MODEL_CALL, data, sys.maxsize) is not None:
+        if _printable_ascii_lines(data) and decodes_every_line(_SAFE_MODEL_CALL, data, sys.maxsize) is not None:
             continue
         for number, line in enumerate((ctx.text(listed.path) or "").splitlines(), start=1):
             if line.strip() and not is_safe_model_call_line(line):

@@ -7,7 +7,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchpack.bundle_checks import _ROW_CHECKER, _VALID_ROW, decodes_one_per_line
+from benchpack.bundle_checks import _ROW_CHECKER, _VALID_ROW, decodes_every_line
 from tests.hostile import REAL_RESULTS, row
 
 FIELDS = [
@@ -60,11 +60,12 @@ def test_it_takes_the_fast_path_for_every_real_row():
 
 # Lines that are fine alone, and ways a file can break the one-row-per-line
 # reading: a row split over two lines, two rows on one line, other line breaks
-# (\r, U+2028 inside a string) that str.splitlines() honours, blank lines.
+# (\r, \x1c, U+0085, U+2028 inside a string) that str.splitlines() honours, blank lines.
 _GOOD = json.dumps(row())
 _LINE_FRAGMENTS = st.sampled_from([
     _GOOD, _GOOD, json.dumps(row(case="caf\u00e9\u2028x"), ensure_ascii=False), _GOOD[:40], _GOOD[40:],
-    _GOOD + " " + _GOOD, _GOOD + "\r" + _GOOD, _GOOD + "  ", "", "   ", "{}", '{"ok": true}', "[]",
+    _GOOD + " " + _GOOD, _GOOD + "\r" + _GOOD, _GOOD + "\x1c" + _GOOD, json.dumps(row(case="a\x85b"), ensure_ascii=False),
+    _GOOD + "  ", "", "   ", "{}", '{"ok": true}', "[]",
 ])  # fmt: skip
 
 
@@ -83,12 +84,12 @@ def _exact_row_count(data: bytes) -> int | None:
 @given(lines=st.lists(_LINE_FRAGMENTS, max_size=6), separator=st.sampled_from(["\n", "\r\n"]), final=st.booleans())
 def test_it_only_reads_a_whole_file_at_once_when_every_line_is_a_valid_row(lines, separator, final):
     data = (separator.join(lines) + (separator if final else "")).encode()
-    whole_file = decodes_one_per_line(_VALID_ROW, data, limit=100)
+    whole_file = decodes_every_line(_VALID_ROW, data, limit=100)
     if whole_file is not None:
         assert whole_file == _exact_row_count(data)
 
 
 def test_it_reads_a_plain_run_jsonl_in_one_call():
     data = ("\n".join(json.dumps(row(repetition=n)) for n in range(1, 6)) + "\n").encode()
-    assert decodes_one_per_line(_VALID_ROW, data, limit=100) == 5
-    assert decodes_one_per_line(_VALID_ROW, data, limit=4) is None  # over the limit: the exact path says where
+    assert decodes_every_line(_VALID_ROW, data, limit=100) == 5
+    assert decodes_every_line(_VALID_ROW, data, limit=4) is None  # over the limit: the exact path says where
