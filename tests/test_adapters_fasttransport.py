@@ -3,7 +3,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchpack.adapters.fasttransport import FastHTTPTransport, _chunked, _sized
+from benchpack.adapters.fasttransport import (
+    FastHTTPTransport,
+    _chunked,
+    _ChunkedDecoder,
+    _read_chunked_arrivals,
+    _sized,
+)
 from benchpack.refserver import RefServer
 
 
@@ -84,3 +90,68 @@ def test_it_maps_a_refused_connection_to_httpx_connect_error():
     with httpx.Client(transport=FastHTTPTransport()) as client:
         with pytest.raises(httpx.ConnectError):
             client.get("http://127.0.0.1:9/")
+
+
+class FakeSock:
+    """recv() hands out the scripted wire pieces, then reports a closed peer."""
+
+    def __init__(self, pieces):
+        self.pieces = list(pieces)
+
+    def recv(self, _size):
+        return self.pieces.pop(0) if self.pieces else b""
+
+
+def read_timed(wire_pieces, leftover=b""):
+    conn = FakeConn([])
+    conn.sock, conn.key, conn.buf = FakeSock(wire_pieces), ("h", 1), leftover
+    times, reads = [], []
+    stop = _read_chunked_arrivals(conn, _ChunkedDecoder(), times, reads, float("inf"), b"\x00never")
+    return stop, times, reads, conn
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=st.binary(max_size=300), sizes=st.lists(st.integers(1, 40), max_size=10), extension=st.booleans(),
+       cuts=st.lists(st.integers(0, 10_000), max_size=10), after=st.binary(max_size=8), head_cut=st.integers(0, 30))
+def test_it_times_any_chunked_body_the_same_as_it_decodes_it(body, sizes, extension, cuts, after, head_cut):
+    wire = encode_chunked(body, sizes, extension) + after
+    # Some of the body may already sit in the buffer from reading the response head.
+    leftover, rest = wire[:head_cut], wire[head_cut:]
+    stop, times, reads, conn = read_timed(split(rest, cuts), leftover)
+    assert stop == "end" and b"".join(reads) == body
+    assert len(times) == len(reads) and all(reads) and times == sorted(times)
+    assert conn.buf + b"".join(conn.sock.pieces) == after and conn.complete
+
+
+def test_it_hands_up_one_piece_per_network_read_that_carried_body_bytes():
+    wire = [b"5\r\nhello\r\n", b"3\r\nabc\r\n2\r\nde\r\n", b"1\r", b"\nz\r\n", b"0\r\n\r\n"]
+    stop, times, reads, _ = read_timed(wire)
+    assert reads == [b"hello", b"abcde", b"z"]
+
+
+def test_it_stops_after_a_read_holding_the_urgent_marker_and_can_go_on():
+    conn = FakeConn([])
+    conn.sock, conn.key = FakeSock([b"2\r\nok\r\n", b"5\r\nERROR\r\n", b"1\r\nx\r\n0\r\n\r\n"]), ("h", 1)
+    decoder, times, reads = _ChunkedDecoder(), [], []
+    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf"), b"ERR") == "urgent"
+    assert reads == [b"ok", b"ERROR"]
+    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf"), b"ERR") == "end"
+    assert reads == [b"ok", b"ERROR", b"x"]
+
+
+def test_it_reports_a_peer_that_closes_mid_body_as_a_protocol_error():
+    with pytest.raises(httpx.RemoteProtocolError):
+        read_timed([b"5\r\nhel"])
+
+
+def test_it_turns_an_expired_kernel_read_timeout_into_httpx_read_timeout():
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        transport = FastHTTPTransport()
+        with httpx.Client(transport=transport, timeout=httpx.Timeout(5.0, read=0.2)) as client:
+            # Accepted by the kernel's backlog, never answered.
+            with pytest.raises(httpx.ReadTimeout):
+                client.get(f"http://127.0.0.1:{listener.getsockname()[1]}/")

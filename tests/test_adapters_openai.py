@@ -177,6 +177,50 @@ def test_it_fails_on_a_malformed_event():
     assert not result.ok and result.error.startswith("malformed stream event")
 
 
+def test_it_stops_reading_at_an_error_event_even_if_the_server_keeps_the_stream_open():
+    def pieces():
+        yield sse(delta(content="x"))
+        yield sse({"error": {"message": "out of memory", "code": 500}})
+        raise AssertionError("read past the error event")
+    result = adapter_for(lambda r: httpx.Response(200, content=pieces())).run(req())
+    assert not result.ok and "out of memory" in result.error and result.output_text == "x"
+
+
+def test_it_reports_a_malformed_event_before_a_later_break_of_the_connection():
+    def pieces():
+        yield sse(delta(content="x")) + b"data: {not json\n\n"
+        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+    result = adapter_for(lambda r: httpx.Response(200, content=pieces())).run(req())
+    assert not result.ok and result.error.startswith("malformed stream event") and result.output_text == "x"
+
+
+def test_it_stamps_each_event_with_the_arrival_of_the_read_that_carried_it():
+    reads = [sse(delta(role="assistant")), sse(delta(content="a")), sse(delta(content="b"), delta(content="c")),
+             sse(finish(), {"choices": [], "usage": USAGE}, b"[DONE]")]
+    result, trace = adapter_for(streaming(*reads)).run_traced(req())
+    assert result.ok and result.output_text == "abc" and trace.chunks == 4
+    assert len(trace.content_times) == 3 and trace.content_times[1] == trace.content_times[2]
+    assert trace.content_times[0] <= trace.content_times[1] <= trace.end
+
+
+def test_it_pauses_the_garbage_collector_only_while_the_request_is_on_the_wire():
+    import gc
+
+    seen = []
+
+    def reply(request):
+        seen.append(gc.isenabled())
+        return streaming(sse(delta(content="x"), finish(), b"[DONE]"))(request)
+    assert adapter_for(reply).run(req()).ok
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        adapter_for(reply).run(req())
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("endpoint, url", [
     ("http://h:1/v1/chat/completions", "http://h:1/v1/chat/completions"),
     ("http://h:1/v1", "http://h:1/v1/chat/completions"),

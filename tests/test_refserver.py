@@ -61,7 +61,8 @@ def test_it_records_its_own_send_times_for_each_token(srv):
 
 
 def test_it_streams_reasoning_before_content(srv):
-    srv.configure(responses=[{"reasoning": "let me see", "content": "ok"}])
+    # Tokens 20 ms apart: at 0.5 ms a busy machine can deliver both in one read, with one arrival time.
+    srv.configure(responses=[{"reasoning": "let me see", "content": "ok"}], itl_s=0.02)
     result = chat(srv)
     assert result.reasoning_text == "let me see" and result.output_text == "ok"
     assert result.tokens["output"] == 4

@@ -5,35 +5,66 @@ transport (httpcore + h11, pure-Python framing) costs several times more CPU
 per streamed chunk than the socket read itself, and that cost shows up as
 TTFT/TPOT error on fast local servers. This transport keeps httpx as the
 client API (URLs, headers, timeouts, error types, proxies, mocking) and only
-replaces the wire handling for `http://` URLs: one `recv()` per network read,
-chunked decoding with `bytes.find`, and one body piece handed up per read.
-`https://` requests go to httpx's own transport unchanged.
+replaces the wire handling for `http://` URLs: one `recv()` system call per
+network read, chunked decoding with `bytes.find`, and one body piece handed
+up per read. `https://` requests go to httpx's own transport unchanged.
+
+One system call per read: a Python socket with a timeout is non-blocking
+underneath and does poll() + recv() for every read. Sockets here stay
+blocking and carry their read/write timeouts in the kernel (SO_RCVTIMEO /
+SO_SNDTIMEO), which makes recv() fail with EAGAIN when the timeout passes;
+that becomes httpx.ReadTimeout / WriteTimeout as usual.
+
+Readers that time the body one network read at a time take
+`arrival_reader(response)`: for a chunked body from this transport it is
+one loop around recv(), with none of httpx's per-piece layers in between.
 """
 
 from __future__ import annotations
 
 import select
 import socket
-from typing import Iterator
+import struct
+import time
+from typing import Callable, Iterator
 
 import httpx
 
 _CRLF = b"\r\n"
 _READ = 65536
+perf_counter = time.perf_counter
+
+
+def _timeval(seconds: float | None) -> bytes:
+    if seconds is None:
+        return struct.pack("@ll", 0, 0)  # 0 means no timeout to the kernel
+    whole = int(seconds)
+    micros = int((seconds - whole) * 1e6)
+    if whole <= 0 and micros <= 0:
+        micros = 1  # "don't wait" must not become "wait forever"
+    return struct.pack("@ll", whole, micros)
 
 
 class _Conn:
-    __slots__ = ("sock", "buf", "key")
+    __slots__ = ("sock", "buf", "key", "complete", "_timeouts")
 
     def __init__(self, sock: socket.socket, key: tuple) -> None:
         self.sock = sock
         self.buf = b""
         self.key = key
+        self.complete = False  # the current response body was read to its end
+        self._timeouts: tuple = (None, None)
+
+    def set_timeouts(self, read: float | None, write: float | None) -> None:
+        if (read, write) != self._timeouts:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(read))
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(write))
+            self._timeouts = (read, write)
 
     def recv(self) -> bytes:
         try:
             data = self.sock.recv(_READ)
-        except socket.timeout as exc:
+        except (BlockingIOError, socket.timeout) as exc:  # SO_RCVTIMEO expired
             raise httpx.ReadTimeout(f"timed out reading from {self.key[0]}:{self.key[1]}") from exc
         except OSError as exc:
             raise httpx.ReadError(str(exc)) from exc
@@ -56,32 +87,20 @@ class _Conn:
             pass
 
 
-class _Body(httpx.SyncByteStream):
-    def __init__(self, transport: FastHTTPTransport, conn: _Conn, pieces: Iterator[bytes]) -> None:
-        self._transport = transport
-        self._conn = conn
-        self._pieces = pieces
-        self._complete = False
-        self._reusable = False
+class _ChunkedDecoder:
+    """Transfer-Encoding: chunked, pushed one network read at a time."""
 
-    def __iter__(self) -> Iterator[bytes]:
-        for piece in self._pieces:
-            yield piece
-        self._complete = True
+    __slots__ = ("buf", "remaining", "done")
 
-    def close(self) -> None:
-        if self._complete and self._reusable:
-            self._transport._release(self._conn)
-        else:
-            self._conn.close()
+    def __init__(self) -> None:
+        self.buf = b""  # undecoded bytes; after the end, whatever followed the body
+        self.remaining = -1  # bytes left in the chunk; -1: size line next, -2: CRLF after data, -3: trailers
+        self.done = False
 
-
-def _chunked(conn: _Conn) -> Iterator[bytes]:
-    """Decode Transfer-Encoding: chunked, one yielded piece per network read."""
-    buf = conn.buf
-    conn.buf = b""
-    remaining = -1  # bytes left in the current chunk; -1: expecting a size line
-    while True:
+    def feed(self, data: bytes) -> bytes:
+        """The body bytes `data` completes, b"" if none; sets `done` at the end of the body."""
+        buf = self.buf + data if self.buf else data
+        remaining = self.remaining
         out = []
         while True:
             if remaining > 0:
@@ -93,7 +112,7 @@ def _chunked(conn: _Conn) -> Iterator[bytes]:
                 out.append(piece)
                 if remaining:
                     break
-                remaining = -2  # the CRLF after the chunk data
+                remaining = -2
             if remaining == -2:
                 if len(buf) < 2:
                     break
@@ -104,28 +123,146 @@ def _chunked(conn: _Conn) -> Iterator[bytes]:
             end = buf.find(_CRLF)
             if end < 0:
                 break
+            line, buf = buf[:end], buf[end + 2:]
+            if remaining == -3:  # trailer lines until the empty line
+                if not line:
+                    self.done = True
+                    break
+                continue
             try:
-                size = int(buf[:end].split(b";", 1)[0], 16)
+                remaining = int(line.split(b";", 1)[0], 16)
             except ValueError:
-                raise httpx.RemoteProtocolError(f"malformed chunk size line: {buf[:end][:40]!r}") from None
-            buf = buf[end + 2:]
-            if size == 0:
-                if out:
-                    yield b"".join(out)
-                # Trailer lines until the empty line.
-                while True:
-                    end = buf.find(_CRLF)
-                    while end < 0:
-                        buf += conn.recv()
-                        end = buf.find(_CRLF)
-                    line, buf = buf[:end], buf[end + 2:]
-                    if not line:
-                        conn.buf = buf
-                        return
-            remaining = size
-        if out:
-            yield b"".join(out) if len(out) > 1 else out[0]
-        buf += conn.recv()
+                raise httpx.RemoteProtocolError(f"malformed chunk size line: {line[:40]!r}") from None
+            if remaining == 0:
+                remaining = -3
+        self.buf = buf
+        self.remaining = remaining
+        return (b"".join(out) if len(out) > 1 else out[0]) if out else b""
+
+
+def _chunked(conn: _Conn, decoder: _ChunkedDecoder | None = None) -> Iterator[bytes]:
+    """The chunked body as an iterator, one piece per network read that carried body bytes."""
+    decoder = decoder or _ChunkedDecoder()
+    data, conn.buf = conn.buf, b""
+    while True:
+        if data:
+            piece = decoder.feed(data)
+            if piece:
+                yield piece
+            if decoder.done:
+                conn.buf, conn.complete = decoder.buf, True
+                return
+        data = conn.recv()
+
+
+class _Body(httpx.SyncByteStream):
+    def __init__(self, transport: FastHTTPTransport, conn: _Conn, pieces: Iterator[bytes],
+                 decoder: _ChunkedDecoder | None = None) -> None:
+        self._transport = transport
+        self._conn = conn
+        self._pieces = pieces
+        self._decoder = decoder  # set for a chunked body: read_arrivals then reads it without a generator
+        self._reusable = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._pieces  # the decoder itself: no generator layer per piece
+
+    def read_arrivals(self, times: list[float], reads: list[bytes], deadline: float, urgent: bytes) -> str:
+        if self._decoder is None:
+            return _read_arrivals(self._pieces, times, reads, deadline, urgent)
+        return _read_chunked_arrivals(self._conn, self._decoder, times, reads, deadline, urgent)
+
+    def close(self) -> None:
+        if self._conn.complete and self._reusable:
+            self._transport._release(self._conn)
+        else:
+            self._conn.close()
+
+
+def _read_chunked_arrivals(conn: _Conn, decoder: _ChunkedDecoder, times: list[float], reads: list[bytes],
+                           deadline: float, urgent: bytes) -> str:
+    # The loop that waits on the network, so everything it does per read is
+    # inline: one recv() system call, one clock reading, and for the usual
+    # read (exactly one whole chunk, one server write) one find and one slice.
+    recv = conn.sock.recv
+    data, conn.buf = conn.buf, b""
+    while not decoder.done:
+        if data:
+            now = perf_counter()
+        else:
+            try:
+                data = recv(_READ)
+            except (BlockingIOError, socket.timeout) as exc:  # SO_RCVTIMEO expired
+                raise httpx.ReadTimeout(f"timed out reading from {conn.key[0]}:{conn.key[1]}") from exc
+            except OSError as exc:
+                raise httpx.ReadError(str(exc)) from exc
+            now = perf_counter()
+            if not data:
+                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+        piece = None
+        if decoder.remaining == -1 and not decoder.buf:
+            end = data.find(_CRLF)
+            if end > 0:
+                try:
+                    size = int(data[:end], 16)
+                except ValueError:
+                    size = 0
+                stop = end + 2 + size
+                if size > 0 and len(data) == stop + 2 and data[stop:] == _CRLF:
+                    piece = data[end + 2:stop]
+        if piece is None:
+            piece = decoder.feed(data)
+        data = b""
+        if piece:
+            times.append(now)
+            reads.append(piece)
+            if urgent in piece:
+                return "urgent"
+            if now > deadline:
+                return "deadline"
+    conn.buf, conn.complete = decoder.buf, True
+    return "end"
+
+
+def _read_arrivals(pieces: Iterator[bytes], times: list[float], reads: list[bytes], deadline: float,
+                   urgent: bytes) -> str:
+    for raw in pieces:
+        now = perf_counter()
+        times.append(now)
+        reads.append(raw)
+        if urgent in raw:
+            return "urgent"
+        if now > deadline:
+            return "deadline"
+    return "end"
+
+
+_BODY = "benchpack.body"
+ArrivalReader = Callable[[list, list, float, bytes], str]
+
+
+def arrival_reader(response: httpx.Response) -> ArrivalReader:
+    """A function that reads the body, keeping every network read and the clock reading taken as it returned.
+
+    `reader(times, reads, deadline, urgent)` appends to `times` and `reads`
+    until the body ends ("end"), a read contains `urgent` ("urgent": the
+    caller may parse what it has and call again to go on) or a read arrives
+    after `deadline` ("deadline"). This is the loop that waits on the
+    network, so it does nothing else: parsing happens afterwards, in the
+    same call, where it costs a fraction of what it costs between two waits
+    (docs/measurement.md). Each read's time is its arrival time, exactly as
+    if it had been parsed on the spot.
+
+    Served by this transport with an identity body, the reader is a single
+    loop over recv(); otherwise (mocked, https, compressed) it walks httpx's
+    own iterator.
+    """
+    body = response.extensions.get(_BODY)
+    if body is not None and response.headers.get("content-encoding", "identity") == "identity":
+        return body.read_arrivals
+    pieces = iter(response.iter_raw() if response.headers.get("content-encoding", "identity") == "identity"
+                  else response.iter_bytes())
+    return lambda times, reads, deadline, urgent: _read_arrivals(pieces, times, reads, deadline, urgent)
 
 
 def _sized(conn: _Conn, length: int) -> Iterator[bytes]:
@@ -139,6 +276,7 @@ def _sized(conn: _Conn, length: int) -> Iterator[bytes]:
         length -= len(piece)
         yield piece
     conn.buf = buf
+    conn.complete = True
 
 
 def _until_close(conn: _Conn) -> Iterator[bytes]:
@@ -147,12 +285,10 @@ def _until_close(conn: _Conn) -> Iterator[bytes]:
         conn.buf = b""
     while True:
         try:
-            data = conn.sock.recv(_READ)
-        except socket.timeout as exc:
-            raise httpx.ReadTimeout("timed out reading response body") from exc
-        if not data:
+            yield conn.recv()
+        except httpx.RemoteProtocolError:  # the peer closed: that is this body's end
+            conn.complete = True
             return
-        yield data
 
 
 class FastHTTPTransport(httpx.BaseTransport):
@@ -166,12 +302,12 @@ class FastHTTPTransport(httpx.BaseTransport):
         timeouts = request.extensions.get("timeout", {})
         key = (request.url.host, request.url.port or 80)
         conn = self._acquire(key, timeouts)
+        conn.complete = False
         try:
-            conn.sock.settimeout(timeouts.get("write"))
+            conn.set_timeouts(timeouts.get("read"), timeouts.get("write"))
             conn.sock.sendall(self._serialize(request))
-            conn.sock.settimeout(timeouts.get("read"))
             status, reason, headers, http10 = self._read_head(conn)
-        except socket.timeout as exc:
+        except (BlockingIOError, socket.timeout) as exc:  # SO_SNDTIMEO expired
             conn.close()
             raise httpx.WriteTimeout(str(exc) or "timed out sending request") from exc
         except OSError as exc:
@@ -181,19 +317,22 @@ class FastHTTPTransport(httpx.BaseTransport):
             conn.close()
             raise
         lower = {k.lower(): v for k, v in headers}
+        decoder = None
         keep_alive = not http10 and b"close" not in lower.get(b"connection", b"").lower()
         if request.method == "HEAD" or status in (204, 304) or 100 <= status < 200:
             pieces: Iterator[bytes] = iter(())
+            conn.complete = True
         elif b"chunked" in lower.get(b"transfer-encoding", b"").lower():
-            pieces = _chunked(conn)
+            decoder = _ChunkedDecoder()
+            pieces = _chunked(conn, decoder)
         elif b"content-length" in lower:
             pieces = _sized(conn, int(lower[b"content-length"]))
         else:
             pieces, keep_alive = _until_close(conn), False
-        body = _Body(self, conn, pieces)
+        body = _Body(self, conn, pieces, decoder)
         body._reusable = keep_alive
         return httpx.Response(status, headers=headers, stream=body,
-                              extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason})
+                              extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason, _BODY: body})
 
     def _acquire(self, key: tuple, timeouts: dict) -> _Conn:
         idle = self._idle.get(key) or []
@@ -208,6 +347,7 @@ class FastHTTPTransport(httpx.BaseTransport):
             raise httpx.ConnectTimeout(f"timed out connecting to {key[0]}:{key[1]}") from exc
         except OSError as exc:
             raise httpx.ConnectError(str(exc)) from exc
+        sock.settimeout(None)  # blocking from here on; _Conn.set_timeouts puts the timeouts in the kernel
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return _Conn(sock, key)
 
