@@ -149,11 +149,14 @@ def check_seconds(root: Path, limits: BundleLimits) -> dict[str, float]:
     """Seconds per check, run the way validate_bundle runs them on a valid bundle."""
     ctx = BundleContext(root=root, limits=limits)
     seconds = {}
-    for registered in CHECKS:
-        start = time.perf_counter()
-        findings = list(registered.run(ctx))
-        seconds[registered.name] = time.perf_counter() - start
-        assert not [f for f in findings if f.severity == "error"], findings[:3]
+    try:
+        for registered in CHECKS:
+            start = time.perf_counter()
+            findings = list(registered.run(ctx))
+            seconds[registered.name] = time.perf_counter() - start
+            assert not [f for f in findings if f.severity == "error"], findings[:3]
+    finally:
+        ctx.close()
     return seconds
 
 

@@ -25,6 +25,7 @@ import re
 import stat
 import sys
 import unicodedata
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Optional, Union
@@ -324,14 +325,13 @@ def describe_schema_error(error: jsonschema.ValidationError) -> str:
 # --- model-call telemetry -------------------------------------------------------
 
 
-# `is_safe_line` as msgspec types, for text that is printable ASCII without
-# backslashes: every string in it then has no control or separator
-# characters, so the per-character test reduces to the length limit. Like the
-# row structs it may only be stricter (an endpoint here has no ':' at all,
-# not just no '://'); tests/test_bundles_model_calls.py keeps
-# "accepted here => safe there".
-_LABEL = Annotated[str, msgspec.Meta(max_length=model_calls.MAX_SAFE_STRING)]
-_SafeText = Optional[_LABEL]
+# `is_safe_line` as msgspec types, for plain telemetry text (`_is_plain_text`):
+# printable ASCII without backslashes, so every string in it is spelled out
+# raw and has no control or separator characters; the per-character test
+# reduces to the length limit. And no '?', '@' or '://' anywhere, so no
+# endpoint looks like a URL. Stricter than `is_safe_line`, never looser:
+# tests/test_bundles_model_calls.py keeps "accepted here => safe there".
+_SafeText = Optional[Annotated[str, msgspec.Meta(max_length=model_calls.MAX_SAFE_STRING)]]
 _SafeCount = Optional[Annotated[int, msgspec.Meta(ge=0)]]
 
 
@@ -344,7 +344,7 @@ class _SafeModelCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     ended_at: _SafeText = None
     duration_s: Optional[Annotated[float, msgspec.Meta(ge=0, le=sys.float_info.max)]] = None  # le: 1e999 decodes to inf
     adapter: _SafeText = None
-    endpoint: Optional[Annotated[str, msgspec.Meta(max_length=model_calls.MAX_SAFE_STRING, pattern=r"\A[^:?@]*\Z")]] = None
+    endpoint: _SafeText = None
     response_format: _SafeText = None
     token_budget_field: _SafeText = None
     finish_reason: _SafeText = None
@@ -356,12 +356,13 @@ class _SafeModelCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 assert set(_SafeModelCall.__struct_fields__) == model_calls.ALLOWED_FIELDS
 _SAFE_MODEL_CALL = msgspec.json.Decoder(_SafeModelCall)
-_PRINTABLE_ASCII_NO_BACKSLASH = bytes(c for c in range(0x20, 0x7F) if c != ord("\\"))
+_PLAIN_BYTES = bytes(c for c in range(0x20, 0x7F) if chr(c) not in "\\?@") + b"\n"
+assert all(marker in "?@://" for marker in model_calls.URL_MARKERS)
 
 
-def _printable_ascii_lines(data: bytes) -> bool:
-    """Only printable ASCII, no backslash (so no escapes), and newlines."""
-    return not data.translate(None, _PRINTABLE_ASCII_NO_BACKSLASH + b"\n")
+def _is_plain_text(data: bytes) -> bool:
+    """Printable ASCII and newlines only, without backslash, '?', '@' or '://'."""
+    return not data.translate(None, _PLAIN_BYTES) and b"://" not in data
 
 
 def is_safe_model_call_line(line: str) -> bool:
@@ -369,7 +370,7 @@ def is_safe_model_call_line(line: str) -> bool:
 
     The secret scan is not repeated here; callers scan whole files once.
     """
-    if line.isascii() and line.isprintable() and "\\" not in line:
+    if line.isascii() and _is_plain_text(line.encode()):
         try:
             _SAFE_MODEL_CALL.decode(line)
             return True
@@ -432,17 +433,38 @@ class ListedFile:
 
 @dataclass
 class BundleContext:
+    """The bundle being checked: each file is read once, and every check works from those bytes.
+
+    Reading a file also starts its secret prefilter (one RE2 pass, which
+    runs without the GIL) on a background thread, so it overlaps the row
+    decoding that follows; `close()` stops that thread.
+    """
+
     root: Path
     limits: BundleLimits
     manifest: dict | None = None
     files: dict[str, ListedFile] = field(default_factory=dict)  # only safe, existing, regular files
     _bytes: dict[str, bytes] = field(default_factory=dict)
     _text: dict[str, str | None] = field(default_factory=dict)
+    _prefilter: dict[str, Future[bool]] = field(default_factory=dict)
+    _worker: ThreadPoolExecutor | None = None
 
     def read(self, path: str) -> bytes:
         if path not in self._bytes:
-            self._bytes[path] = _read_no_follow(self.root / path)
+            data = self._bytes[path] = _read_no_follow(self.root / path)
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bundle-secret-prefilter")
+            self._prefilter[path] = self._worker.submit(secrets_scan.might_contain_secret, data)
         return self._bytes[path]
+
+    def might_hold_secret(self, path: str) -> bool:
+        """The secret prefilter's verdict on the file: False means the exact scan would find nothing."""
+        self.read(path)
+        return self._prefilter[path].result()  # re-raises a failure, so the check fails closed
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.shutdown(wait=True, cancel_futures=True)
 
     def text(self, path: str) -> str | None:
         """The file as text, or None when it is not UTF-8."""
@@ -746,7 +768,7 @@ def check_metadata(ctx: BundleContext) -> Iterator[Finding]:
 def check_model_calls(ctx: BundleContext) -> Iterator[Finding]:
     for listed in ctx.files_with_role("model-calls"):
         data = ctx.read(listed.path)
-        if _printable_ascii_lines(data) and decodes_every_line(_SAFE_MODEL_CALL, data, sys.maxsize) is not None:
+        if _is_plain_text(data) and decodes_every_line(_SAFE_MODEL_CALL, data, sys.maxsize) is not None:
             continue
         for number, line in enumerate((ctx.text(listed.path) or "").splitlines(), start=1):
             if line.strip() and not is_safe_model_call_line(line):
@@ -756,6 +778,8 @@ def check_model_calls(ctx: BundleContext) -> Iterator[Finding]:
 @check("secrets", needs=("limits",), description="no bundled file looks like it carries a credential")
 def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
     for path in [MANIFEST_NAME, *ctx.files]:
+        if not ctx.might_hold_secret(path):
+            continue
         hits = secrets_scan.scan_bytes(ctx.read(path))
         for hit in hits:
             yield Finding(f"secret.{hit.kind}", f"possible {hit.description} (value not shown)", path, hit.line)

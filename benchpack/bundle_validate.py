@@ -36,6 +36,15 @@ class ValidationReport:
 
 def validate_bundle(bundle_dir: Path, limits: BundleLimits | None = None) -> ValidationReport:
     ctx = BundleContext(root=Path(bundle_dir), limits=limits or BundleLimits())
+    try:
+        findings, status = _run_checks(ctx)
+    finally:
+        ctx.close()
+    findings = [_redacted(finding) for finding in findings]
+    return ValidationReport(ok=not any(f.severity == "error" for f in findings), findings=findings, checks=status)
+
+
+def _run_checks(ctx: BundleContext) -> tuple[list[Finding], dict[str, str]]:
     findings: list[Finding] = []
     status: dict[str, str] = {}
     for registered in CHECKS:
@@ -56,8 +65,7 @@ def validate_bundle(bundle_dir: Path, limits: BundleLimits | None = None) -> Val
             produced = [Finding("check.internal-error", f"'{registered.name}' check failed unexpectedly ({type(exc).__name__})")]
         findings.extend(produced)
         status[registered.name] = "failed" if any(f.severity == "error" for f in produced) else "passed"
-    findings = [_redacted(finding) for finding in findings]
-    return ValidationReport(ok=not any(f.severity == "error" for f in findings), findings=findings, checks=status)
+    return findings, status
 
 
 def _redacted(finding: Finding) -> Finding:

@@ -5,7 +5,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchpack.bundle_checks import _SAFE_MODEL_CALL, _printable_ascii_lines, decodes_every_line, is_safe_model_call_line
+from benchpack.bundle_checks import _SAFE_MODEL_CALL, _is_plain_text, decodes_every_line, is_safe_model_call_line
 from benchpack.repo_task.model_calls import ALLOWED_FIELDS, is_safe_line
 
 strings = st.one_of(
@@ -59,6 +59,6 @@ _FILE_LINES = st.sampled_from([
 @given(lines=st.lists(_FILE_LINES, max_size=5), final=st.booleans())
 def test_it_only_accepts_a_whole_log_at_once_when_every_line_is_safe(lines, final):
     data = ("\n".join(lines) + ("\n" if final else "")).encode()
-    if _printable_ascii_lines(data) and decodes_every_line(_SAFE_MODEL_CALL, data, limit=100) is not None:
+    if _is_plain_text(data) and decodes_every_line(_SAFE_MODEL_CALL, data, limit=100) is not None:
         parsed = [line for line in data.decode().splitlines() if line.strip()]
         assert parsed and all(is_safe_line(json.loads(line)) for line in parsed)
