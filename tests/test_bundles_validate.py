@@ -1,12 +1,15 @@
 import hashlib
 import json
 import shutil
+import threading
+from types import SimpleNamespace
 
 import pytest
 
 from benchpack.bundle_checks import CHECKS, BundleLimits
 from benchpack.bundles import create_bundle, validate_bundle
 from benchpack.cli import main
+from benchpack.secrets_scan import scan_bytes
 from tests.hostile import REAL_RESULTS, SECRETS, row, write_result_dir
 
 
@@ -136,3 +139,17 @@ def test_it_will_not_pack_an_invalid_bundle(bundle, tmp_path):
     shutil.rmtree(bundle / "runs/run-a/patch")
     assert main(["registry", "bundle", "pack", str(bundle), "--out", str(tmp_path / "b.zip")]) == 1
     assert not (tmp_path / "b.zip").exists()
+
+
+def test_it_fails_closed_when_the_background_secret_prefilter_crashes(bundle, monkeypatch):
+    def broken(data):
+        raise RuntimeError("prefilter bug")
+
+    # Only the validator's prefilter breaks; the report's own redaction still works.
+    monkeypatch.setattr("benchpack.bundle_checks.secrets_scan", SimpleNamespace(might_contain_secret=broken, scan_bytes=scan_bytes))
+    report = validate_bundle(bundle)
+    assert not report.ok
+    assert report.checks["secrets"] == "failed"
+    assert [f.code for f in report.errors] == ["check.internal-error"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("bundle-secret-prefilter")]  # worker stopped
+
