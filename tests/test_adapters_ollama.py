@@ -88,3 +88,20 @@ def test_it_reports_an_unreachable_server():
 @pytest.mark.parametrize("endpoint", ["http://h:11434", "http://h:11434/", "http://h:11434/api/generate"])
 def test_it_accepts_a_base_url_or_the_full_generate_url(endpoint):
     assert generate_url(endpoint) == "http://h:11434/api/generate"
+
+
+def test_it_stops_reading_at_an_error_line_even_if_the_server_keeps_the_stream_open():
+    def pieces():
+        yield ndjson({"response": "par", "done": False})
+        yield ndjson({"error": "out of memory"})
+        raise AssertionError("read past the error line")
+    result = adapter_for(lambda r: httpx.Response(200, content=pieces())).run(req())
+    assert not result.ok and "out of memory" in result.error and result.output_text == "par"
+
+
+def test_it_stamps_each_line_with_the_arrival_of_the_read_that_completed_it():
+    wire = ndjson({"response": "a", "done": False}, {"response": "b", "done": False}, FINAL)
+    cut = wire.index(b"\n") + 5  # the second line arrives split over two reads
+    result, trace = adapter_for(lambda r: httpx.Response(200, content=iter([wire[:cut], wire[cut:]]))).run_traced(req())
+    assert result.ok and result.output_text == "ab" and trace.chunks == 2
+    assert len(trace.content_times) == 2 and trace.content_times[0] <= trace.content_times[1] <= trace.end

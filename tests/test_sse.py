@@ -91,3 +91,43 @@ def test_it_yields_the_same_events_for_every_way_the_bytes_are_split(events, new
     assert split == whole
     assert [e.data for e in whole] == ["\n".join(ev["data"]).encode() for ev in events]
     assert [e.event for e in whole] == [ev["name"] for ev in events]
+
+
+# --- feed_reads: the batch path gives what feed gives, read by read ------------
+
+def feed_each(reads):
+    parser, datas, index = SSEParser(), [], []
+    for i, read in enumerate(reads):
+        for event in parser.feed(read):
+            datas.append(event.data)
+            index.append(i)
+    return datas, index
+
+
+def feed_batches(reads, first):
+    parser = SSEParser()
+    head_datas, head_index = parser.feed_reads(reads[:first])
+    tail_datas, tail_index = parser.feed_reads(reads[first:])
+    return head_datas + tail_datas, list(head_index) + [first + i for i in tail_index]
+
+
+_line = st.text(alphabet=st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(_line, min_size=1, max_size=10), odd=st.lists(st.sampled_from([
+    b": keep-alive\n\n", b"data: two\ndata: lines\n\n", b"data: a\r\n\r\n", b"data: half", b"\n\n",
+    b"event: x\ndata: named\n\n", b"data: a\n\ndata: b\n\n", b"data:nospace\n\n", b"\xef\xbb\xbfdata: bom\n\n"]),
+    max_size=3), positions=st.lists(st.integers(0, 20), max_size=3), first=st.integers(0, 14))
+def test_it_gives_the_same_events_and_reads_in_batches_as_one_read_at_a_time(lines, odd, positions, first):
+    reads = [b"data: " + line.encode() + b"\n\n" for line in lines]  # one event per read, as servers write
+    for piece, pos in zip(odd, positions):
+        reads.insert(pos % (len(reads) + 1), piece)
+    assert feed_batches(reads, min(first, len(reads))) == feed_each(reads)
+
+
+def test_it_splits_a_batch_of_one_event_per_read_by_read():
+    parser = SSEParser()
+    parser.feed(b": hello\n\n")
+    datas, index = parser.feed_reads([b"data: {}\n\n", b"data: x\n\n", b"data: y\n\ndata: [DONE]\n\n"])
+    assert datas == [b"{}", b"x", b"y", b"[DONE]"] and list(index) == [0, 1, 2, 2]

@@ -260,8 +260,7 @@ def arrival_reader(response: httpx.Response) -> ArrivalReader:
     body = response.extensions.get(_BODY)
     if body is not None and response.headers.get("content-encoding", "identity") == "identity":
         return body.read_arrivals
-    pieces = iter(response.iter_raw() if response.headers.get("content-encoding", "identity") == "identity"
-                  else response.iter_bytes())
+    pieces = iter(response.iter_bytes())  # decoded if compressed; an identity body passes through piece by piece
     return lambda times, reads, deadline, urgent: _read_arrivals(pieces, times, reads, deadline, urgent)
 
 

@@ -15,16 +15,19 @@ import time
 from typing import Any
 
 import httpx
+import msgspec
 
 from benchpack.adapters.base import (
     AdapterRequest,
     AdapterResult,
     StreamTrace,
+    collector_paused,
     compute_timing,
     empty_tokens,
     int_or_none,
     rate,
 )
+from benchpack.adapters.fasttransport import arrival_reader
 from benchpack.adapters.transport import (
     STREAM_HEADERS,
     describe_http_error,
@@ -35,6 +38,8 @@ from benchpack.adapters.transport import (
 )
 
 perf_counter = time.perf_counter
+_decode = msgspec.json.Decoder().decode
+_URGENT = b'"error"'  # a read holding this is parsed at once, so an error line ends the read
 _NS = 1_000_000_000
 BACKEND_FIELDS = ("total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
                   "eval_count", "eval_duration", "done_reason")
@@ -106,6 +111,44 @@ class _Generation:
             self.final = obj
 
 
+def _loads(line: bytes) -> Any:
+    try:
+        return _decode(line)
+    except msgspec.DecodeError:  # what json accepts and msgspec refuses (NaN), or a real error to word
+        return json.loads(line)
+
+
+class _Lines:
+    """NDJSON over network reads: lines are parsed in batches, each stamped with its read's arrival time."""
+
+    __slots__ = ("tail", "taken")
+
+    def __init__(self) -> None:
+        self.tail = b""  # a line still waiting for its newline
+        self.taken = 0  # reads parsed so far
+
+    def take(self, times: list[float], reads: list[bytes], gen: _Generation, trace: StreamTrace) -> None:
+        for i in range(self.taken, len(reads)):
+            if gen.error:
+                break
+            data = self.tail + reads[i] if self.tail else reads[i]
+            end = data.rfind(b"\n")
+            if end < 0:
+                self.tail = data
+                continue
+            self.tail = data[end + 1:]
+            for line in data[:end].split(b"\n"):
+                if not line.strip():
+                    continue
+                try:
+                    gen.take(_loads(line), trace, times[i])
+                except ValueError:
+                    gen.error = f"malformed NDJSON line: {line[:120]!r}"
+                if gen.error:
+                    break
+        self.taken = len(reads)
+
+
 class OllamaGenerateAdapter:
     id = "ollama-generate"
 
@@ -131,60 +174,58 @@ class OllamaGenerateAdapter:
         gen = _Generation()
         trace = StreamTrace()
         response_payload: Any = None
-        trace.start = perf_counter()
-        try:
-            with self.client.stream("POST", url, content=json.dumps(body).encode(),
-                                    timeout=request_timeout(request.timeout_s),
-                                    headers={**STREAM_HEADERS, "Content-Type": "application/json"}) as response:
-                trace.first_byte = perf_counter()
-                if response.status_code >= 400:
-                    response_payload = error_body(response.read())
-                    gen.error = describe_http_error(response.status_code, response_payload)
-                elif request.stream:
-                    response_payload = gen.objects
-                    self._read_stream(response, gen, trace, request.timeout_s)
-                else:
-                    raw = response.read()
+        with collector_paused():
+            trace.start = perf_counter()
+            try:
+                with self.client.stream("POST", url, content=json.dumps(body).encode(),
+                                        timeout=request_timeout(request.timeout_s),
+                                        headers={**STREAM_HEADERS, "Content-Type": "application/json"}) as response:
+                    trace.first_byte = perf_counter()
+                    if response.status_code >= 400:
+                        response_payload = error_body(response.read())
+                        gen.error = describe_http_error(response.status_code, response_payload)
+                    elif request.stream:
+                        response_payload = gen.objects
+                        self._read_stream(response, gen, trace, request.timeout_s)
+                    else:
+                        raw = response.read()
+                        trace.end = perf_counter()
+                        response_payload = self._take_whole(raw, gen)
+            except httpx.HTTPError as exc:
+                if trace.end is None:
                     trace.end = perf_counter()
-                    response_payload = self._take_whole(raw, gen)
-        except httpx.HTTPError as exc:
-            trace.end = perf_counter()
-            gen.error = describe_transport_error(exc, url, request.timeout_s, len(gen.objects))
-            if response_payload is None:
-                response_payload = {"error": gen.error}
+                if gen.error is None:  # an earlier malformed or error line is the first thing that went wrong
+                    gen.error = describe_transport_error(exc, url, request.timeout_s, len(gen.objects))
+                if response_payload is None:
+                    response_payload = {"error": gen.error}
         if trace.end is None:
             trace.end = perf_counter()
         return self._result(request, body, response_payload, gen, trace), trace
 
     @staticmethod
     def _read_stream(response: httpx.Response, gen: _Generation, trace: StreamTrace, timeout_s: float) -> None:
-        tail = b""
         deadline = trace.start + timeout_s
-        loads = json.loads
-        for raw in response.iter_bytes():
-            now = perf_counter()
-            trace.chunks += 1
-            data = tail + raw if tail else raw
-            end = data.rfind(b"\n")
-            if end < 0:
-                tail = data
-                continue
-            tail = data[end + 1:]
-            for line in data[:end].split(b"\n"):
-                if not line.strip():
-                    continue
-                try:
-                    gen.take(loads(line), trace, now)
-                except ValueError:
-                    gen.error = f"malformed NDJSON line: {line[:120]!r}"
-                if gen.error:
+        read_arrivals = arrival_reader(response)
+        times: list[float] = []
+        reads: list[bytes] = []
+        lines = _Lines()
+        try:
+            while True:
+                trace.end = None
+                stop = read_arrivals(times, reads, deadline, _URGENT)
+                trace.end = perf_counter()  # reading stopped here; parsing is not part of wall_s
+                lines.take(times, reads, gen, trace)
+                if stop != "urgent" or gen.error:
                     break
-            if gen.error or now > deadline:
-                break
-        trace.end = perf_counter()
+        finally:
+            if trace.end is None:
+                trace.end = perf_counter()
+            trace.chunks = len(reads)
+            lines.take(times, reads, gen, trace)  # the stream broke: keep what did arrive
+        tail = lines.tail
         if not gen.error and tail.strip() and gen.final is None:
             try:
-                gen.take(loads(tail), trace, trace.end)
+                gen.take(_loads(tail), trace, trace.end)
             except ValueError:
                 gen.error = f"malformed NDJSON line: {tail[:120]!r}"
         if gen.error:

@@ -139,23 +139,31 @@ def _take_chunk(obj: Any, state: _Stream, trace: StreamTrace, now: float) -> Non
 def _take_reads(parser: SSEParser, state: _Stream, trace: StreamTrace, times: list[float], reads: list[bytes],
                start: int) -> int:
     """Parse reads[start:], each event stamped with its read's arrival time; returns how many reads are taken."""
-    feed = parser.feed
+    datas, index = parser.feed_reads(reads[start:])
+    json_events = len(datas) - 1 if datas and datas[-1] == _DONE else len(datas)
+    try:
+        objs = list(map(_decode, datas[:json_events]))  # one C-level pass for the usual batch
+    except msgspec.DecodeError:  # NaN or a malformed event somewhere: one at a time below
+        objs = []
     events = state.events
-    for i in range(start, len(reads)):
-        now = times[i]
-        for event in feed(reads[i]):
-            data = event.data
-            if data == _DONE:
-                state.done = True
-                events.append("[DONE]")
-                continue
+    for i, data in enumerate(datas):
+        now = times[start + index[i]]
+        if i < len(objs):
+            obj = objs[i]
+        elif data == _DONE:
+            state.done = True
+            events.append("[DONE]")
+            continue
+        else:
             try:
                 obj = parse_event_data(data)
             except ValueError:
                 state.error = f"malformed stream event: {data[:120]!r}"
-                return len(reads)
-            events.append(obj)
-            _take_chunk(obj, state, trace, now)
+                break
+        events.append(obj)
+        _take_chunk(obj, state, trace, now)
+        if state.error:
+            break
     return len(reads)
 
 
