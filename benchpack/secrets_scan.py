@@ -124,6 +124,13 @@ _TOKENIZED_QUERY = re.compile(
 _COMPILED = tuple((detector, re.compile(detector.pattern)) for detector in _DETECTORS)
 
 
+# Python's `\s` on str: the str.isspace() characters (tests/test_secrets_scan.py
+# keeps this list complete). RE2's `\s` is only [\t\n\f\r ], so a prefilter
+# using it would miss "Bearer<U+2003>token", which the precise scan flags.
+PYTHON_SPACE_CHARACTERS = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+_RE2_SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PYTHON_SPACE_CHARACTERS) + "]"
+
+
 def _build_prefilter():
     try:
         import re2
@@ -137,6 +144,9 @@ def _build_prefilter():
         # (also escaped, also with spaces around the colon).
         r'(?i)(?:' + "|".join(_SECRET_KEY_LAST_WORDS) + r')\\?"\s*:\s*\\?"',
     ]
+    # Every repeated `\s` (outside a character class: inside one it is always
+    # negated, where RE2's narrower `\s` only matches more) as Python's.
+    patterns = [pattern.replace("\\s+", _RE2_SPACE + "+").replace("\\s*", _RE2_SPACE + "*") for pattern in patterns]
     prefilter = re2.Set.SearchSet()
     for pattern in patterns:
         if prefilter.Add(pattern) < 0:

@@ -1,11 +1,12 @@
 import json
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchpack.secrets_scan import _scan_precisely, might_contain_secret, scan_bytes, scan_text
+from benchpack.secrets_scan import PYTHON_SPACE_CHARACTERS, _scan_precisely, might_contain_secret, scan_bytes, scan_text
 
 REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 
@@ -88,6 +89,7 @@ fragments = st.sampled_from(
     [value for value in SECRETS.values()]
     + [value[: len(value) // 2] for value in SECRETS.values()]
     + ['"', '\\"', ":", " ", "\n", "?", "&", "=", "@", "://", "Token", "_key", "api", '": "', "x", "AKIA", "ghp_", "sk-", "bearer ", "\u0130", "\u212a"]
+    + ["Bearer", "basic", "\u2003", "\xa0", "\x0b", "\x1c", "\x85", "\u3000", "abcdefgh12345678"]
 )
 
 
@@ -101,3 +103,13 @@ def test_it_never_lets_the_fast_prefilter_hide_a_secret(parts):
 
 def test_it_clears_ordinary_text_in_the_single_prefilter_pass():
     assert not might_contain_secret('{"endpoint": "http://127.0.0.1:8081/v1/chat/completions", "tokens": {"prompt": 3}}')
+
+
+@pytest.mark.parametrize("space", ["\u2003", "\xa0", "\x0b", "\x1c", "\x85", "\u3000"])
+def test_it_finds_credentials_separated_by_any_whitespace_python_knows(space):
+    for text in ("Authorization: Bearer" + space + "abcDEF123456789xyz", '{"api_key":' + space + '"not-a-real-value-123"}'):
+        assert scan_text(text) and scan_bytes(text.encode())
+
+
+def test_it_knows_every_character_python_calls_whitespace():
+    assert set(PYTHON_SPACE_CHARACTERS) == {c for c in map(chr, range(0x110000)) if re.match(r"\s", c)}
