@@ -155,3 +155,64 @@ def test_it_turns_an_expired_kernel_read_timeout_into_httpx_read_timeout():
             # Accepted by the kernel's backlog, never answered.
             with pytest.raises(httpx.ReadTimeout):
                 client.get(f"http://127.0.0.1:{listener.getsockname()[1]}/")
+
+
+def capture_requests(count):
+    """A one-connection server that records each request head+body and answers with a small SSE stream."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    seen = []
+
+    def serve():
+        conn, _ = listener.accept()
+        with conn, listener:
+            buf = b""
+            for _ in range(count):
+                while b"\r\n\r\n" not in buf:
+                    buf += conn.recv(65536)
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                while len(buf) < length:
+                    buf += conn.recv(65536)
+                seen.append(head + b"\r\n\r\n" + buf[:length])
+                buf = buf[length:]
+                body = b'data: {"choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                             b"\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/v1/chat/completions", seen, thread
+
+
+def test_it_sends_the_same_request_on_the_short_path_as_through_httpx_client():
+    from benchpack.adapters.transport import JSON_STREAM_HEADERS, LeanClient, post_stream
+
+    url, seen, thread = capture_requests(2)
+    client = LeanClient()
+    assert client.can_go_direct(url)
+    with post_stream(client, url, b'{"stream":true}', 5.0) as direct:
+        direct_body = direct.read()
+    with client.stream("POST", url, content=b'{"stream":true}', timeout=5.0, headers=JSON_STREAM_HEADERS) as full:
+        full_body = full.read()
+    thread.join(5)
+    client.close()
+    assert seen[0] == seen[1] and b"POST /v1/chat/completions HTTP/1.1" in seen[0]
+    assert direct_body == full_body and direct.status_code == full.status_code == 200
+
+
+def test_it_takes_the_full_httpx_path_once_the_client_is_no_longer_plain():
+    from benchpack.adapters.transport import LeanClient
+
+    client = LeanClient()
+    assert client.can_go_direct("http://h:1/v1") and not client.can_go_direct("https://h:1/v1")
+    client.cookies.set("session", "x")
+    assert not client.can_go_direct("http://h:1/v1")
+    client = LeanClient()
+    client.headers["Authorization"] = "Bearer k"
+    assert not client.can_go_direct("http://h:1/v1")

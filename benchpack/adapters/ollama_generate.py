@@ -29,12 +29,11 @@ from benchpack.adapters.base import (
 )
 from benchpack.adapters.fasttransport import arrival_reader
 from benchpack.adapters.transport import (
-    STREAM_HEADERS,
     describe_http_error,
     describe_transport_error,
     error_body,
     make_client,
-    request_timeout,
+    post_stream,
 )
 
 perf_counter = time.perf_counter
@@ -177,9 +176,7 @@ class OllamaGenerateAdapter:
         with collector_paused():
             trace.start = perf_counter()
             try:
-                with self.client.stream("POST", url, content=json.dumps(body).encode(),
-                                        timeout=request_timeout(request.timeout_s),
-                                        headers={**STREAM_HEADERS, "Content-Type": "application/json"}) as response:
+                with post_stream(self.client, url, json.dumps(body).encode(), request.timeout_s) as response:
                     trace.first_byte = perf_counter()
                     if response.status_code >= 400:
                         response_payload = error_body(response.read())

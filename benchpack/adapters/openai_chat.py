@@ -33,12 +33,11 @@ from benchpack.adapters.base import (
 from benchpack.adapters.fasttransport import arrival_reader
 from benchpack.adapters.sse import SSEParser
 from benchpack.adapters.transport import (
-    STREAM_HEADERS,
     describe_http_error,
     describe_transport_error,
     error_body,
     make_client,
-    request_timeout,
+    post_stream,
 )
 
 perf_counter = time.perf_counter
@@ -219,8 +218,7 @@ class OpenAIChatAdapter:
         with collector_paused():
             trace.start = perf_counter()
             try:
-                with client.stream("POST", url, content=payload, timeout=request_timeout(request.timeout_s),
-                                   headers={**STREAM_HEADERS, "Content-Type": "application/json"}) as response:
+                with post_stream(client, url, payload, request.timeout_s) as response:
                     trace.first_byte = perf_counter()
                     if response.status_code >= 400:
                         response_payload = error_body(response.read())

@@ -9,7 +9,8 @@ warmed-up real client would not pay either. Plain-http traffic goes through
 from __future__ import annotations
 
 import json
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import httpx
 
@@ -20,8 +21,67 @@ from benchpack.adapters.fasttransport import FastHTTPTransport
 STREAM_HEADERS = {"Accept-Encoding": "identity", "Accept": "text/event-stream, application/x-ndjson, application/json"}
 
 
+JSON_STREAM_HEADERS = {**STREAM_HEADERS, "Content-Type": "application/json"}
+
+
+class LeanClient(httpx.Client):
+    """The adapters' own client: an httpx.Client over FastHTTPTransport, with a short way for the request they time.
+
+    Through `post_stream`, a JSON POST to an http:// URL goes straight to the
+    transport while the client is as `make_client` built it (no cookies
+    stored, no auth, no event hooks, default headers): httpx.Client's
+    request building, auth and redirect flow, cookie extraction and request
+    logging then have nothing to do, and skipping them saves about half a
+    millisecond of CPU per request (docs/measurement.md). The request sent is
+    the same: the client's default headers merged with the adapter's, the
+    same timeouts. Anything else takes the full httpx path.
+    """
+
+    def __init__(self) -> None:
+        self._fast = FastHTTPTransport()
+        super().__init__(transport=self._fast, timeout=httpx.Timeout(600.0), follow_redirects=False)
+        self._default_headers = self.headers.multi_items()
+        self._json_headers = httpx.Headers(self.headers)
+        self._json_headers.update(JSON_STREAM_HEADERS)
+        self._urls: dict[str, httpx.URL] = {}
+
+    def can_go_direct(self, url: str) -> bool:
+        return (url.startswith("http://") and not self.is_closed and not self.cookies and self.auth is None
+                and not any(self.event_hooks.values()) and self.headers.multi_items() == self._default_headers)
+
+    @contextmanager
+    def direct_post(self, url: str, payload: bytes, timeout: httpx.Timeout) -> Iterator[httpx.Response]:
+        parsed = self._urls.get(url)
+        if parsed is None:
+            if len(self._urls) > 64:
+                self._urls.clear()
+            parsed = self._urls[url] = httpx.URL(url)
+        request = httpx.Request("POST", parsed, content=payload, headers=self._json_headers,
+                                extensions={"timeout": timeout.as_dict()})
+        response = self._fast.handle_request(request)
+        response.request = request
+        try:
+            if "set-cookie" in response.headers:  # as httpx.Client would keep them
+                self.cookies.extract_cookies(response)
+            yield response
+        finally:
+            response.close()
+
+
 def make_client() -> httpx.Client:
-    return httpx.Client(transport=FastHTTPTransport(), timeout=httpx.Timeout(600.0), follow_redirects=False)
+    return LeanClient()
+
+
+@contextmanager
+def post_stream(client: httpx.Client, url: str, payload: bytes, timeout_s: float) -> Iterator[httpx.Response]:
+    """POST a JSON body and yield the response with its body not read yet."""
+    timeout = request_timeout(timeout_s)
+    if isinstance(client, LeanClient) and client.can_go_direct(url):
+        with client.direct_post(url, payload, timeout) as response:
+            yield response
+    else:
+        with client.stream("POST", url, content=payload, timeout=timeout, headers=JSON_STREAM_HEADERS) as response:
+            yield response
 
 
 def request_timeout(timeout_s: float) -> httpx.Timeout:
