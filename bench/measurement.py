@@ -31,6 +31,8 @@ def markdown(summaries: dict[str, dict]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests-scale", type=float, default=1.0, help="multiply the THOROUGH sample counts")
+    parser.add_argument("--normal-priority", action="store_true",
+                        help="no real-time priority for the latency phases (see selftest.measure)")
     args = parser.parse_args()
     plan = selftest.THOROUGH
     plan = replace(plan, ttft_requests=int(plan.ttft_requests * args.requests_scale),
@@ -44,12 +46,14 @@ def main() -> int:
         if done[0] % 50 == 0:
             print(f"  {done[0]}/{total} requests", file=sys.stderr)
 
-    figures = selftest.measure(plan, step)
+    notes: list[str] = []
+    load_before = os.getloadavg()[0]
+    figures = selftest.measure(plan, step, announce=notes.append, isolated=not args.normal_priority)
     summaries = {name: fig.summary() for name, fig in figures.items()}
     print(f"Python {platform.python_version()}, {platform.system()} {platform.release()}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
+          f"{os.cpu_count()} CPUs, load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after; "
           f"{plan.ttft_requests} TTFT requests, {plan.slow_requests}×{plan.slow_tokens} tokens @ 10 ms, "
-          f"{plan.fast_requests}×{plan.fast_tokens} tokens @ 0.5 ms per client.\n")
+          f"{plan.fast_requests}×{plan.fast_tokens} tokens @ 0.5 ms per client; {'; '.join(notes)}.\n")
     print(markdown(summaries))
     print()
     for check in selftest.verdict(summaries):

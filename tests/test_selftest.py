@@ -56,9 +56,22 @@ def test_it_flags_rows_the_tiny_pack_run_got_wrong():
 @pytest.mark.slow
 def test_it_measures_every_figure_for_every_client_against_the_reference_server():
     plan = Plan(ttft_requests=3, slow_requests=1, slow_tokens=5, fast_requests=1, fast_tokens=20)
-    result = selftest.measure(plan)
+    notes = []
+    result = selftest.measure(plan, announce=notes.append, isolated=False)
+    assert notes == ["every phase at normal priority"]
     assert set(result) == set(selftest.CLIENTS)
     for fig in result.values():
         summary = fig.summary()
         assert all(value is not None for value in summary.values()), summary
         assert len(fig.ttft_overhead_s) == 3
+
+
+def test_it_raises_and_restores_scheduling_priority_or_says_it_could_not():
+    import os
+
+    if selftest.realtime_priority([0], True):
+        try:
+            assert os.sched_getscheduler(0) == os.SCHED_FIFO
+        finally:
+            assert selftest.realtime_priority([0], False)
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
