@@ -127,7 +127,11 @@ _COMPILED = tuple((detector, re.compile(detector.pattern)) for detector in _DETE
 # Python's `\s` on str: the str.isspace() characters (tests/test_secrets_scan.py
 # keeps this list complete). RE2's `\s` is only [\t\n\f\r ], so a prefilter
 # using it would miss "Bearer<U+2003>token", which the precise scan flags.
-PYTHON_SPACE_CHARACTERS = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+PYTHON_SPACE_CHARACTERS = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
 _RE2_SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PYTHON_SPACE_CHARACTERS) + "]"
 
 
