@@ -246,3 +246,21 @@ def test_it_accepts_integral_float_token_counts_that_the_fast_path_refuses(tmp_p
     db = tmp_path / "r.sqlite"
     import_result_dirs(db, [RunSource(run)])
     assert run_query(open_read_only(db), Query())[0]["prompt_tokens"] == 12
+
+
+def test_it_stores_absent_fields_as_null_and_leaves_them_out_of_medians(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    bare = {"pack": {"id": "p", "version": "1"}, "case": "c", "adapter": "a", "model": "m", "ok": True}
+    full = {**bare, "timing": {"wall_s": 2.0}, "tokens": {"prompt": 7}, "scoring": {"mode": "contains", "passed": True}}
+    (run / "run.jsonl").write_text(json.dumps(bare) + "\n" + json.dumps(full) + "\n")
+    db = tmp_path / "r.sqlite"
+    import_result_dirs(db, [RunSource(run)])
+    conn = open_read_only(db)
+    first = run_query(conn, Query())[0]
+    assert all(first[c] is None for c in ("endpoint", "error", "wall_s", "tpot_s", "prompt_tokens", "token_source",
+                                          "scoring_mode", "scoring_passed", "repo_task_status", "repetition"))
+    assert conn.execute("SELECT count(*) FROM result_rows WHERE wall_s IS NULL AND error IS NULL").fetchone() == (1,)
+    stats = run_query(conn, Query(table="case-stats"))[0]
+    assert (stats["row_count"], stats["scored_count"], stats["passed_count"]) == (2, 1, 1)
+    assert stats["median_wall_s"] == 2.0 and stats["median_prompt_tokens"] == 7 and stats["prompt_token_rows"] == 1

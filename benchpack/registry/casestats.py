@@ -3,6 +3,7 @@
 Medians are over successful rows only (a failed request has no meaningful
 timing). Prompt/cache "coverage" is how many successful rows reported the
 token count at all: a cache median over 1 of 5 rows is a caveat, not a fact.
+A NaN counts as not reported, as it does in SQLite (which stores it as NULL).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class CaseStatsBuilder:
         if group is None:
             group = self._groups[key] = [0, 0, 0, []]
         group[0] += 1
-        if passed is not None:
+        if passed is not None and passed == passed:  # NaN != NaN
             group[1] += 1
             group[2] += passed
         if ok:
@@ -52,7 +53,7 @@ class CaseStatsBuilder:
         out = []
         for key, (rows, scored, passed, ok_metrics) in self._groups.items():
             series = {
-                name: [m[i] for m in ok_metrics if m[i] is not None] for i, name in enumerate(METRICS)
+                name: [m[i] for m in ok_metrics if m[i] is not None and m[i] == m[i]] for i, name in enumerate(METRICS)
             }
             out.append(CaseStats(
                 key=key, row_count=rows, ok_count=len(ok_metrics), scored_count=scored, passed_count=passed,

@@ -25,7 +25,7 @@ from benchpack.errors import BenchpackError, Problem
 from benchpack.run_metadata import validate_run_metadata
 from benchpack.registry import fingerprint as fp
 from benchpack.registry.casestats import METRICS, CaseStatsBuilder
-from benchpack.registry.rows import COLUMNS, BadRow, FastPathMiss, decode_row, normalize_row
+from benchpack.registry.rows import COLUMNS, BadRow, FastPathMiss, decode_sql_row, normalize_row
 from benchpack.registry.schema import metadata_anchors, open_for_write, transaction
 
 RUN_FILE = "run.jsonl"
@@ -163,7 +163,7 @@ class _RunImporter:
             if not text or text.isspace():
                 continue
             try:
-                values = decode_row(text)
+                values = decode_sql_row(text)
             except FastPathMiss:
                 values = self._slow_row(number, text)
                 if values is None:
@@ -315,7 +315,8 @@ def tune_for_bulk_write(conn: sqlite3.Connection) -> None:
     # rollback journal (not WAL) keeps the file a single self-contained artifact.
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute("PRAGMA cache_size = -262144")  # 256 MiB
+    # Big enough that a million-row import never spills dirty pages mid-transaction.
+    conn.execute("PRAGMA cache_size = -1048576")  # 1 GiB, allocated only as pages are used
 
 
 def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[ImportSummary]:

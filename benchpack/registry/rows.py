@@ -129,6 +129,11 @@ def normalize_row(row: dict) -> tuple:
 # through json.loads + normalize_row, which either accepts it (e.g. a token
 # count written as 3.0, NaN) or names every bad field.
 
+# SQLite stores a bound NaN as NULL, and sqlite3 binds a float several times
+# faster than None (None takes the adapter lookup). Absent fields decode
+# straight to this constant, so the insert path pays nothing for them.
+SQL_NULL = float("nan")
+
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
@@ -138,21 +143,21 @@ class _Pack(msgspec.Struct):
 
 
 class _Timing(msgspec.Struct):
-    wall_s: float | None = None
-    ttft_s: float | None = None
-    prefill_tps: float | None = None
-    decode_tps: float | None = None
-    total_tps: float | None = None
-    ttfb_s: float | None = None
-    ttft_any_s: float | None = None
-    tpot_s: float | None = None
+    wall_s: float | None = SQL_NULL
+    ttft_s: float | None = SQL_NULL
+    prefill_tps: float | None = SQL_NULL
+    decode_tps: float | None = SQL_NULL
+    total_tps: float | None = SQL_NULL
+    ttfb_s: float | None = SQL_NULL
+    ttft_any_s: float | None = SQL_NULL
+    tpot_s: float | None = SQL_NULL
 
 
 class _Tokens(msgspec.Struct):
-    prompt: int | None = None
-    output: int | None = None
-    cached_prompt: int | None = None
-    source: NonEmpty | None = None
+    prompt: int | None = SQL_NULL
+    output: int | None = SQL_NULL
+    cached_prompt: int | None = SQL_NULL
+    source: NonEmpty | None = SQL_NULL
 
 
 class _Scoring(msgspec.Struct):
@@ -161,8 +166,8 @@ class _Scoring(msgspec.Struct):
 
 
 class _RepoTask(msgspec.Struct):
-    status: NonEmpty | None = None
-    verify_exit_code: int | None = None
+    status: NonEmpty | None = SQL_NULL
+    verify_exit_code: int | None = SQL_NULL
 
 
 class _Row(msgspec.Struct):
@@ -171,13 +176,13 @@ class _Row(msgspec.Struct):
     adapter: NonEmpty
     model: NonEmpty
     ok: bool
-    endpoint: NonEmpty | None = None
-    error: str | None = None
+    endpoint: NonEmpty | None = SQL_NULL
+    error: str | None = SQL_NULL
     timing: _Timing | None = None
     tokens: _Tokens | None = None
     scoring: _Scoring | None = None
     repo_task: _RepoTask | None = None
-    repetition: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    repetition: Annotated[int, msgspec.Meta(ge=1)] | None = SQL_NULL
 
 
 _decode = msgspec.json.Decoder(_Row).decode
@@ -187,17 +192,25 @@ _NO_REPO_TASK = _RepoTask()
 FastPathMiss = (msgspec.ValidationError, msgspec.DecodeError)
 
 
-def decode_row(text: str) -> tuple:
-    """`normalize_row(json.loads(text))` for a valid row; raises FastPathMiss otherwise."""
+def decode_sql_row(text: str) -> tuple:
+    """Registry columns of a valid row, nulls as None or SQL_NULL; raises FastPathMiss otherwise."""
     r = _decode(text)
     t = r.timing or _NO_TIMING
     k = r.tokens or _NO_TOKENS
     s = r.scoring
     rt = r.repo_task or _NO_REPO_TASK
-    passed = None if s is None or s.passed is None else int(s.passed)
+    if s is None:
+        mode = passed = SQL_NULL
+    else:
+        mode, passed = s.mode, SQL_NULL if s.passed is None else int(s.passed)
     return (
         r.pack.id, r.pack.version, r.case, r.adapter, r.model, r.endpoint, int(r.ok), r.error,
         t.wall_s, t.ttft_s, t.prefill_tps, t.decode_tps, t.total_tps, t.ttfb_s, t.ttft_any_s, t.tpot_s,
         k.prompt, k.output, k.cached_prompt, k.source,
-        None if s is None else s.mode, passed, rt.status, rt.verify_exit_code, r.repetition,
+        mode, passed, rt.status, rt.verify_exit_code, r.repetition,
     )
+
+
+def decode_row(text: str) -> tuple:
+    """`normalize_row(json.loads(text))` for a valid row; raises FastPathMiss otherwise."""
+    return tuple(None if v is SQL_NULL else v for v in decode_sql_row(text))
