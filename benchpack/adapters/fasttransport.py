@@ -183,13 +183,16 @@ def _read_chunked_arrivals(conn: _Conn, decoder: _ChunkedDecoder, times: list[fl
                            deadline: float, urgent: bytes) -> str:
     # The loop that waits on the network, so everything it does per read is
     # inline: one recv() system call, one clock reading, and for the usual
-    # read (exactly one whole chunk, one server write) one find and one slice.
+    # read (exactly one whole chunk, one server write) a find, an int() and
+    # a slice. Anything else goes through the decoder.
     recv = conn.sock.recv
+    add_time = times.append
+    add_read = reads.append
+    boundary = decoder.remaining == -1 and not decoder.buf  # between chunks, nothing carried over
     data, conn.buf = conn.buf, b""
-    while not decoder.done:
-        if data:
-            now = perf_counter()
-        else:
+    now = perf_counter()
+    while True:
+        if not data:
             try:
                 data = recv(_READ)
             except (BlockingIOError, socket.timeout) as exc:  # SO_RCVTIMEO expired
@@ -199,29 +202,36 @@ def _read_chunked_arrivals(conn: _Conn, decoder: _ChunkedDecoder, times: list[fl
             now = perf_counter()
             if not data:
                 raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
-        piece = None
-        if decoder.remaining == -1 and not decoder.buf:
+        if boundary and data.endswith(_CRLF):
             end = data.find(_CRLF)
-            if end > 0:
-                try:
-                    size = int(data[:end], 16)
-                except ValueError:
-                    size = 0
-                stop = end + 2 + size
-                if size > 0 and len(data) == stop + 2 and data[stop:] == _CRLF:
-                    piece = data[end + 2:stop]
-        if piece is None:
-            piece = decoder.feed(data)
+            try:
+                size = int(data[:end], 16) if end > 0 else 0
+            except ValueError:
+                size = 0
+            if size > 0 and len(data) == end + 4 + size:
+                piece = data[end + 2:-2]
+                data = b""
+                add_time(now)
+                add_read(piece)
+                if urgent in piece:
+                    return "urgent"
+                if now > deadline:
+                    return "deadline"
+                continue
+        piece = decoder.feed(data)
         data = b""
+        boundary = decoder.remaining == -1 and not decoder.buf
         if piece:
-            times.append(now)
-            reads.append(piece)
+            add_time(now)
+            add_read(piece)
+        if decoder.done:
+            conn.buf, conn.complete = decoder.buf, True
+            return "end"
+        if piece:
             if urgent in piece:
                 return "urgent"
             if now > deadline:
                 return "deadline"
-    conn.buf, conn.complete = decoder.buf, True
-    return "end"
 
 
 def _read_arrivals(pieces: Iterator[bytes], times: list[float], reads: list[bytes], deadline: float,
