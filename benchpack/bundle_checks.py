@@ -589,6 +589,7 @@ def check_paths(ctx: BundleContext) -> Iterator[Finding]:
     assert ctx.manifest is not None
     seen: dict[str, str] = {}
     labels: dict[str, int] = {}
+    real_directories: set[str] = set()  # parents already seen to be directories, not symlinks
     for run_index, run in enumerate(ctx.manifest["runs"]):
         where = f"runs[{run_index}]"
         if run["label"] in labels:
@@ -618,20 +619,21 @@ def check_paths(ctx: BundleContext) -> Iterator[Finding]:
                 yield Finding("path.duplicate", f"{entry_where}.path is listed more than once (ignoring case)", MANIFEST_NAME)
                 continue
             seen[folded] = full
-            finding = _file_state(ctx.root, full)
+            finding = _file_state(ctx.root, full, real_directories)
             if finding:
                 yield finding
                 continue
             ctx.files[full] = ListedFile(full, entry["role"], entry["sha256"], entry["bytes"], run_index)
 
 
-def _file_state(root: Path, relative: str) -> Finding | None:
-    current = root
+def _file_state(root: Path, relative: str, real_directories: set[str]) -> Finding | None:
     parts = relative.split("/")
-    for depth, part in enumerate(parts):
-        current = current / part
+    for depth in range(len(parts)):
+        prefix = "/".join(parts[: depth + 1])
+        if prefix in real_directories:
+            continue
         try:
-            mode = os.lstat(current).st_mode
+            mode = os.lstat(os.path.join(root, prefix)).st_mode
         except FileNotFoundError:
             return Finding("path.missing", "listed file is missing from the bundle", relative)
         except OSError:
@@ -643,6 +645,8 @@ def _file_state(root: Path, relative: str) -> Finding | None:
             return Finding("path.not-regular", "listed path is not a regular file", relative)
         if not last and not stat.S_ISDIR(mode):
             return Finding("path.missing", "a parent of the listed path is not a directory", relative)
+        if not last:
+            real_directories.add(prefix)
     return None
 
 
@@ -663,24 +667,30 @@ def check_limits(ctx: BundleContext) -> Iterator[Finding]:
 @check("unlisted", needs=("paths",), description="the bundle holds nothing the manifest does not list")
 def check_unlisted(ctx: BundleContext) -> Iterator[Finding]:
     budget = ctx.limits.max_files + 100  # stop walking a directory tree built to exhaust us
-    for directory, dirnames, filenames in os.walk(ctx.root, followlinks=False):
-        dirnames.sort()
-        for name in sorted(dirnames + filenames):
+    pending = [""]  # bundle-relative directories still to list, depth first in name order
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(os.path.join(ctx.root, directory)) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            continue  # as os.walk: a directory that cannot be listed holds nothing we could read
+        subdirectories = []
+        for entry in entries:
             budget -= 1
             if budget < 0:
                 yield Finding("limit.file-count", f"more than {ctx.limits.max_files} entries in the bundle")
                 return
-            full = Path(directory, name)
-            relative = full.relative_to(ctx.root).as_posix()
-            mode = os.lstat(full).st_mode
-            if stat.S_ISLNK(mode):
+            relative = f"{directory}/{entry.name}" if directory else entry.name
+            if entry.is_symlink():
                 yield Finding("path.symlink", "the bundle contains a symlink", relative)
-            elif stat.S_ISDIR(mode):
-                continue
-            elif not stat.S_ISREG(mode):
+            elif entry.is_dir(follow_symlinks=False):
+                subdirectories.append(relative)
+            elif not entry.is_file(follow_symlinks=False):
                 yield Finding("path.not-regular", "the bundle contains a device, socket or FIFO", relative)
             elif relative != MANIFEST_NAME and relative not in ctx.files:
                 yield Finding("file.unlisted", "file is not listed in the manifest", relative)
+        pending.extend(reversed(subdirectories))
 
 
 @check("hashes", needs=("limits",), description="every listed file has the listed byte count and sha256")
