@@ -93,3 +93,11 @@ def test_it_reads_a_plain_run_jsonl_in_one_call():
     data = ("\n".join(json.dumps(row(repetition=n)) for n in range(1, 6)) + "\n").encode()
     assert decodes_every_line(_VALID_ROW, data, limit=100) == 5
     assert decodes_every_line(_VALID_ROW, data, limit=4) is None  # over the limit: the exact path says where
+
+
+def test_it_reads_every_real_run_jsonl_on_the_fast_path():
+    files = sorted(REAL_RESULTS.glob("*/run.jsonl"))
+    assert files
+    for path in files:
+        data = path.read_bytes()
+        assert decodes_every_line(_VALID_ROW, data, limit=10**6) == len(data.splitlines())
