@@ -16,6 +16,7 @@ client CPU is part of what the runner promises to keep small.
 
 from __future__ import annotations
 
+import re
 from itertools import repeat
 from typing import NamedTuple, Sequence
 
@@ -24,11 +25,33 @@ _CR = b"\r"
 _BOM = b"\xef\xbb\xbf"
 
 
-def _one_event_each(reads: list[bytes]) -> bool:
-    # Each read ends in a blank line and holds no other LF, no CR, and starts
-    # with "data: ": exactly one single-line data event per read.
-    return (all(map(bytes.endswith, reads, repeat(b"\n\n"))) and all(map(bytes.startswith, reads, repeat(b"data: ")))
-            and sum(map(bytes.count, reads, repeat(_LF))) == 2 * len(reads) and not any(map(bytes.__contains__, reads, repeat(_CR))))
+def _whole_data_events(reads: list[bytes], first: int) -> tuple[list[bytes], list[int]] | None:
+    """When the reads hold only whole single-line `data: ` events: their data and the read each came from.
+
+    Reads are numbered from `first`. Every step is one C-level call over
+    the whole batch; only reads holding several events are visited one by one.
+    """
+    if not all(map(bytes.endswith, reads, repeat(b"\n\n"))):
+        return None
+    counts = list(map(bytes.count, reads, repeat(b"\n\n")))
+    events = sum(counts)
+    joined = b"".join(reads)
+    # Every LF belongs to a blank-line pair and every pair but the last is
+    # followed by "data: ": the reads are whole events of one data line
+    # each, and a read ends where an event ends.
+    if (joined.count(_LF) != 2 * events or not joined.startswith(b"data: ")
+            or joined.count(b"\n\ndata: ") != events - 1 or _CR in joined):
+        return None
+    index = list(range(first, first + len(reads)))
+    if events != len(reads):
+        several = [j for j, n in enumerate(counts) if n != 1] if max(counts) > 255 else \
+            [m.start() for m in _NOT_ONE.finditer(bytes(counts))]
+        for j in reversed(several):  # from the back, so earlier positions stay put
+            index[j:j + 1] = [first + j] * counts[j]
+    return joined[6:-2].split(b"\n\ndata: "), index
+
+
+_NOT_ONE = re.compile(rb"[^\x01]")
 
 
 class SSEEvent(NamedTuple):
@@ -75,29 +98,32 @@ class SSEParser:
         """Feed many reads at once: the data of every event they complete, and for each the index of its read.
 
         For readers that keep only `data` (event names and ids are tracked
-        but not returned). When every read is exactly one `data: ` event with
-        LF line ends, as streaming servers write them, the whole batch is
-        checked and split by a handful of C-level calls instead of one
-        Python-level pass per read; otherwise it is the same as `feed` per
-        read. A last read that differs (servers often end with several
-        events in one write) goes through `feed` on its own.
+        but not returned). When the reads hold only whole single-line
+        `data: ` events with LF line ends, as streaming servers write them,
+        the batch is checked and split by a handful of C-level calls instead
+        of one Python-level pass per read; otherwise it is the same as
+        `feed` per read. The stream's first read, which settles the parser
+        state, always goes through `feed`.
         """
         datas: list[bytes] = []
         index: list[int] = []
-        done = 0
-        if self._clean:
-            for count in (len(reads), len(reads) - 1):
-                if count > 0 and _one_event_each(reads[:count]):
-                    joined = b"".join(reads[:count])
-                    datas = joined[6:-2].split(b"\n\ndata: ")
-                    index = list(range(count))
-                    done = count
-                    break
-        for i in range(done, len(reads)):
-            for event in self.feed(reads[i]):
-                datas.append(event.data)
-                index.append(i)
+        i = 0
+        while i < len(reads) and not self._clean:  # the stream's first read(s): BOM check, state to settle
+            self._feed_one(reads[i], i, datas, index)
+            i += 1
+        bulk = _whole_data_events(reads[i:], i) if len(reads) - i > 1 else None
+        if bulk is not None:
+            datas += bulk[0]
+            index += bulk[1]
+            i = len(reads)
+        for j in range(i, len(reads)):
+            self._feed_one(reads[j], j, datas, index)
         return datas, index
+
+    def _feed_one(self, read: bytes, i: int, datas: list[bytes], index: list[int]) -> None:
+        for event in self.feed(read):
+            datas.append(event.data)
+            index.append(i)
 
     def _feed(self, chunk: bytes) -> list[SSEEvent]:
         if self._skip_lf:
