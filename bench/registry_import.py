@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from benchpack.registry.importer import ROW_INSERT, RunSource, import_result_dirs, tune_for_bulk_write
-from benchpack.registry.rows import normalize_row
+from benchpack.registry.rows import decode_sql_row
 from benchpack.registry.schema import open_for_write, transaction
 
 HARDWARE = {"hostname": "bench", "platform": "linux", "cpu_model": "AMD Ryzen 9 7950X 16-Core Processor",
@@ -72,11 +72,12 @@ def write_result_dir(path: Path, count: int, seed: int = 7, **shape) -> Path:
 
 
 def baseline_tuples(run_file: Path) -> list[tuple]:
+    """The parameter tuples the importer binds for these rows (same decoder, same NULL encoding)."""
     tuples = []
     with run_file.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             text = line.rstrip("\n")
-            tuples.append((1, number, *normalize_row(json.loads(text)), text, "0" * 64))
+            tuples.append((1, number, *decode_sql_row(text), text, "0" * 64))
     return tuples
 
 

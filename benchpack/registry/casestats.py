@@ -9,6 +9,10 @@ A NaN counts as not reported, as it does in SQLite (which stores it as NULL).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from itertools import filterfalse
+from math import isnan
+from operator import is_not
 from statistics import median as _median
 
 # Index of each metric in the tuples passed to `add`.
@@ -16,8 +20,16 @@ METRICS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "output
            "prompt_tokens", "cached_prompt_tokens")
 
 
+_is_not_none = partial(is_not, None)
+
+
 def median(values: list) -> float | None:
     return float(_median(values)) if values else None
+
+
+def _reported(column) -> list:
+    """The values that are neither None nor NaN, filtered in C (this runs over every ok row)."""
+    return list(filterfalse(isnan, filter(_is_not_none, column)))
 
 
 @dataclass(frozen=True)
@@ -52,9 +64,8 @@ class CaseStatsBuilder:
     def build(self) -> list[CaseStats]:
         out = []
         for key, (rows, scored, passed, ok_metrics) in self._groups.items():
-            series = {
-                name: [m[i] for m in ok_metrics if m[i] is not None and m[i] == m[i]] for i, name in enumerate(METRICS)
-            }
+            columns = zip(*ok_metrics) if ok_metrics else [()] * len(METRICS)
+            series = {name: _reported(column) for name, column in zip(METRICS, columns)}
             out.append(CaseStats(
                 key=key, row_count=rows, ok_count=len(ok_metrics), scored_count=scored, passed_count=passed,
                 medians={name: median(values) for name, values in series.items()},
