@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from benchpack.adapters.fasttransport import (
     FastHTTPTransport,
+    _Conn,
     _chunked,
     _ChunkedDecoder,
     _read_chunked_arrivals,
@@ -93,20 +94,28 @@ def test_it_maps_a_refused_connection_to_httpx_connect_error():
 
 
 class FakeSock:
-    """recv() hands out the scripted wire pieces, then reports a closed peer."""
+    """recv() hands out the scripted wire pieces; None, or running out, is a quiet kernel tick."""
 
     def __init__(self, pieces):
         self.pieces = list(pieces)
 
     def recv(self, _size):
-        return self.pieces.pop(0) if self.pieces else b""
+        piece = self.pieces.pop(0) if self.pieces else None
+        if piece is None:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return piece
+
+
+def timed_conn(wire_pieces, leftover=b"", read_timeout=10.0):
+    conn = _Conn(FakeSock(wire_pieces), ("h", 1))
+    conn.buf, conn.read_timeout = leftover, read_timeout
+    return conn
 
 
 def read_timed(wire_pieces, leftover=b""):
-    conn = FakeConn([])
-    conn.sock, conn.key, conn.buf = FakeSock(wire_pieces), ("h", 1), leftover
+    conn = timed_conn(wire_pieces, leftover)
     times, reads = [], []
-    stop = _read_chunked_arrivals(conn, _ChunkedDecoder(), times, reads, float("inf"), b"\x00never")
+    stop = _read_chunked_arrivals(conn, _ChunkedDecoder(), times, reads, float("inf"))
     return stop, times, reads, conn
 
 
@@ -129,19 +138,27 @@ def test_it_hands_up_one_piece_per_network_read_that_carried_body_bytes():
     assert reads == [b"hello", b"abcde", b"z"]
 
 
-def test_it_stops_after_a_read_holding_the_urgent_marker_and_can_go_on():
-    conn = FakeConn([])
-    conn.sock, conn.key = FakeSock([b"2\r\nok\r\n", b"5\r\nERROR\r\n", b"1\r\nx\r\n0\r\n\r\n"]), ("h", 1)
+def test_it_pauses_when_the_stream_goes_quiet_and_can_go_on():
+    conn = timed_conn([b"2\r\nok\r\n", None, None, b"1\r\nx\r\n0\r\n\r\n"])
     decoder, times, reads = _ChunkedDecoder(), [], []
-    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf"), b"ERR") == "urgent"
-    assert reads == [b"ok", b"ERROR"]
-    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf"), b"ERR") == "end"
-    assert reads == [b"ok", b"ERROR", b"x"]
+    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf")) == "pause"
+    assert reads == [b"ok"]
+    # Another quiet tick with nothing new is no reason to pause again.
+    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf")) == "end"
+    assert reads == [b"ok", b"x"] and conn.complete
+
+
+def test_it_times_out_a_stream_quiet_for_longer_than_the_read_timeout_and_keeps_what_arrived():
+    conn = timed_conn([b"2\r\nok\r\n", None, None, None], read_timeout=0.0)
+    times, reads = [], []
+    with pytest.raises(httpx.ReadTimeout):
+        _read_chunked_arrivals(conn, _ChunkedDecoder(), times, reads, float("inf"))
+    assert reads == [b"ok"]
 
 
 def test_it_reports_a_peer_that_closes_mid_body_as_a_protocol_error():
     with pytest.raises(httpx.RemoteProtocolError):
-        read_timed([b"5\r\nhel"])
+        read_timed([b"5\r\nhel", b""])
 
 
 def test_it_turns_an_expired_kernel_read_timeout_into_httpx_read_timeout():

@@ -257,3 +257,29 @@ def test_it_knows_both_adapters_and_rejects_others():
     assert {get_adapter(i).id for i in ADAPTER_IDS} == set(ADAPTER_IDS)
     with pytest.raises(ConfigError, match="unknown adapter 'vllm'"):
         get_adapter("vllm")
+
+
+def test_it_stops_at_an_error_event_over_a_real_connection_the_server_keeps_open():
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    release = threading.Event()
+
+    def serve():
+        conn, _ = listener.accept()
+        with conn, listener:
+            conn.recv(65536)
+            events = sse(delta(content="x"), {"error": {"message": "out of memory"}})
+            conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(events), events))
+            release.wait(60)  # and then says nothing more
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    result = OpenAIChatAdapter().run(req(endpoint=f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_s=60))
+    still_open = server.is_alive()  # it returned while the server was still holding the stream open
+    release.set()
+    assert not result.ok and "out of memory" in result.error and result.output_text == "x"
+    assert still_open

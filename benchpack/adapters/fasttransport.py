@@ -45,29 +45,50 @@ def _timeval(seconds: float | None) -> bytes:
     return struct.pack("@ll", whole, micros)
 
 
+# The kernel read timeout is at most this long; the request's own read
+# timeout is kept in user space on top of it. A quiet stream thus wakes the
+# reader now and then, which lets the timed loop hand what it has to the
+# parser (see _read_chunked_arrivals) without looking at every read itself.
+QUIET_TICK_S = 0.25
+
+
 class _Conn:
-    __slots__ = ("sock", "buf", "key", "complete", "_timeouts")
+    __slots__ = ("sock", "buf", "key", "complete", "read_timeout", "_timeouts")
 
     def __init__(self, sock: socket.socket, key: tuple) -> None:
         self.sock = sock
         self.buf = b""
         self.key = key
         self.complete = False  # the current response body was read to its end
+        self.read_timeout: float | None = None
         self._timeouts: tuple = (None, None)
 
     def set_timeouts(self, read: float | None, write: float | None) -> None:
+        self.read_timeout = read
         if (read, write) != self._timeouts:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(read))
+            tick = QUIET_TICK_S if read is None else min(read, QUIET_TICK_S)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(tick))
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(write))
             self._timeouts = (read, write)
 
+    def check_quiet(self, quiet_since: float | None, now: float) -> float:
+        """A kernel tick passed without data: ReadTimeout once the read timeout is used up; else when the quiet began."""
+        if quiet_since is None:
+            quiet_since = now - min(QUIET_TICK_S, self.read_timeout or QUIET_TICK_S)
+        if self.read_timeout is not None and now - quiet_since >= self.read_timeout:
+            raise httpx.ReadTimeout(f"timed out reading from {self.key[0]}:{self.key[1]}")
+        return quiet_since
+
     def recv(self) -> bytes:
-        try:
-            data = self.sock.recv(_READ)
-        except (BlockingIOError, socket.timeout) as exc:  # SO_RCVTIMEO expired
-            raise httpx.ReadTimeout(f"timed out reading from {self.key[0]}:{self.key[1]}") from exc
-        except OSError as exc:
-            raise httpx.ReadError(str(exc)) from exc
+        quiet_since = None
+        while True:
+            try:
+                data = self.sock.recv(_READ)
+                break
+            except (BlockingIOError, socket.timeout):  # SO_RCVTIMEO tick
+                quiet_since = self.check_quiet(quiet_since, perf_counter())
+            except OSError as exc:
+                raise httpx.ReadError(str(exc)) from exc
         if not data:
             raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
         return data
@@ -140,6 +161,35 @@ class _ChunkedDecoder:
         return (b"".join(out) if len(out) > 1 else out[0]) if out else b""
 
 
+    def decode_reads(self, wire_times: list[float], wire: list[bytes], times: list[float],
+                     reads: list[bytes]) -> None:
+        """Decode network reads in a batch: each read's body bytes, with its time, go to `times`/`reads`.
+
+        Consumes `wire_times`/`wire`. A read that is exactly one whole chunk
+        (one server write, the usual case) takes a find, an int() and a slice.
+        """
+        for now, data in zip(wire_times, wire):
+            if self.done:  # bytes after the body belong to the next response
+                self.buf += data
+                continue
+            piece = None
+            if self.remaining == -1 and not self.buf and data.endswith(_CRLF):
+                end = data.find(_CRLF)
+                try:
+                    size = int(data[:end], 16) if end > 0 else 0
+                except ValueError:
+                    size = 0
+                if size > 0 and len(data) == end + 4 + size:
+                    piece = data[end + 2:-2]
+            if piece is None:
+                piece = self.feed(data)
+            if piece:
+                times.append(now)
+                reads.append(piece)
+        wire_times.clear()
+        wire.clear()
+
+
 def _chunked(conn: _Conn, decoder: _ChunkedDecoder | None = None) -> Iterator[bytes]:
     """The chunked body as an iterator, one piece per network read that carried body bytes."""
     decoder = decoder or _ChunkedDecoder()
@@ -167,10 +217,10 @@ class _Body(httpx.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         return self._pieces  # the decoder itself: no generator layer per piece
 
-    def read_arrivals(self, times: list[float], reads: list[bytes], deadline: float, urgent: bytes) -> str:
+    def read_arrivals(self, times: list[float], reads: list[bytes], deadline: float) -> str:
         if self._decoder is None:
-            return _read_arrivals(self._pieces, times, reads, deadline, urgent)
-        return _read_chunked_arrivals(self._conn, self._decoder, times, reads, deadline, urgent)
+            return _read_arrivals(self._pieces, times, reads, deadline)
+        return _read_chunked_arrivals(self._conn, self._decoder, times, reads, deadline)
 
     def close(self) -> None:
         if self._conn.complete and self._reusable:
@@ -180,98 +230,97 @@ class _Body(httpx.SyncByteStream):
 
 
 def _read_chunked_arrivals(conn: _Conn, decoder: _ChunkedDecoder, times: list[float], reads: list[bytes],
-                           deadline: float, urgent: bytes) -> str:
-    # The loop that waits on the network, so everything it does per read is
-    # inline: one recv() system call, one clock reading, and for the usual
-    # read (exactly one whole chunk, one server write) a find, an int() and
-    # a slice. Anything else goes through the decoder.
+                           deadline: float) -> str:
+    # The loop that waits on the network. Per read it does one recv() system
+    # call, one clock reading, two appends and two cheap checks, nothing
+    # more: on this kind of machine each further piece of code touched
+    # between two waits costs microseconds (docs/measurement.md). The
+    # chunked framing is decoded afterwards, in a batch: when a read may end
+    # the body, when the stream goes quiet for a kernel tick, at the
+    # deadline, or when the read fails (what arrived is still handed up).
     recv = conn.sock.recv
-    add_time = times.append
-    add_read = reads.append
-    boundary = decoder.remaining == -1 and not decoder.buf  # between chunks, nothing carried over
-    data, conn.buf = conn.buf, b""
-    now = perf_counter()
-    while True:
-        if not data:
+    wire_times: list[float] = []
+    wire: list[bytes] = []
+    add_time = wire_times.append
+    add = wire.append
+    if conn.buf:  # what came with the response head
+        add_time(perf_counter())
+        add(conn.buf)
+        conn.buf = b""
+    quiet_since = None
+    handed = len(reads)
+    try:
+        while True:
             try:
                 data = recv(_READ)
-            except (BlockingIOError, socket.timeout) as exc:  # SO_RCVTIMEO expired
-                raise httpx.ReadTimeout(f"timed out reading from {conn.key[0]}:{conn.key[1]}") from exc
+            except (BlockingIOError, socket.timeout):  # SO_RCVTIMEO tick: the stream is quiet
+                now = perf_counter()
+                quiet_since = conn.check_quiet(quiet_since, now)
+                if now > deadline:
+                    return "deadline"
+                decoder.decode_reads(wire_times, wire, times, reads)
+                if decoder.done:
+                    conn.buf, conn.complete = decoder.buf, True
+                    return "end"
+                if len(reads) > handed:
+                    return "pause"
+                continue
             except OSError as exc:
                 raise httpx.ReadError(str(exc)) from exc
             now = perf_counter()
             if not data:
                 raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
-        if boundary and data.endswith(_CRLF):
-            end = data.find(_CRLF)
-            try:
-                size = int(data[:end], 16) if end > 0 else 0
-            except ValueError:
-                size = 0
-            if size > 0 and len(data) == end + 4 + size:
-                piece = data[end + 2:-2]
-                data = b""
-                add_time(now)
-                add_read(piece)
-                if urgent in piece:
-                    return "urgent"
-                if now > deadline:
-                    return "deadline"
-                continue
-        piece = decoder.feed(data)
-        data = b""
-        boundary = decoder.remaining == -1 and not decoder.buf
-        if piece:
+            quiet_since = None
             add_time(now)
-            add_read(piece)
-        if decoder.done:
-            conn.buf, conn.complete = decoder.buf, True
-            return "end"
-        if piece:
-            if urgent in piece:
-                return "urgent"
+            add(data)
+            if data.endswith(b"\r\n\r\n"):  # the body's last chunk ends so (and some others do)
+                decoder.decode_reads(wire_times, wire, times, reads)
+                if decoder.done:
+                    conn.buf, conn.complete = decoder.buf, True
+                    return "end"
             if now > deadline:
                 return "deadline"
+    finally:
+        decoder.decode_reads(wire_times, wire, times, reads)
 
 
-def _read_arrivals(pieces: Iterator[bytes], times: list[float], reads: list[bytes], deadline: float,
-                   urgent: bytes) -> str:
+def _read_arrivals(pieces: Iterator[bytes], times: list[float], reads: list[bytes], deadline: float) -> str:
+    # Any other body (mocked, https, compressed): pause after every read, so
+    # the caller parses as it goes.
     for raw in pieces:
         now = perf_counter()
         times.append(now)
         reads.append(raw)
-        if urgent in raw:
-            return "urgent"
-        if now > deadline:
-            return "deadline"
+        return "deadline" if now > deadline else "pause"
     return "end"
 
 
 _BODY = "benchpack.body"
-ArrivalReader = Callable[[list, list, float, bytes], str]
+ArrivalReader = Callable[[list, list, float], str]
 
 
 def arrival_reader(response: httpx.Response) -> ArrivalReader:
     """A function that reads the body, keeping every network read and the clock reading taken as it returned.
 
-    `reader(times, reads, deadline, urgent)` appends to `times` and `reads`
-    until the body ends ("end"), a read contains `urgent` ("urgent": the
-    caller may parse what it has and call again to go on) or a read arrives
-    after `deadline` ("deadline"). This is the loop that waits on the
-    network, so it does nothing else: parsing happens afterwards, in the
-    same call, where it costs a fraction of what it costs between two waits
-    (docs/measurement.md). Each read's time is its arrival time, exactly as
-    if it had been parsed on the spot.
+    `reader(times, reads, deadline)` appends body pieces and their arrival
+    times until the body ends ("end"), the clock passes `deadline`
+    ("deadline"), or it is a good moment to parse what arrived ("pause"):
+    the caller parses, and calls again to go on. Parsing thus happens
+    outside the loop that waits on the network, where it costs a fraction
+    of what it costs between two waits (docs/measurement.md); each piece's
+    time is the arrival of the network read that carried it, exactly as if
+    it had been parsed on the spot.
 
-    Served by this transport with an identity body, the reader is a single
-    loop over recv(); otherwise (mocked, https, compressed) it walks httpx's
-    own iterator.
+    Served by this transport with an identity chunked body, the reader is
+    one tight loop over recv() that pauses when the stream goes quiet for
+    QUIET_TICK_S; otherwise (mocked, https, compressed) it walks httpx's own
+    iterator and pauses after every read.
     """
     body = response.extensions.get(_BODY)
     if body is not None and response.headers.get("content-encoding", "identity") == "identity":
         return body.read_arrivals
     pieces = iter(response.iter_bytes())  # decoded if compressed; an identity body passes through piece by piece
-    return lambda times, reads, deadline, urgent: _read_arrivals(pieces, times, reads, deadline, urgent)
+    return lambda times, reads, deadline: _read_arrivals(pieces, times, reads, deadline)
 
 
 def _sized(conn: _Conn, length: int) -> Iterator[bytes]:

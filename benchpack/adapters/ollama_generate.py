@@ -38,7 +38,6 @@ from benchpack.adapters.transport import (
 
 perf_counter = time.perf_counter
 _decode = msgspec.json.Decoder().decode
-_URGENT = b'"error"'  # a read holding this is parsed at once, so an error line ends the read
 _NS = 1_000_000_000
 BACKEND_FIELDS = ("total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
                   "eval_count", "eval_duration", "done_reason")
@@ -209,10 +208,10 @@ class OllamaGenerateAdapter:
         try:
             while True:
                 trace.end = None
-                stop = read_arrivals(times, reads, deadline, _URGENT)
+                stop = read_arrivals(times, reads, deadline)
                 trace.end = perf_counter()  # reading stopped here; parsing is not part of wall_s
                 lines.take(times, reads, gen, trace)
-                if stop != "urgent" or gen.error:
+                if stop != "pause" or gen.error:
                     break
         finally:
             if trace.end is None:

@@ -42,7 +42,6 @@ from benchpack.adapters.transport import (
 
 perf_counter = time.perf_counter
 _DONE = b"[DONE]"
-_URGENT = b'"error"'  # a read holding this is parsed at once, so an error event ends the read
 _decode = msgspec.json.Decoder().decode
 
 
@@ -252,10 +251,10 @@ class OpenAIChatAdapter:
         try:
             while True:
                 trace.end = None
-                stop = read_arrivals(times, reads, deadline, _URGENT)
+                stop = read_arrivals(times, reads, deadline)
                 trace.end = perf_counter()  # reading stopped here; parsing is not part of wall_s
                 taken = _take_reads(parser, state, trace, times, reads, taken)
-                if stop != "urgent" or state.error:
+                if stop != "pause" or state.error:
                     break
         finally:
             if trace.end is None:
