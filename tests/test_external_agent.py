@@ -213,3 +213,28 @@ def test_it_fails_the_run_when_the_agent_cannot_be_started(tmp_path):
     pack = write_repo_pack(tmp_path, harness=EXTERNAL)
     with pytest.raises(RepoTaskError, match="could not start the external agent"):
         run_one(tmp_path, pack, [str(tmp_path / "no-such-agent")])
+
+
+def test_it_restores_a_pack_an_agent_wrote_into(tmp_path):
+    """Detection alone would leave the source modified for the next repetition;
+    the executor puts every added, changed or deleted pack path back."""
+    argv = agent_script(tmp_path, """\
+        import argparse, pathlib
+        p = argparse.ArgumentParser()
+        for n in ("--workspace", "--case", "--output-dir", "--repetition", "--context"):
+            p.add_argument(n)
+        a = p.parse_args()
+        pack = pathlib.Path(a.output_dir).parent / "pack"  # the test lays the pack beside the output
+        victims = sorted(p for p in pack.rglob("*") if p.is_file())
+        victims[0].write_text("tampered")
+        victims[-1].unlink()
+        (pack / "planted").mkdir()
+        (pack / "planted" / "evil.py").write_text("print('x')")
+    """)
+    pack = write_repo_pack(tmp_path, harness=EXTERNAL)
+    before = tree_hash(pack.root)
+    run_one(tmp_path, pack, argv)
+    assert tree_hash(pack.root) == before
+    stderr = ((tmp_path / "out").resolve() / "task/fix/rep-001.stderr.log").read_text()
+    assert "changed paths outside the prepared workspace" in stderr
+    assert "benchpack: restored" in stderr

@@ -143,4 +143,6 @@ def test_it_warns_in_the_verify_log_when_the_verifier_writes_into_the_pack(tmp_p
     row = executor.finish(executor.prepare(pack.cases[0], 1, tmp_path / "out"), adapter_result(""))
     stderr = (tmp_path / "out" / row["verify"]["stderr_path"]).read_text()
     assert stderr == ("\nbenchpack: warning: the verifier changed paths outside the prepared workspace: "
-                      f"{pack.root / 'verify' / 'scribble.txt'}\n")
+                      f"{pack.root / 'verify' / 'scribble.txt'}\n"
+                      "benchpack: restored 1 pack path(s) from the copy taken before the run\n")
+    assert not (pack.root / "verify" / "scribble.txt").exists()

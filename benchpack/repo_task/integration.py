@@ -24,7 +24,7 @@ from benchpack.repo_task.executors import (
     run_fenced_patch,
     task_paths,
 )
-from benchpack.repo_task.guard import OutsideWriteGuard, describe_changes
+from benchpack.repo_task.guard import OutsideWriteGuard, PackRestorer, describe_changes
 from benchpack.repo_task.model_calls import summarize_model_calls
 from benchpack.repo_task.patch import capture_patch
 from benchpack.repo_task.session import WorkspaceFiles
@@ -53,6 +53,7 @@ class RepoTaskExecutor:
         self.external_agent_argv = external_agent_argv
         self.agent_session_harness = agent_session_harness
         self.grace_s = grace_s
+        self.pack_restorer = PackRestorer(pack.root)
 
     # -- hook ---------------------------------------------------------------
 
@@ -72,6 +73,7 @@ class RepoTaskExecutor:
         scoring = case.scoring
         if scoring is not None and scoring.mode == "verify-script":
             (out / "verify" / case.id).mkdir(parents=True, exist_ok=True)  # ours, before the snapshot
+            self.pack_restorer.snapshot()
             guard = OutsideWriteGuard((self.pack.root, out), (ws.path, out / "verify" / case.id))
             extra = {} if self.grace_s is None else {"grace_s": self.grace_s}
             outcome, paths = run_verifier(
@@ -79,7 +81,7 @@ class RepoTaskExecutor:
                 source_fixture_id=ws.source_fixture_id, patch=out / patch["path"], out=out,
                 repetition=execution.repetition, **extra,
             )  # fmt: skip
-            _append(paths.stderr, describe_changes("verifier", guard.changes()))
+            _append(paths.stderr, self._report_and_restore("verifier", guard.changes()))
             row.update(outcome.row_fields(paths, out))
         return row
 
@@ -134,13 +136,21 @@ class RepoTaskExecutor:
         )  # fmt: skip
         write_context(paths.context, context)
         allowed = (execution.workspace.path, paths.stdout, paths.stderr, paths.model_calls)
+        self.pack_restorer.snapshot()
         guard = OutsideWriteGuard((self.pack.root, out), allowed)
         extra = {} if self.grace_s is None else {"grace_s": self.grace_s}
         run_external_agent(
             self.external_agent_argv, workspace=execution.workspace.path, case_id=case.id, out=out,
             repetition=execution.repetition, paths=paths, timeout_s=timeout_s, **extra,
         )  # fmt: skip
-        _append(paths.stderr, describe_changes("external agent", guard.changes()))
+        _append(paths.stderr, self._report_and_restore("external agent", guard.changes()))
+
+    def _report_and_restore(self, phase: str, changed: list[str]) -> str:
+        restored = self.pack_restorer.restore(changed)
+        note = describe_changes(phase, changed)
+        if restored:
+            note += f"benchpack: restored {len(restored)} pack path(s) from the copy taken before the run\n"
+        return note
 
 
 def _append(path: Path, text: str) -> None:
