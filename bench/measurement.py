@@ -28,6 +28,37 @@ def markdown(summaries: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def bare_recv_floor(tokens: int = 400, requests: int = 20) -> float:
+    """CPU µs per chunk of a bare blocking recv() loop on the same stream: no HTTP, SSE or JSON work at all.
+
+    The floor any client that wakes once per chunk pays on this machine
+    (kernel wake-up, context switch, copy, and Python's call into recv).
+    """
+    import json
+    import socket
+    import statistics
+    import time
+
+    from benchpack.refserver import RefServer
+
+    body = json.dumps({"model": "ref", "messages": [{"role": "user", "content": "x"}], "max_tokens": tokens,
+                       "stream": True}).encode()
+    with RefServer(responses=[{"tokens": tokens}], ttft_s=0.005, itl_s=0.0005, timings=False) as srv:
+        host, port = srv.url.split("//")[1].rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            wire = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (host.encode(), len(body), body))
+            per_chunk = []
+            for _ in range(requests + 1):  # the first one warms up
+                cpu = time.process_time()
+                sock.sendall(wire)
+                while not sock.recv(65536).endswith(b"0\r\n\r\n"):
+                    pass
+                per_chunk.append((time.process_time() - cpu) / tokens * 1e6)
+    return statistics.median(per_chunk[1:])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests-scale", type=float, default=1.0, help="multiply the THOROUGH sample counts")
@@ -58,6 +89,8 @@ def main() -> int:
     print()
     for check in selftest.verdict(summaries):
         print(f"- {'pass' if check.passed else 'FAIL'}: {check.label} ({check.detail})")
+    print(f"\nFloor: a bare blocking recv() loop on the same 0.5 ms stream costs {bare_recv_floor():.1f} µs CPU "
+          f"per chunk here (no HTTP, SSE or JSON work).")
     return 0
 
 

@@ -3,14 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchpack.adapters.fasttransport import (
-    FastHTTPTransport,
-    _Conn,
-    _chunked,
-    _ChunkedDecoder,
-    _read_chunked_arrivals,
-    _sized,
-)
+from benchpack.adapters.chunked import ChunkedDecoder, chunked_pieces, read_chunked_arrivals
+from benchpack.adapters.fasttransport import FastHTTPTransport, _Conn, _sized
 from benchpack.refserver import RefServer
 
 
@@ -50,7 +44,7 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
        cuts=st.lists(st.integers(0, 10_000), max_size=10), after=st.binary(max_size=8))
 def test_it_decodes_any_chunked_body_however_the_wire_bytes_are_split(body, sizes, extension, cuts, after):
     conn = FakeConn(split(encode_chunked(body, sizes, extension) + after, cuts))
-    decoded = b"".join(_chunked(conn))
+    decoded = b"".join(chunked_pieces(conn))
     assert decoded == body
     # Whatever follows the body (the next response on a kept-alive connection) stays buffered.
     assert conn.buf + b"".join(conn.pieces) == after
@@ -59,12 +53,12 @@ def test_it_decodes_any_chunked_body_however_the_wire_bytes_are_split(body, size
 def test_it_reports_a_body_cut_short_as_a_protocol_error():
     conn = FakeConn([b"5\r\nhel"])
     with pytest.raises(httpx.RemoteProtocolError):
-        b"".join(_chunked(conn))
+        b"".join(chunked_pieces(conn))
 
 
 def test_it_rejects_a_malformed_chunk_size():
     with pytest.raises(httpx.RemoteProtocolError, match="chunk size"):
-        b"".join(_chunked(FakeConn([b"zz\r\nhello\r\n0\r\n\r\n"])))
+        b"".join(chunked_pieces(FakeConn([b"zz\r\nhello\r\n0\r\n\r\n"])))
 
 
 def test_it_reads_exactly_content_length_bytes_and_keeps_the_rest():
@@ -115,7 +109,7 @@ def timed_conn(wire_pieces, leftover=b"", read_timeout=10.0):
 def read_timed(wire_pieces, leftover=b""):
     conn = timed_conn(wire_pieces, leftover)
     times, reads = [], []
-    stop = _read_chunked_arrivals(conn, _ChunkedDecoder(), times, reads, float("inf"))
+    stop = read_chunked_arrivals(conn, ChunkedDecoder(), times, reads, float("inf"))
     return stop, times, reads, conn
 
 
@@ -140,11 +134,11 @@ def test_it_hands_up_one_piece_per_network_read_that_carried_body_bytes():
 
 def test_it_pauses_when_the_stream_goes_quiet_and_can_go_on():
     conn = timed_conn([b"2\r\nok\r\n", None, None, b"1\r\nx\r\n0\r\n\r\n"])
-    decoder, times, reads = _ChunkedDecoder(), [], []
-    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf")) == "pause"
+    decoder, times, reads = ChunkedDecoder(), [], []
+    assert read_chunked_arrivals(conn, decoder, times, reads, float("inf")) == "pause"
     assert reads == [b"ok"]
     # Another quiet tick with nothing new is no reason to pause again.
-    assert _read_chunked_arrivals(conn, decoder, times, reads, float("inf")) == "end"
+    assert read_chunked_arrivals(conn, decoder, times, reads, float("inf")) == "end"
     assert reads == [b"ok", b"x"] and conn.complete
 
 
@@ -152,7 +146,7 @@ def test_it_times_out_a_stream_quiet_for_longer_than_the_read_timeout_and_keeps_
     conn = timed_conn([b"2\r\nok\r\n", None, None, None], read_timeout=0.0)
     times, reads = [], []
     with pytest.raises(httpx.ReadTimeout):
-        _read_chunked_arrivals(conn, _ChunkedDecoder(), times, reads, float("inf"))
+        read_chunked_arrivals(conn, ChunkedDecoder(), times, reads, float("inf"))
     assert reads == [b"ok"]
 
 

@@ -11,13 +11,16 @@ up per read. `https://` requests go to httpx's own transport unchanged.
 
 One system call per read: a Python socket with a timeout is non-blocking
 underneath and does poll() + recv() for every read. Sockets here stay
-blocking and carry their read/write timeouts in the kernel (SO_RCVTIMEO /
-SO_SNDTIMEO), which makes recv() fail with EAGAIN when the timeout passes;
-that becomes httpx.ReadTimeout / WriteTimeout as usual.
+blocking and carry their timeouts in the kernel (SO_RCVTIMEO /
+SO_SNDTIMEO), which makes recv() fail with EAGAIN when one passes. The
+kernel read timeout is a short tick (QUIET_TICK_S); the request's read
+timeout is counted on top of it in user space and becomes
+httpx.ReadTimeout as usual.
 
 Readers that time the body one network read at a time take
 `arrival_reader(response)`: for a chunked body from this transport it is
-one loop around recv(), with none of httpx's per-piece layers in between.
+one tight loop around recv() that leaves the chunked framing to batches,
+with none of httpx's per-piece layers in between.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import time
 from typing import Callable, Iterator
 
 import httpx
+
+from benchpack.adapters.chunked import ChunkedDecoder, chunked_pieces, read_chunked_arrivals
 
 _CRLF = b"\r\n"
 _READ = 65536
@@ -48,7 +53,7 @@ def _timeval(seconds: float | None) -> bytes:
 # The kernel read timeout is at most this long; the request's own read
 # timeout is kept in user space on top of it. A quiet stream thus wakes the
 # reader now and then, which lets the timed loop hand what it has to the
-# parser (see _read_chunked_arrivals) without looking at every read itself.
+# parser (see chunked.read_chunked_arrivals) without looking at every read itself.
 QUIET_TICK_S = 0.25
 
 
@@ -72,7 +77,7 @@ class _Conn:
             self._timeouts = (read, write)
 
     def check_quiet(self, quiet_since: float | None, now: float) -> float:
-        """A kernel tick passed without data: ReadTimeout once the read timeout is used up; else when the quiet began."""
+        """A kernel tick passed without data: ReadTimeout once the read timeout is used up, else when quiet began."""
         if quiet_since is None:
             quiet_since = now - min(QUIET_TICK_S, self.read_timeout or QUIET_TICK_S)
         if self.read_timeout is not None and now - quiet_since >= self.read_timeout:
@@ -108,106 +113,9 @@ class _Conn:
             pass
 
 
-class _ChunkedDecoder:
-    """Transfer-Encoding: chunked, pushed one network read at a time."""
-
-    __slots__ = ("buf", "remaining", "done")
-
-    def __init__(self) -> None:
-        self.buf = b""  # undecoded bytes; after the end, whatever followed the body
-        self.remaining = -1  # bytes left in the chunk; -1: size line next, -2: CRLF after data, -3: trailers
-        self.done = False
-
-    def feed(self, data: bytes) -> bytes:
-        """The body bytes `data` completes, b"" if none; sets `done` at the end of the body."""
-        buf = self.buf + data if self.buf else data
-        remaining = self.remaining
-        out = []
-        while True:
-            if remaining > 0:
-                if not buf:
-                    break
-                piece = buf[:remaining]
-                buf = buf[remaining:]
-                remaining -= len(piece)
-                out.append(piece)
-                if remaining:
-                    break
-                remaining = -2
-            if remaining == -2:
-                if len(buf) < 2:
-                    break
-                if buf[:2] != _CRLF:
-                    raise httpx.RemoteProtocolError("malformed chunked body: missing CRLF after chunk")
-                buf = buf[2:]
-                remaining = -1
-            end = buf.find(_CRLF)
-            if end < 0:
-                break
-            line, buf = buf[:end], buf[end + 2:]
-            if remaining == -3:  # trailer lines until the empty line
-                if not line:
-                    self.done = True
-                    break
-                continue
-            try:
-                remaining = int(line.split(b";", 1)[0], 16)
-            except ValueError:
-                raise httpx.RemoteProtocolError(f"malformed chunk size line: {line[:40]!r}") from None
-            if remaining == 0:
-                remaining = -3
-        self.buf = buf
-        self.remaining = remaining
-        return (b"".join(out) if len(out) > 1 else out[0]) if out else b""
-
-
-    def decode_reads(self, wire_times: list[float], wire: list[bytes], times: list[float],
-                     reads: list[bytes]) -> None:
-        """Decode network reads in a batch: each read's body bytes, with its time, go to `times`/`reads`.
-
-        Consumes `wire_times`/`wire`. A read that is exactly one whole chunk
-        (one server write, the usual case) takes a find, an int() and a slice.
-        """
-        for now, data in zip(wire_times, wire):
-            if self.done:  # bytes after the body belong to the next response
-                self.buf += data
-                continue
-            piece = None
-            if self.remaining == -1 and not self.buf and data.endswith(_CRLF):
-                end = data.find(_CRLF)
-                try:
-                    size = int(data[:end], 16) if end > 0 else 0
-                except ValueError:
-                    size = 0
-                if size > 0 and len(data) == end + 4 + size:
-                    piece = data[end + 2:-2]
-            if piece is None:
-                piece = self.feed(data)
-            if piece:
-                times.append(now)
-                reads.append(piece)
-        wire_times.clear()
-        wire.clear()
-
-
-def _chunked(conn: _Conn, decoder: _ChunkedDecoder | None = None) -> Iterator[bytes]:
-    """The chunked body as an iterator, one piece per network read that carried body bytes."""
-    decoder = decoder or _ChunkedDecoder()
-    data, conn.buf = conn.buf, b""
-    while True:
-        if data:
-            piece = decoder.feed(data)
-            if piece:
-                yield piece
-            if decoder.done:
-                conn.buf, conn.complete = decoder.buf, True
-                return
-        data = conn.recv()
-
-
 class _Body(httpx.SyncByteStream):
     def __init__(self, transport: FastHTTPTransport, conn: _Conn, pieces: Iterator[bytes],
-                 decoder: _ChunkedDecoder | None = None) -> None:
+                 decoder: ChunkedDecoder | None = None) -> None:
         self._transport = transport
         self._conn = conn
         self._pieces = pieces
@@ -220,68 +128,13 @@ class _Body(httpx.SyncByteStream):
     def read_arrivals(self, times: list[float], reads: list[bytes], deadline: float) -> str:
         if self._decoder is None:
             return _read_arrivals(self._pieces, times, reads, deadline)
-        return _read_chunked_arrivals(self._conn, self._decoder, times, reads, deadline)
+        return read_chunked_arrivals(self._conn, self._decoder, times, reads, deadline)
 
     def close(self) -> None:
         if self._conn.complete and self._reusable:
             self._transport._release(self._conn)
         else:
             self._conn.close()
-
-
-def _read_chunked_arrivals(conn: _Conn, decoder: _ChunkedDecoder, times: list[float], reads: list[bytes],
-                           deadline: float) -> str:
-    # The loop that waits on the network. Per read it does one recv() system
-    # call, one clock reading, two appends and two cheap checks, nothing
-    # more: on this kind of machine each further piece of code touched
-    # between two waits costs microseconds (docs/measurement.md). The
-    # chunked framing is decoded afterwards, in a batch: when a read may end
-    # the body, when the stream goes quiet for a kernel tick, at the
-    # deadline, or when the read fails (what arrived is still handed up).
-    recv = conn.sock.recv
-    wire_times: list[float] = []
-    wire: list[bytes] = []
-    add_time = wire_times.append
-    add = wire.append
-    if conn.buf:  # what came with the response head
-        add_time(perf_counter())
-        add(conn.buf)
-        conn.buf = b""
-    quiet_since = None
-    handed = len(reads)
-    try:
-        while True:
-            try:
-                data = recv(_READ)
-            except (BlockingIOError, socket.timeout):  # SO_RCVTIMEO tick: the stream is quiet
-                now = perf_counter()
-                quiet_since = conn.check_quiet(quiet_since, now)
-                if now > deadline:
-                    return "deadline"
-                decoder.decode_reads(wire_times, wire, times, reads)
-                if decoder.done:
-                    conn.buf, conn.complete = decoder.buf, True
-                    return "end"
-                if len(reads) > handed:
-                    return "pause"
-                continue
-            except OSError as exc:
-                raise httpx.ReadError(str(exc)) from exc
-            now = perf_counter()
-            if not data:
-                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
-            quiet_since = None
-            add_time(now)
-            add(data)
-            if data.endswith(b"\r\n\r\n"):  # the body's last chunk ends so (and some others do)
-                decoder.decode_reads(wire_times, wire, times, reads)
-                if decoder.done:
-                    conn.buf, conn.complete = decoder.buf, True
-                    return "end"
-            if now > deadline:
-                return "deadline"
-    finally:
-        decoder.decode_reads(wire_times, wire, times, reads)
 
 
 def _read_arrivals(pieces: Iterator[bytes], times: list[float], reads: list[bytes], deadline: float) -> str:
@@ -381,8 +234,8 @@ class FastHTTPTransport(httpx.BaseTransport):
             pieces: Iterator[bytes] = iter(())
             conn.complete = True
         elif b"chunked" in lower.get(b"transfer-encoding", b"").lower():
-            decoder = _ChunkedDecoder()
-            pieces = _chunked(conn, decoder)
+            decoder = ChunkedDecoder()
+            pieces = chunked_pieces(conn, decoder)
         elif b"content-length" in lower:
             pieces = _sized(conn, int(lower[b"content-length"]))
         else:

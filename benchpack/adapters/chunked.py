@@ -1,0 +1,174 @@
+"""Transfer-Encoding: chunked, decoded for a timed read of the body.
+
+`ChunkedDecoder` is a push decoder (bytes in, body bytes out).
+`read_chunked_arrivals` is the loop that waits on the network while a
+response streams: per read it only calls recv(), reads the clock and
+appends, and leaves the framing to `ChunkedDecoder.decode_reads` in
+batches (docs/measurement.md says why). `chunked_pieces` is the plain
+iterator form for httpx. The connection is anything with `sock`, `buf`,
+`key`, `complete` and `check_quiet` (fasttransport._Conn).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any, Iterator
+
+import httpx
+
+_CRLF = b"\r\n"
+_READ = 65536
+perf_counter = time.perf_counter
+
+
+class ChunkedDecoder:
+    """Transfer-Encoding: chunked, pushed one network read at a time."""
+
+    __slots__ = ("buf", "remaining", "done")
+
+    def __init__(self) -> None:
+        self.buf = b""  # undecoded bytes; after the end, whatever followed the body
+        self.remaining = -1  # bytes left in the chunk; -1: size line next, -2: CRLF after data, -3: trailers
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        """The body bytes `data` completes, b"" if none; sets `done` at the end of the body."""
+        buf = self.buf + data if self.buf else data
+        remaining = self.remaining
+        out = []
+        while True:
+            if remaining > 0:
+                if not buf:
+                    break
+                piece = buf[:remaining]
+                buf = buf[remaining:]
+                remaining -= len(piece)
+                out.append(piece)
+                if remaining:
+                    break
+                remaining = -2
+            if remaining == -2:
+                if len(buf) < 2:
+                    break
+                if buf[:2] != _CRLF:
+                    raise httpx.RemoteProtocolError("malformed chunked body: missing CRLF after chunk")
+                buf = buf[2:]
+                remaining = -1
+            end = buf.find(_CRLF)
+            if end < 0:
+                break
+            line, buf = buf[:end], buf[end + 2:]
+            if remaining == -3:  # trailer lines until the empty line
+                if not line:
+                    self.done = True
+                    break
+                continue
+            try:
+                remaining = int(line.split(b";", 1)[0], 16)
+            except ValueError:
+                raise httpx.RemoteProtocolError(f"malformed chunk size line: {line[:40]!r}") from None
+            if remaining == 0:
+                remaining = -3
+        self.buf = buf
+        self.remaining = remaining
+        return (b"".join(out) if len(out) > 1 else out[0]) if out else b""
+
+
+    def decode_reads(self, wire_times: list[float], wire: list[bytes], times: list[float],
+                     reads: list[bytes]) -> None:
+        """Decode network reads in a batch: each read's body bytes, with its time, go to `times`/`reads`.
+
+        Consumes `wire_times`/`wire`. A read that is exactly one whole chunk
+        (one server write, the usual case) takes a find, an int() and a slice.
+        """
+        for now, data in zip(wire_times, wire):
+            if self.done:  # bytes after the body belong to the next response
+                self.buf += data
+                continue
+            piece = None
+            if self.remaining == -1 and not self.buf and data.endswith(_CRLF):
+                end = data.find(_CRLF)
+                try:
+                    size = int(data[:end], 16) if end > 0 else 0
+                except ValueError:
+                    size = 0
+                if size > 0 and len(data) == end + 4 + size:
+                    piece = data[end + 2:-2]
+            if piece is None:
+                piece = self.feed(data)
+            if piece:
+                times.append(now)
+                reads.append(piece)
+        wire_times.clear()
+        wire.clear()
+
+
+def chunked_pieces(conn: Any, decoder: ChunkedDecoder | None = None) -> Iterator[bytes]:
+    """The chunked body as an iterator, one piece per network read that carried body bytes."""
+    decoder = decoder or ChunkedDecoder()
+    data, conn.buf = conn.buf, b""
+    while True:
+        if data:
+            piece = decoder.feed(data)
+            if piece:
+                yield piece
+            if decoder.done:
+                conn.buf, conn.complete = decoder.buf, True
+                return
+        data = conn.recv()
+
+
+def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float], reads: list[bytes],
+                           deadline: float) -> str:
+    # The loop that waits on the network. Per read it does one recv() system
+    # call, one clock reading, two appends and two cheap checks, nothing
+    # more: on this kind of machine each further piece of code touched
+    # between two waits costs microseconds (docs/measurement.md). The
+    # chunked framing is decoded afterwards, in a batch: when a read may end
+    # the body, when the stream goes quiet for a kernel tick, at the
+    # deadline, or when the read fails (what arrived is still handed up).
+    recv = conn.sock.recv
+    wire_times: list[float] = []
+    wire: list[bytes] = []
+    add_time = wire_times.append
+    add = wire.append
+    if conn.buf:  # what came with the response head
+        add_time(perf_counter())
+        add(conn.buf)
+        conn.buf = b""
+    quiet_since = None
+    handed = len(reads)
+    try:
+        while True:
+            try:
+                data = recv(_READ)
+            except (BlockingIOError, socket.timeout):  # SO_RCVTIMEO tick: the stream is quiet
+                now = perf_counter()
+                quiet_since = conn.check_quiet(quiet_since, now)
+                if now > deadline:
+                    return "deadline"
+                decoder.decode_reads(wire_times, wire, times, reads)
+                if decoder.done:
+                    conn.buf, conn.complete = decoder.buf, True
+                    return "end"
+                if len(reads) > handed:
+                    return "pause"
+                continue
+            except OSError as exc:
+                raise httpx.ReadError(str(exc)) from exc
+            now = perf_counter()
+            if not data:
+                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+            quiet_since = None
+            add_time(now)
+            add(data)
+            if data.endswith(b"\r\n\r\n"):  # the body's last chunk ends so (and some others do)
+                decoder.decode_reads(wire_times, wire, times, reads)
+                if decoder.done:
+                    conn.buf, conn.complete = decoder.buf, True
+                    return "end"
+            if now > deadline:
+                return "deadline"
+    finally:
+        decoder.decode_reads(wire_times, wire, times, reads)
