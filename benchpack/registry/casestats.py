@@ -9,27 +9,32 @@ A NaN counts as not reported, as it does in SQLite (which stores it as NULL).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
-from itertools import filterfalse
-from math import isnan
-from operator import is_not
 from statistics import median as _median
+
+import numpy as np
 
 # Index of each metric in the tuples passed to `add`.
 METRICS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "output_tokens",
            "prompt_tokens", "cached_prompt_tokens")
 
 
-_is_not_none = partial(is_not, None)
-
-
 def median(values: list) -> float | None:
     return float(_median(values)) if values else None
 
 
-def _reported(column) -> list:
-    """The values that are neither None nor NaN, filtered in C (this runs over every ok row)."""
-    return list(filterfalse(isnan, filter(_is_not_none, column)))
+def _medians(ok_metrics: list[tuple]) -> tuple[dict, dict]:
+    """Per metric: the median over reported values and how many were reported.
+
+    numpy reads None as NaN and takes medians by partition (O(n), in C);
+    sorting in Python cost ~10 s per million rows."""
+    table = np.array(ok_metrics, dtype=float).reshape(-1, len(METRICS))
+    reported = ~np.isnan(table)
+    medians, counts = {}, {}
+    for i, name in enumerate(METRICS):
+        values = table[reported[:, i], i]
+        counts[name] = int(values.size)
+        medians[name] = float(np.median(values)) if values.size else None
+    return medians, counts
 
 
 @dataclass(frozen=True)
@@ -64,12 +69,11 @@ class CaseStatsBuilder:
     def build(self) -> list[CaseStats]:
         out = []
         for key, (rows, scored, passed, ok_metrics) in self._groups.items():
-            columns = zip(*ok_metrics) if ok_metrics else [()] * len(METRICS)
-            series = {name: _reported(column) for name, column in zip(METRICS, columns)}
+            medians, counts = _medians(ok_metrics)
             out.append(CaseStats(
                 key=key, row_count=rows, ok_count=len(ok_metrics), scored_count=scored, passed_count=passed,
-                medians={name: median(values) for name, values in series.items()},
-                prompt_token_rows=len(series["prompt_tokens"]),
-                cached_prompt_rows=len(series["cached_prompt_tokens"]),
+                medians=medians,
+                prompt_token_rows=counts["prompt_tokens"],
+                cached_prompt_rows=counts["cached_prompt_tokens"],
             ))
         return out
