@@ -264,3 +264,32 @@ def test_it_stores_absent_fields_as_null_and_leaves_them_out_of_medians(tmp_path
     stats = run_query(conn, Query(table="case-stats"))[0]
     assert (stats["row_count"], stats["scored_count"], stats["passed_count"]) == (2, 1, 1)
     assert stats["median_wall_s"] == 2.0 and stats["median_prompt_tokens"] == 7 and stats["prompt_token_rows"] == 1
+
+
+def _row_indexes(path: Path) -> list:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'result_rows'"
+                            " ORDER BY name").fetchall()
+    finally:
+        conn.close()
+
+
+def test_it_keeps_every_row_index_through_bulk_refused_and_repeated_imports(tmp_path):
+    from benchpack.registry.schema import open_for_write
+
+    db = tmp_path / "r.sqlite"
+    open_for_write(db).close()
+    created = _row_indexes(db)
+    assert len(created) >= 6
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "run.jsonl").write_text("not json\n")
+    with pytest.raises(BenchpackError):
+        import_result_dirs(db, [RunSource(REAL_DIRS[0]), RunSource(bad)])  # into the empty table, rolled back
+    assert _row_indexes(db) == created
+    import_result_dirs(db, [RunSource(d) for d in REAL_DIRS[:2]])  # bulk path: indexes rebuilt after the load
+    assert _row_indexes(db) == created
+    import_result_dirs(db, [RunSource(d) for d in REAL_DIRS])  # non-empty table: maintained row by row
+    assert _row_indexes(db) == created
+    assert counts(db)["result_rows"] == sum(len((d / "run.jsonl").read_text().splitlines()) for d in REAL_DIRS)

@@ -25,16 +25,19 @@ def median(values: list) -> float | None:
 def _medians(ok_metrics: list[tuple]) -> tuple[dict, dict]:
     """Per metric: the median over reported values and how many were reported.
 
-    numpy reads None as NaN and takes medians by partition (O(n), in C);
-    sorting in Python cost ~10 s per million rows."""
-    table = np.array(ok_metrics, dtype=float).reshape(-1, len(METRICS))
-    reported = ~np.isnan(table)
-    medians, counts = {}, {}
-    for i, name in enumerate(METRICS):
-        values = table[reported[:, i], i]
-        counts[name] = int(values.size)
-        medians[name] = float(np.median(values)) if values.size else None
-    return medians, counts
+    One numpy sort per group orders every column in C, with NaN (numpy
+    reads None as NaN) sorted last; sorting in Python cost ~10 s per
+    million rows and a numpy call per metric dominated small groups."""
+    table = np.sort(np.array(ok_metrics, dtype=float).reshape(-1, len(METRICS)), axis=0)
+    counts = np.count_nonzero(~np.isnan(table), axis=0).tolist()
+    medians = {}
+    for i, (name, count) in enumerate(zip(METRICS, counts)):
+        if count:
+            low, high = float(table[(count - 1) // 2, i]), float(table[count // 2, i])
+            medians[name] = low if count % 2 else (low + high) / 2
+        else:
+            medians[name] = None
+    return medians, dict(zip(METRICS, counts))
 
 
 @dataclass(frozen=True)

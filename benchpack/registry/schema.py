@@ -238,6 +238,22 @@ def migrate(conn: sqlite3.Connection, db: Path, target: int = SCHEMA_VERSION) ->
     return current
 
 
+def drop_row_indexes_if_empty(conn: sqlite3.Connection) -> list[str]:
+    """Inside a transaction: drop result_rows' secondary indexes when it holds no rows.
+
+    Returns the statements that recreate them. A bulk load into an empty table
+    followed by CREATE INDEX (one sort per index) measured ~2x cheaper than
+    maintaining five B-trees row by row. A rollback restores the indexes."""
+    if conn.execute("SELECT 1 FROM result_rows LIMIT 1").fetchone():
+        return []
+    indexes = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'result_rows' AND sql IS NOT NULL"
+    ).fetchall()
+    for name, _ in indexes:
+        conn.execute(f'DROP INDEX "{name}"')
+    return [sql for _, sql in indexes]
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection):
     """One explicit transaction; DDL included (Python's implicit BEGIN skips DDL)."""
