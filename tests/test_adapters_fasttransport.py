@@ -92,10 +92,12 @@ class FakeSock:
 
     def __init__(self, pieces):
         self.pieces = list(pieces)
+        self.ticks = 0
 
     def recv(self, _size):
         piece = self.pieces.pop(0) if self.pieces else None
         if piece is None:
+            self.ticks += 1
             raise BlockingIOError(11, "Resource temporarily unavailable")
         return piece
 
@@ -130,6 +132,13 @@ def test_it_hands_up_one_piece_per_network_read_that_carried_body_bytes():
     wire = [b"5\r\nhello\r\n", b"3\r\nabc\r\n2\r\nde\r\n", b"1\r", b"\nz\r\n", b"0\r\n\r\n"]
     stop, times, reads, _ = read_timed(wire)
     assert reads == [b"hello", b"abcde", b"z"]
+
+
+@pytest.mark.parametrize("ending", [[b"0\r\n\r\n"], [b"0\r\n", b"\r\n"], [b"0\r\n\r", b"\n"], [b"0", b"\r\n\r\n"]])
+def test_it_sees_the_end_of_the_body_at_once_however_the_last_chunk_is_split(ending):
+    # llama-server writes "0\r\n" and "\r\n" apart; waiting for a quiet tick there would stretch wall_s.
+    stop, _, reads, conn = read_timed([b"5\r\nhello\r\n", *ending])
+    assert stop == "end" and reads == [b"hello"] and conn.sock.ticks == 0
 
 
 def test_it_pauses_when_the_stream_goes_quiet_and_can_go_on():

@@ -159,11 +159,18 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
                 raise httpx.ReadError(str(exc)) from exc
             now = perf_counter()
             if not data:
+                decoder.decode_reads(wire_times, wire, times, reads)
+                if decoder.done:  # the peer closed right after a complete body
+                    conn.complete = True
+                    return "end"
                 raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
             quiet_since = None
             add_time(now)
             add(data)
-            if data.endswith(b"\r\n\r\n"):  # the body's last chunk ends so (and some others do)
+            # A body's last 4 bytes are always CRLF CRLF, so its last read
+            # ends so or is shorter than that (servers such as llama-server
+            # write "0\r\n" and "\r\n" apart). Some other reads pass too.
+            if len(data) < 4 or data.endswith(b"\r\n\r\n"):
                 decoder.decode_reads(wire_times, wire, times, reads)
                 if decoder.done:
                     conn.buf, conn.complete = decoder.buf, True
