@@ -236,3 +236,67 @@ def test_it_takes_the_full_httpx_path_once_the_client_is_no_longer_plain():
     client = LeanClient()
     client.headers["Authorization"] = "Bearer k"
     assert not client.can_go_direct("http://h:1/v1")
+
+
+def _closing_server(responses: int):
+    """A server like llama-server after a stream: it answers, then closes the
+    connection a moment later without `Connection: close`."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    requests_seen = []
+
+    def serve():
+        for _ in range(responses):
+            conn, _ = listener.accept()
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            requests_seen.append(data.split(b"\r\n", 1)[0])
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            time.sleep(0.05)  # the close comes after the client already reused the connection
+            conn.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], requests_seen
+
+
+def test_it_resends_on_a_fresh_connection_when_a_pooled_one_was_closed_unanswered():
+    port, seen = _closing_server(responses=3)
+    with httpx.Client(transport=FastHTTPTransport()) as client:
+        bodies = []
+        for _ in range(3):  # back to back: each reuse races the server's close, and loses
+            bodies.append(client.get(f"http://127.0.0.1:{port}/x").text)
+    assert bodies == ["ok", "ok", "ok"]
+    assert len(seen) == 3  # every request answered exactly once
+
+
+def test_it_does_not_resend_on_a_fresh_connection_that_closes_unanswered():
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+
+    def serve():
+        conn, _ = listener.accept()
+        accepted.append(conn.recv(65536))
+        conn.close()
+        listener.settimeout(1)
+        try:
+            listener.accept()
+            accepted.append(b"second")
+        except OSError:
+            pass
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    with httpx.Client(transport=FastHTTPTransport()) as client, pytest.raises(httpx.RemoteProtocolError):
+        client.get(f"http://127.0.0.1:{listener.getsockname()[1]}/")
+    import time
+
+    time.sleep(1.2)
+    assert len(accepted) == 1

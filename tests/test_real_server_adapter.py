@@ -9,12 +9,6 @@ from benchpack.adapters import AdapterRequest, get_adapter
 pytestmark = [pytest.mark.real_server, pytest.mark.slow]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug: llama-server closes the connection a few ms after each streamed "
-    "response (see test_it_closes_the_connection_shortly_after_every_streamed_response); "
-    "the adapter's transport reuses the pooled connection and fails with 'connection "
-    "closed by' instead of resending the unread request on a fresh connection. "
-    "Remove this marker when benchpack/adapters/fasttransport.py handles it."))
 def test_it_runs_back_to_back_streamed_requests_without_failures(llama_server):
     adapter = get_adapter("openai-chat")
     request = AdapterRequest(model=llama_server.model, prompt="Say hi.", endpoint=llama_server.chat_url,

@@ -57,6 +57,10 @@ def _timeval(seconds: float | None) -> bytes:
 QUIET_TICK_S = 0.25
 
 
+class _StaleConnection(Exception):
+    """The connection closed before the response's first byte."""
+
+
 class _Conn:
     __slots__ = ("sock", "buf", "key", "complete", "read_timeout", "_timeouts")
 
@@ -212,21 +216,23 @@ class FastHTTPTransport(httpx.BaseTransport):
             return self._tls.handle_request(request)
         timeouts = request.extensions.get("timeout", {})
         key = (request.url.host, request.url.port or 80)
-        conn = self._acquire(key, timeouts)
-        conn.complete = False
+        conn, reused = self._acquire(key, timeouts)
         try:
-            conn.set_timeouts(timeouts.get("read"), timeouts.get("write"))
-            conn.sock.sendall(self._serialize(request))
-            status, reason, headers, http10 = self._read_head(conn)
-        except (BlockingIOError, socket.timeout) as exc:  # SO_SNDTIMEO expired
-            conn.close()
-            raise httpx.WriteTimeout(str(exc) or "timed out sending request") from exc
-        except OSError as exc:
-            conn.close()
-            raise httpx.ReadError(str(exc)) from exc
-        except httpx.HTTPError:
-            conn.close()
-            raise
+            status, reason, headers, http10 = self._exchange(conn, request, timeouts)
+        except _StaleConnection:
+            # A pooled connection the server had already closed (llama-server
+            # closes a few ms after each streamed response without saying so):
+            # not one response byte came back, so the server never answered
+            # this request. Send it once more on a fresh connection — the
+            # usual keep-alive rule; D-014's "no silent retry" is about
+            # changing the request, which this never does.
+            if not reused:
+                raise httpx.RemoteProtocolError("server closed the connection without a response") from None
+            conn, _ = self._acquire(key, timeouts, fresh=True)
+            try:
+                status, reason, headers, http10 = self._exchange(conn, request, timeouts)
+            except _StaleConnection:
+                raise httpx.RemoteProtocolError("server closed the connection without a response") from None
         lower = {k.lower(): v for k, v in headers}
         decoder = None
         keep_alive = not http10 and b"close" not in lower.get(b"connection", b"").lower()
@@ -245,12 +251,41 @@ class FastHTTPTransport(httpx.BaseTransport):
         return httpx.Response(status, headers=headers, stream=body,
                               extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason, _BODY: body})
 
-    def _acquire(self, key: tuple, timeouts: dict) -> _Conn:
-        idle = self._idle.get(key) or []
+    def _exchange(self, conn: _Conn, request: httpx.Request, timeouts: dict):
+        """Send the request and read the response head; _StaleConnection when the
+        connection died before a single response byte arrived."""
+        conn.complete = False
+        try:
+            conn.set_timeouts(timeouts.get("read"), timeouts.get("write"))
+            conn.sock.sendall(self._serialize(request))
+            return self._read_head(conn)
+        except (BlockingIOError, socket.timeout) as exc:  # SO_SNDTIMEO expired
+            conn.close()
+            raise httpx.WriteTimeout(str(exc) or "timed out sending request") from exc
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            conn.close()
+            if not conn.buf:
+                raise _StaleConnection() from exc
+            raise httpx.ReadError(str(exc)) from exc
+        except OSError as exc:
+            conn.close()
+            raise httpx.ReadError(str(exc)) from exc
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            conn.close()
+            closed = "peer closed" in str(exc) or isinstance(exc.__cause__, ConnectionResetError)
+            if not conn.buf and closed:
+                raise _StaleConnection() from exc
+            raise
+        except httpx.HTTPError:
+            conn.close()
+            raise
+
+    def _acquire(self, key: tuple, timeouts: dict, fresh: bool = False) -> tuple[_Conn, bool]:
+        idle = [] if fresh else (self._idle.get(key) or [])
         while idle:
             conn = idle.pop()
             if conn.idle_and_alive():
-                return conn
+                return conn, True
             conn.close()
         try:
             sock = socket.create_connection(key, timeout=timeouts.get("connect"))
@@ -260,7 +295,7 @@ class FastHTTPTransport(httpx.BaseTransport):
             raise httpx.ConnectError(str(exc)) from exc
         sock.settimeout(None)  # blocking from here on; _Conn.set_timeouts puts the timeouts in the kernel
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return _Conn(sock, key)
+        return _Conn(sock, key), False
 
     def _release(self, conn: _Conn) -> None:
         self._idle.setdefault(conn.key, []).append(conn)
