@@ -5,8 +5,8 @@
 For each size N it writes a result directory with N generated rows shaped
 like the real ones, then times:
 
-  import    `registry import` end to end (read lines, json.loads, validate,
-            normalize, fingerprint, case medians, insert, commit)
+  import    `registry import` end to end (read lines, decode and validate,
+            fingerprint, case medians, insert, index build, commit)
   baseline  executemany of the very same row tuples (the importer's own
             decoder and NULL encoding), prepared beforehand, into the same
             schema with the same PRAGMAs and the same index strategy (into an
