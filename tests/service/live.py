@@ -95,7 +95,22 @@ class LiveService:
         raise AssertionError(f"submission {submission_id} still {body['state']} after {timeout_s}s")
 
 
+def require_redis() -> None:
+    """The live tests need a real Redis broker; CI must have one, a laptop may not."""
+    import pytest
+    import redis
+
+    try:
+        redis.Redis(socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        message = "Redis is not running on 127.0.0.1:6379 (redis-server --daemonize yes)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 def start_live_service(tmp: Path, redis_db: int = 13):
+    require_redis()
     database_url, drop_database = _database_url(tmp)
     outbox = tmp / "var" / "outbox"
     port = free_port()
