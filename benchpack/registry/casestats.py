@@ -22,10 +22,10 @@ def median(values: list) -> float | None:
     return float(_median(values)) if values else None
 
 
-def _medians(ok_metrics: list[tuple]) -> tuple[dict, dict]:
+def _medians(ok_metrics: list) -> tuple[dict, dict]:
     """Per metric: the median over reported values and how many were reported.
 
-    One numpy sort per group orders every column in C, with NaN (numpy
+    `ok_metrics` holds one row's METRICS after another, flat. One numpy sort per group orders every column in C, with NaN (numpy
     reads None as NaN) sorted last; sorting in Python cost ~10 s per
     million rows and a numpy call per metric dominated small groups."""
     table = np.sort(np.array(ok_metrics, dtype=float).reshape(-1, len(METRICS)), axis=0)
@@ -53,7 +53,7 @@ class CaseStats:
 
 
 class CaseStatsBuilder:
-    """Keeps each ok row's metric tuple; medians are taken once, in `build`."""
+    """Keeps each ok row's metrics, flat; medians are taken once, in `build`."""
 
     def __init__(self) -> None:
         self._groups: dict[tuple, list] = {}
@@ -61,20 +61,21 @@ class CaseStatsBuilder:
     def add(self, key: tuple, ok: bool, passed: int | None, metrics: tuple) -> None:
         group = self._groups.get(key)
         if group is None:
-            group = self._groups[key] = [0, 0, 0, []]
+            group = self._groups[key] = [0, 0, 0, 0, []]
         group[0] += 1
         if passed is not None and passed == passed:  # NaN != NaN
             group[1] += 1
             group[2] += passed
         if ok:
-            group[3].append(metrics)
+            group[3] += 1
+            group[4].extend(metrics)  # one flat list converts to numpy ~3x faster than a list of tuples
 
     def build(self) -> list[CaseStats]:
         out = []
-        for key, (rows, scored, passed, ok_metrics) in self._groups.items():
+        for key, (rows, scored, passed, ok_rows, ok_metrics) in self._groups.items():
             medians, counts = _medians(ok_metrics)
             out.append(CaseStats(
-                key=key, row_count=rows, ok_count=len(ok_metrics), scored_count=scored, passed_count=passed,
+                key=key, row_count=rows, ok_count=ok_rows, scored_count=scored, passed_count=passed,
                 medians=medians,
                 prompt_token_rows=counts["prompt_tokens"],
                 cached_prompt_rows=counts["cached_prompt_tokens"],
