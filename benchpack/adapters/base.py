@@ -9,10 +9,10 @@ with the reference server's own send times in another process.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
+
+from benchpack.gcpause import gc_paused
 
 TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
 TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
@@ -125,21 +125,7 @@ def int_or_none(value: Any) -> int | None:
     return value
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """No garbage-collector pass while a request is on the wire.
-
-    A collection that runs while a chunk is waiting to be read delays its
-    timestamp by the length of the pass (milliseconds for a full one). The
-    adapters pause the collector from just before the request is sent until
-    the stream has been read, then turn it back on; the collection that
-    became due runs on the next allocation, which is still inside the
-    adapter call, so its CPU time is charged to the request as before.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+# A collection that runs while a chunk is waiting to be read delays its
+# timestamp by the length of the pass; the adapters pause the collector from
+# just before the request is sent until the stream has been read.
+collector_paused = gc_paused

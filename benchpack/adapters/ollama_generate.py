@@ -29,10 +29,10 @@ from benchpack.adapters.base import (
 )
 from benchpack.adapters.fasttransport import arrival_reader
 from benchpack.adapters.transport import (
+    ClientOwningAdapter,
     describe_http_error,
     describe_transport_error,
     error_body,
-    make_client,
     post_stream,
 )
 
@@ -147,24 +147,8 @@ class _Lines:
         self.taken = len(reads)
 
 
-class OllamaGenerateAdapter:
+class OllamaGenerateAdapter(ClientOwningAdapter):
     id = "ollama-generate"
-
-    def __init__(self, client: httpx.Client | None = None) -> None:
-        self._client = client
-
-    @property
-    def client(self) -> httpx.Client:
-        if self._client is None:
-            self._client = make_client()
-        return self._client
-
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-
-    def run(self, request: AdapterRequest) -> AdapterResult:
-        return self.run_traced(request)[0]
 
     def run_traced(self, request: AdapterRequest) -> tuple[AdapterResult, StreamTrace]:
         url = generate_url(request.endpoint)

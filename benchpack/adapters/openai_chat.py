@@ -33,10 +33,10 @@ from benchpack.adapters.base import (
 from benchpack.adapters.fasttransport import arrival_reader
 from benchpack.adapters.sse import SSEParser
 from benchpack.adapters.transport import (
+    ClientOwningAdapter,
     describe_http_error,
     describe_transport_error,
     error_body,
-    make_client,
     post_stream,
 )
 
@@ -186,24 +186,8 @@ def _tokens(usage: dict | None, timings: dict | None) -> dict:
     return tokens
 
 
-class OpenAIChatAdapter:
+class OpenAIChatAdapter(ClientOwningAdapter):
     id = "openai-chat"
-
-    def __init__(self, client: httpx.Client | None = None) -> None:
-        self._client = client
-
-    @property
-    def client(self) -> httpx.Client:
-        if self._client is None:
-            self._client = make_client()
-        return self._client
-
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-
-    def run(self, request: AdapterRequest) -> AdapterResult:
-        return self.run_traced(request)[0]
 
     def run_traced(self, request: AdapterRequest) -> tuple[AdapterResult, StreamTrace]:
         """Like run(), plus the absolute clock readings selftest compares with the server's."""

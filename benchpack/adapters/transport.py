@@ -124,3 +124,24 @@ def describe_http_error(status: int, body: Any) -> str:
         message = json.dumps(body)
     message = " ".join(str(message).split())
     return f"HTTP {status}: {message[:300]}"
+
+
+class ClientOwningAdapter:
+    """The client lifecycle both adapters share: an injected client, or one
+    made on first use and kept for connection reuse across repetitions."""
+
+    def __init__(self, client: httpx.Client | None = None) -> None:
+        self._client = client
+
+    @property
+    def client(self) -> httpx.Client:
+        if self._client is None:
+            self._client = make_client()
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def run(self, request):
+        return self.run_traced(request)[0]

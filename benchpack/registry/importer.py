@@ -12,10 +12,8 @@ updates the run row in place (keeping its id) and replaces its child rows.
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import islice
@@ -23,6 +21,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from benchpack.errors import BenchpackError, Problem
+from benchpack.gcpause import gc_paused
 from benchpack.run_metadata import validate_run_metadata
 from benchpack.registry import fingerprint as fp
 from benchpack.registry.casestats import METRICS, CaseStatsBuilder
@@ -281,18 +280,6 @@ def tune_for_bulk_write(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA cache_size = -1048576")  # 1 GiB, allocated only as pages are used
 
 
-@contextmanager
-def _gc_paused():
-    """Nothing made while importing forms a cycle; the collector only rescans rows in flight."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[ImportSummary]:
     """Import every source in one transaction; raise BenchpackError with all problems, writing nothing."""
     problems: list[Problem] = []
@@ -301,7 +288,7 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
     seen: set[Path] = set()
     tune_for_bulk_write(conn)
     try:
-        with _gc_paused(), transaction(conn):
+        with gc_paused(), transaction(conn):  # imported rows form no cycles
             recreate = drop_row_indexes_if_empty(conn)
             for source in sources:
                 canonical = source.path.resolve()
