@@ -75,3 +75,30 @@ def test_it_raises_and_restores_scheduling_priority_or_says_it_could_not():
         finally:
             assert selftest.realtime_priority([0], False)
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
+def test_it_restores_normal_priority_on_threads_started_while_raised():
+    # Threads inherit SCHED_FIFO; the reference server's connection threads
+    # left at real-time priority once skewed the CPU phase by ~30 %.
+    import os
+    import threading
+
+    if not selftest.realtime_priority([0], True):
+        return  # not permitted here: nothing was raised, nothing to restore
+    reset, seen = threading.Event(), []
+
+    def worker():
+        seen.append(os.sched_getscheduler(0))
+        reset.wait(5)
+        seen.append(os.sched_getscheduler(0))
+
+    thread = threading.Thread(target=worker)
+    try:
+        thread.start()
+        while not seen:
+            pass
+    finally:
+        assert selftest.realtime_priority([0], False)
+        reset.set()
+        thread.join()
+    assert seen == [os.SCHED_FIFO, os.SCHED_OTHER]
