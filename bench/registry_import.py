@@ -2,8 +2,8 @@
 
     uv run python bench/registry_import.py [--sizes 10000 100000 1000000]
 
-For each size N it writes a result directory with N generated rows shaped
-like the real ones, then times:
+For each size N and each layout it writes N generated rows shaped like the
+real ones, then times:
 
   import    `registry import` end to end (read lines, decode and validate,
             fingerprint, case medians, insert, index build, commit)
@@ -13,9 +13,17 @@ like the real ones, then times:
             empty table: drop the row indexes, insert, recreate them), one
             transaction
 
-and prints rows/s for both and the ratio import/baseline. The target is
->= 50,000 rows/s and a rows/s that stays flat as N grows (linear time).
-Not part of the test suite: the 1M size takes a minute and ~1 GB of disk.
+and prints rows/s for both and the ratio import/baseline. Two layouts:
+
+  one-dir    all N rows in one result directory (2 packs x 20 cases x 2
+             models: thousands of rows per case, per-case work amortized)
+  many-dirs  N/500 result directories of 500 rows each (one pack, 50 cases,
+             10 repetitions, one model): what a registry of many real runs
+             looks like, with per-directory and per-case work at full weight
+
+The target is >= 50,000 rows/s and a rows/s that stays flat as N grows
+(linear time). Not part of the test suite: the 1M sizes take a few minutes
+and ~1.3 GB of disk.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -74,20 +83,34 @@ def write_result_dir(path: Path, count: int, seed: int = 7, **shape) -> Path:
     return path
 
 
-def baseline_tuples(run_file: Path) -> list[tuple]:
+ROWS_PER_DIR = 500
+LAYOUTS = ("one-dir", "many-dirs")
+
+
+def write_layout(root: Path, count: int, layout: str) -> list[Path]:
+    """The result directories of one layout, holding `count` rows in all."""
+    if layout == "one-dir":
+        return [write_result_dir(root / "run", count)]
+    return [write_result_dir(root / f"run-{i:05d}", ROWS_PER_DIR, seed=i, packs=1, cases=50, models=1)
+            for i in range(max(1, count // ROWS_PER_DIR))]
+
+
+def baseline_tuples(runs: list[Path]) -> list[tuple]:
     """The parameter tuples the importer binds for these rows (same decoder, same NULL encoding)."""
     tuples = []
-    with run_file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            text = line.rstrip("\n")
-            tuples.append((1, number, *decode_sql_row(text), text, "0" * 64))
+    for run_id, run in enumerate(runs, start=1):
+        with (run / "run.jsonl").open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                text = line.rstrip("\n")
+                tuples.append((run_id, number, *decode_sql_row(text), text, "0" * 64))
     return tuples
 
 
-def time_baseline(db: Path, tuples: list[tuple]) -> float:
+def time_baseline(db: Path, tuples: list[tuple], runs: int) -> float:
     conn = open_for_write(db)
-    conn.execute("INSERT INTO runs (id, result_dir, label, source, imported_at, row_count, ok_count, packs)"
-                 " VALUES (1, 'x', 'x', 'bench', '', 0, 0, '')")
+    with transaction(conn):  # the run rows are not per-row work
+        conn.executemany("INSERT INTO runs (id, result_dir, label, source, imported_at, row_count, ok_count, packs)"
+                         " VALUES (?, ?, 'x', 'bench', '', 0, 0, '')", [(i, str(i)) for i in range(1, runs + 1)])
     tune_for_bulk_write(conn)
     start = time.perf_counter()
     with transaction(conn):
@@ -100,33 +123,40 @@ def time_baseline(db: Path, tuples: list[tuple]) -> float:
     return elapsed
 
 
-def time_import(db: Path, run: Path) -> float:
+def time_import(db: Path, runs: list[Path]) -> float:
     open_for_write(db).close()  # schema creation is not per-row work
     start = time.perf_counter()
-    import_result_dirs(db, [RunSource(run)])
+    import_result_dirs(db, [RunSource(run) for run in runs])
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--layouts", nargs="+", choices=LAYOUTS, default=list(LAYOUTS))
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         root = Path(tmp)
         # One-time process costs (module imports, compiled metadata schema) are not per-row work.
-        time_import(root / "warm-up.sqlite", write_result_dir(root / "warm-up", 10))
-        print(f"{'rows':>9} {'import s':>9} {'import rows/s':>14} {'baseline s':>11} {'baseline rows/s':>16} {'ratio':>6}")
-        for size in args.sizes:
-            run = write_result_dir(root / f"run-{size}", size)
-            tuples = baseline_tuples(run / "run.jsonl")
-            base = time_baseline(root / f"base-{size}.sqlite", tuples)
-            del tuples
-            took = time_import(root / f"import-{size}.sqlite", run)
-            print(f"{size:>9} {took:>9.2f} {size / took:>14,.0f} {base:>11.2f} {size / base:>16,.0f} {took / base:>6.2f}",
-                  flush=True)
-            for leftover in root.glob(f"*-{size}.sqlite"):
-                leftover.unlink()
+        time_import(root / "warm-up.sqlite", [write_result_dir(root / "warm-up", 10)])
+        print(f"{'layout':>9} {'rows':>9} {'dirs':>5} {'import s':>9} {'import rows/s':>14} {'baseline s':>11}"
+              f" {'baseline rows/s':>16} {'ratio':>6}")
+        for layout in args.layouts:
+            for size in args.sizes:
+                data = root / f"{layout}-{size}"
+                runs = write_layout(data, size, layout)
+                tuples = baseline_tuples(runs)
+                rows = len(tuples)
+                base = time_baseline(root / "base.sqlite", tuples, len(runs))
+                del tuples
+                took = time_import(root / "import.sqlite", runs)
+                print(f"{layout:>9} {rows:>9} {len(runs):>5} {took:>9.2f} {rows / took:>14,.0f} {base:>11.2f}"
+                      f" {rows / base:>16,.0f} {took / base:>6.2f}", flush=True)
+                for leftover in root.glob("*.sqlite"):
+                    if leftover.name != "warm-up.sqlite":
+                        leftover.unlink()
+                shutil.rmtree(data)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import pytest
 
 from benchpack.cli import main
 from benchpack.errors import BenchpackError
-from benchpack.registry.importer import RunSource, import_result_dirs
+from benchpack.registry.importer import RunSource, import_into, import_result_dirs
 from benchpack.registry.query import Query, explain_plan, run_query
 from benchpack.registry.schema import SCHEMA_VERSION, open_read_only
 
@@ -269,8 +269,8 @@ def test_it_stores_absent_fields_as_null_and_leaves_them_out_of_medians(tmp_path
 def _row_indexes(path: Path) -> list:
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'result_rows'"
-                            " ORDER BY name").fetchall()
+        return conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+                            " AND tbl_name IN ('result_rows', 'result_case_stats') ORDER BY name").fetchall()
     finally:
         conn.close()
 
@@ -281,7 +281,7 @@ def test_it_keeps_every_row_index_through_bulk_refused_and_repeated_imports(tmp_
     db = tmp_path / "r.sqlite"
     open_for_write(db).close()
     created = _row_indexes(db)
-    assert len(created) >= 6
+    assert len(created) >= 9
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "run.jsonl").write_text("not json\n")
@@ -293,3 +293,23 @@ def test_it_keeps_every_row_index_through_bulk_refused_and_repeated_imports(tmp_
     import_result_dirs(db, [RunSource(d) for d in REAL_DIRS])  # non-empty table: maintained row by row
     assert _row_indexes(db) == created
     assert counts(db)["result_rows"] == sum(len((d / "run.jsonl").read_text().splitlines()) for d in REAL_DIRS)
+
+
+def test_it_deletes_child_rows_only_for_runs_it_already_had(tmp_path):
+    # A DELETE per new run scanned the whole (index-less, mid bulk load)
+    # table once per directory: quadratic in a many-directory import.
+    from benchpack.registry.schema import open_for_write
+
+    db = tmp_path / "r.sqlite"
+    statements: list[str] = []
+    conn = open_for_write(db)
+    conn.set_trace_callback(statements.append)
+    try:
+        import_into(conn, [RunSource(d) for d in REAL_DIRS[:2]])
+        assert not [s for s in statements if s.lstrip().upper().startswith("DELETE")]
+        before = counts(db)
+        import_into(conn, [RunSource(REAL_DIRS[0])])  # re-import: its child rows are replaced, not added
+        assert [s for s in statements if s.lstrip().upper().startswith("DELETE")]
+    finally:
+        conn.close()
+    assert counts(db) == before

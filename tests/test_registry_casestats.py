@@ -35,3 +35,17 @@ def test_it_takes_medians_over_reported_ok_values_like_the_statistics_module(row
         assert math.isclose(stats.medians[name], statistics.median(values), rel_tol=1e-12)
         if name == "prompt_tokens":
             assert stats.prompt_token_rows == len(values)
+
+
+group_row = st.tuples(st.sampled_from("abcd"), row)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(group_row, max_size=60))
+def test_it_takes_every_groups_medians_at_once_exactly_as_one_group_at_a_time(rows):
+    together, alone = CaseStatsBuilder(), {}
+    for case, (ok, passed, metrics) in rows:
+        together.add(("p", "1", case, "a", "m"), ok, passed, metrics)
+        alone.setdefault(case, CaseStatsBuilder()).add(("p", "1", case, "a", "m"), ok, passed, metrics)
+    expected = [stats for builder in alone.values() for stats in builder.build()]
+    assert together.build() == expected  # NaN never reaches a median: equal dicts, same key order

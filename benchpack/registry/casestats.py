@@ -9,6 +9,7 @@ A NaN counts as not reported, as it does in SQLite (which stores it as NULL).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from statistics import median as _median
 
 import numpy as np
@@ -38,6 +39,36 @@ def _medians(ok_metrics: list) -> tuple[dict, dict]:
         else:
             medians[name] = None
     return medians, dict(zip(METRICS, counts))
+
+
+def medians_of_groups(groups: list[list]) -> list[tuple[dict, dict]]:
+    """`_medians` of every group, in one set of numpy calls when the groups are of similar size.
+
+    A real run has tens of cases with a few repetitions each, where a numpy
+    sort per group costs ~10 µs, more than the rows themselves. The groups
+    are laid side by side in one NaN-padded array, sorted in one call
+    (NaN sorts last) and their medians read by index. Very uneven groups
+    would pad too much, so those are sorted one by one instead."""
+    width = len(METRICS)
+    sizes = [len(group) // width for group in groups]
+    rows, longest = sum(sizes), max(sizes, default=0)
+    if rows == 0 or len(groups) == 1 or len(groups) * longest > 2 * rows + 64:
+        return [_medians(group) for group in groups]
+    size = np.array(sizes)
+    owner = np.repeat(np.arange(len(groups)), size)
+    position = np.arange(rows) - (np.cumsum(size) - size)[owner]
+    padded = np.full((len(groups), longest, width), np.nan)
+    padded[owner, position] = np.array(list(chain.from_iterable(groups)), dtype=float).reshape(rows, width)
+    padded.sort(axis=1)
+    counts = np.count_nonzero(~np.isnan(padded), axis=1)
+    low = np.take_along_axis(padded, ((counts - 1) // 2).clip(0)[:, None, :], axis=1)[:, 0, :]
+    high = np.take_along_axis(padded, (counts // 2).clip(0, longest - 1)[:, None, :], axis=1)[:, 0, :]
+    middle = np.where(counts % 2 == 1, low, (low + high) / 2)
+    out = []
+    for values, reported in zip(middle.tolist(), counts.tolist()):
+        medians = {name: value if count else None for name, value, count in zip(METRICS, values, reported)}
+        out.append((medians, dict(zip(METRICS, reported))))
+    return out
 
 
 @dataclass(frozen=True)
@@ -71,9 +102,10 @@ class CaseStatsBuilder:
             group[4].extend(metrics)  # one flat list converts to numpy ~3x faster than a list of tuples
 
     def build(self) -> list[CaseStats]:
+        groups = self._groups
+        all_medians = medians_of_groups([group[4] for group in groups.values()])
         out = []
-        for key, (rows, scored, passed, ok_rows, ok_metrics) in self._groups.items():
-            medians, counts = _medians(ok_metrics)
+        for (key, (rows, scored, passed, ok_rows, _)), (medians, counts) in zip(groups.items(), all_medians):
             out.append(CaseStats(
                 key=key, row_count=rows, ok_count=ok_rows, scored_count=scored, passed_count=passed,
                 medians=medians,

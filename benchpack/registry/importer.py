@@ -133,25 +133,30 @@ def _gpu_models(hardware: dict | None) -> str | None:
 class _RunImporter:
     """Streams one result directory's rows into the open transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, source: RunSource, problems: list[Problem]):
+    def __init__(self, conn: sqlite3.Connection, source: RunSource, problems: list[Problem],
+                 fingerprints: dict | None = None):
         self.conn = conn
         self.source = source
         self.problems = problems
         self.canonical = source.path.resolve()
         self.run_file = self.canonical / RUN_FILE
         self.stats = CaseStatsBuilder()
-        self.prints: dict[tuple, fp.Fingerprint] = {}
+        # Shared by every run of one import: runs from one machine, model and
+        # runtime have the same fingerprint inputs, and a canonical JSON dump
+        # plus sha256 per case was a large part of a small run's import.
+        self.fingerprints = {} if fingerprints is None else fingerprints
         self.digests: dict[tuple, str] = {}  # the hot loop's cache, by case-stats key
         self.packs: dict[str, None] = {}
         self.rows = 0
         self.ok_rows = 0
 
-    def _fingerprint(self, pack_id, pack_version, case_id, model) -> fp.Fingerprint:
-        key = (pack_id, pack_version, case_id, model)
-        found = self.prints.get(key)
+    def _fingerprint(self, pack_id, pack_version, case_id, model) -> tuple[fp.Fingerprint, str]:
+        """The case's fingerprint and its JSON, computed once per import for equal inputs."""
+        key = (self.run_key, pack_id, pack_version, case_id, model)
+        found = self.fingerprints.get(key)
         if found is None:
-            found = self.prints[key] = fp.compute(fp.case_inputs(self.run_fp_inputs, *key))
-            self.packs.setdefault(f"{pack_id}@{pack_version}", None)
+            print_ = fp.compute(fp.case_inputs(self.run_fp_inputs, pack_id, pack_version, case_id, model))
+            found = self.fingerprints[key] = (print_, print_.to_json())
         return found
 
     def _row_tuples(self, run_id: int, handle):
@@ -174,7 +179,8 @@ class _RunImporter:
             key = values[:5]  # pack_id, pack_version, case_id, adapter, model
             digest = digests.get(key)
             if digest is None:
-                digest = digests[key] = self._fingerprint(key[0], key[1], key[2], key[4]).digest
+                digest = digests[key] = self._fingerprint(key[0], key[1], key[2], key[4])[0].digest
+                self.packs.setdefault(f"{key[0]}@{key[1]}", None)
             add_stats(key, values[_OK], values[_PASSED], metrics_of(values))
             yield (run_id, number, *values, text, digest)
 
@@ -217,6 +223,7 @@ class _RunImporter:
         if len(self.problems) > before:
             return None
         self.run_fp_inputs = fp.run_inputs(self.run_metadata, self.hardware)
+        self.run_key = json.dumps(self.run_fp_inputs, sort_keys=True, default=str)
         label = self.source.label or path.name
         hardware = self.hardware or {}
         anchors = metadata_anchors(self.run_metadata)
@@ -230,8 +237,13 @@ class _RunImporter:
             json.dumps(self.run_metadata) if self.run_metadata is not None else None,
             *anchors.values(), fp.hardware_class(self.hardware),
         )).fetchone()[0]
-        self.conn.execute("DELETE FROM result_rows WHERE run_id = ?", (run_id,))
-        self.conn.execute("DELETE FROM result_case_stats WHERE run_id = ?", (run_id,))
+        if existed is not None:
+            # Only a re-imported run has child rows (foreign keys are enforced,
+            # so a new id has none). Skipping the DELETE for new runs matters:
+            # while the row indexes are down for a bulk load it would scan the
+            # whole table once per run, quadratic in a many-directory import.
+            self.conn.execute("DELETE FROM result_rows WHERE run_id = ?", (run_id,))
+            self.conn.execute("DELETE FROM result_case_stats WHERE run_id = ?", (run_id,))
         try:
             with self.run_file.open(encoding="utf-8") as handle:
                 rows = self._row_tuples(run_id, handle)
@@ -258,14 +270,14 @@ class _RunImporter:
 
     def _stats_tuple(self, run_id: int, stats) -> tuple:
         pack_id, pack_version, case_id, adapter, model = stats.key
-        print_ = self._fingerprint(pack_id, pack_version, case_id, model)
+        print_, print_json = self._fingerprint(pack_id, pack_version, case_id, model)
         m = stats.medians
         return (
             run_id, *stats.key, stats.row_count, stats.ok_count, stats.scored_count, stats.passed_count,
             m["wall_s"], m["ttft_s"], m["prefill_tps"], m["decode_tps"], m["total_tps"],
             m["output_tokens"], m["prompt_tokens"], m["cached_prompt_tokens"],
             stats.prompt_token_rows, stats.cached_prompt_rows,
-            print_.digest, int(print_.complete), print_.to_json(),
+            print_.digest, int(print_.complete), print_json,
         )
 
 
@@ -286,6 +298,7 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
     summaries: list[ImportSummary] = []
     imported_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     seen: set[Path] = set()
+    fingerprints: dict = {}
     tune_for_bulk_write(conn)
     try:
         with gc_paused(), transaction(conn):  # imported rows form no cycles
@@ -295,7 +308,7 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
                 if canonical in seen:
                     continue  # the same directory named twice is one run
                 seen.add(canonical)
-                summary = _RunImporter(conn, source, problems).run(imported_at)
+                summary = _RunImporter(conn, source, problems, fingerprints).run(imported_at)
                 if summary is not None:
                     summaries.append(summary)
             if problems:
