@@ -99,7 +99,8 @@ def test_it_takes_a_bundle_from_sign_up_to_public(live, browser, bundle_archive,
     operator = _operator(browser, live)
     operator.goto(live.url + "/review/")
     operator.click(f"a[href='/review/{submission_id}/']")
-    assert "prefill parity" in operator.content()
+    # A click that navigates returns before the next page has loaded: wait for its text.
+    _wait_for_text(operator, "prefill parity")
     operator.screenshot(path=str(tmp_path / "review.png"), full_page=True)
     operator.click("#approve")
     _wait_for_text(operator, "Approved and published.")
@@ -107,7 +108,7 @@ def test_it_takes_a_bundle_from_sign_up_to_public(live, browser, bundle_archive,
     visitor = browser.new_context().new_page()
     visitor.goto(live.url + "/")
     visitor.click("text=runtime-sweep 0.1.0")
-    assert "qwen2.5-0.5b-instruct-q4_k_m" in visitor.content()
+    _wait_for_text(visitor, "qwen2.5-0.5b-instruct-q4_k_m")
     assert any("Submission approved" in m for m in live.emails())
 
 
