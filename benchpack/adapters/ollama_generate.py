@@ -11,7 +11,6 @@ client-side formulas as every other adapter so runs stay comparable.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import httpx
@@ -21,22 +20,13 @@ from benchpack.adapters.base import (
     AdapterRequest,
     AdapterResult,
     StreamTrace,
-    collector_paused,
     compute_timing,
     empty_tokens,
     int_or_none,
     rate,
 )
-from benchpack.adapters.fasttransport import arrival_reader
-from benchpack.adapters.transport import (
-    ClientOwningAdapter,
-    describe_http_error,
-    describe_transport_error,
-    error_body,
-    post_stream,
-)
+from benchpack.adapters.transport import ClientOwningAdapter, describe_http_error, read_timed
 
-perf_counter = time.perf_counter
 _decode = msgspec.json.Decoder().decode
 _NS = 1_000_000_000
 BACKEND_FIELDS = ("total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
@@ -77,17 +67,17 @@ def backend_fields(final: dict) -> dict | None:
 
 
 class _Generation:
-    __slots__ = ("content", "thinking", "objects", "final", "error")
+    __slots__ = ("content", "thinking", "events", "final", "error")
 
     def __init__(self) -> None:
         self.content: list[str] = []
         self.thinking: list[str] = []
-        self.objects: list[Any] = []
+        self.events: list[Any] = []  # every parsed line, as the raw response
         self.final: dict | None = None
         self.error: str | None = None
 
     def take(self, obj: Any, trace: StreamTrace | None, now: float) -> None:
-        self.objects.append(obj)
+        self.events.append(obj)
         if not isinstance(obj, dict):
             self.error = f"unexpected NDJSON value: {str(obj)[:120]}"
             return
@@ -149,59 +139,15 @@ class _Lines:
 
 class OllamaGenerateAdapter(ClientOwningAdapter):
     id = "ollama-generate"
-
-    def run_traced(self, request: AdapterRequest) -> tuple[AdapterResult, StreamTrace]:
-        url = generate_url(request.endpoint)
-        body = build_body(request)
-        gen = _Generation()
-        trace = StreamTrace()
-        response_payload: Any = None
-        with collector_paused():
-            trace.start = perf_counter()
-            try:
-                with post_stream(self.client, url, json.dumps(body).encode(), request.timeout_s) as response:
-                    trace.first_byte = perf_counter()
-                    if response.status_code >= 400:
-                        response_payload = error_body(response.read())
-                        gen.error = describe_http_error(response.status_code, response_payload)
-                    elif request.stream:
-                        response_payload = gen.objects
-                        self._read_stream(response, gen, trace, request.timeout_s)
-                    else:
-                        raw = response.read()
-                        trace.end = perf_counter()
-                        response_payload = self._take_whole(raw, gen)
-            except httpx.HTTPError as exc:
-                if trace.end is None:
-                    trace.end = perf_counter()
-                if gen.error is None:  # an earlier malformed or error line is the first thing that went wrong
-                    gen.error = describe_transport_error(exc, url, request.timeout_s, len(gen.objects))
-                if response_payload is None:
-                    response_payload = {"error": gen.error}
-        if trace.end is None:
-            trace.end = perf_counter()
-        return self._result(request, body, response_payload, gen, trace), trace
+    endpoint_url = staticmethod(generate_url)
+    request_body = staticmethod(build_body)
+    new_state = _Generation
 
     @staticmethod
     def _read_stream(response: httpx.Response, gen: _Generation, trace: StreamTrace, timeout_s: float) -> None:
-        deadline = trace.start + timeout_s
-        read_arrivals = arrival_reader(response)
-        times: list[float] = []
-        reads: list[bytes] = []
         lines = _Lines()
-        try:
-            while True:
-                trace.end = None
-                stop = read_arrivals(times, reads, deadline)
-                trace.end = perf_counter()  # reading stopped here; parsing is not part of wall_s
-                lines.take(times, reads, gen, trace)
-                if stop != "pause" or gen.error:
-                    break
-        finally:
-            if trace.end is None:
-                trace.end = perf_counter()
-            trace.chunks = len(reads)
-            lines.take(times, reads, gen, trace)  # the stream broke: keep what did arrive
+        read_timed(response, trace, timeout_s, lambda times, reads: lines.take(times, reads, gen, trace),
+                   lambda: gen.error is not None)
         tail = lines.tail
         if not gen.error and tail.strip() and gen.final is None:
             try:
@@ -210,10 +156,10 @@ class OllamaGenerateAdapter(ClientOwningAdapter):
                 gen.error = f"malformed NDJSON line: {tail[:120]!r}"
         if gen.error:
             return
-        if trace.end > deadline:
-            gen.error = f"timed out after {timeout_s:g}s (stream still running, {len(gen.objects)} lines received)"
+        if trace.end > trace.start + timeout_s:
+            gen.error = f"timed out after {timeout_s:g}s (stream still running, {len(gen.events)} lines received)"
         elif gen.final is None:
-            gen.error = f"stream ended without a done=true line after {len(gen.objects)} lines"
+            gen.error = f"stream ended without a done=true line after {len(gen.events)} lines"
 
     @staticmethod
     def _take_whole(raw: bytes, gen: _Generation) -> Any:

@@ -14,33 +14,16 @@ server's error; the request is never retried with a different shape.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import msgspec
 
-from benchpack.adapters.base import (
-    AdapterRequest,
-    AdapterResult,
-    StreamTrace,
-    collector_paused,
-    compute_timing,
-    empty_tokens,
-    int_or_none,
-)
-from benchpack.adapters.fasttransport import arrival_reader
+from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace, compute_timing, empty_tokens, int_or_none
 from benchpack.adapters.sse import SSEParser
-from benchpack.adapters.transport import (
-    ClientOwningAdapter,
-    describe_http_error,
-    describe_transport_error,
-    error_body,
-    post_stream,
-)
+from benchpack.adapters.transport import ClientOwningAdapter, describe_http_error, read_timed
 
-perf_counter = time.perf_counter
 _DONE = b"[DONE]"
 _decode = msgspec.json.Decoder().decode
 
@@ -188,71 +171,28 @@ def _tokens(usage: dict | None, timings: dict | None) -> dict:
 
 class OpenAIChatAdapter(ClientOwningAdapter):
     id = "openai-chat"
+    endpoint_url = staticmethod(chat_completions_url)
+    request_body = staticmethod(build_body)
+    new_state = _Stream
 
-    def run_traced(self, request: AdapterRequest) -> tuple[AdapterResult, StreamTrace]:
-        """Like run(), plus the absolute clock readings selftest compares with the server's."""
-        url = chat_completions_url(request.endpoint)
-        body = build_body(request)
-        payload = json.dumps(body).encode()
-        state = _Stream()
-        trace = StreamTrace()
-        response_payload: Any = None
-        client = self.client
-        with collector_paused():
-            trace.start = perf_counter()
-            try:
-                with post_stream(client, url, payload, request.timeout_s) as response:
-                    trace.first_byte = perf_counter()
-                    if response.status_code >= 400:
-                        response_payload = error_body(response.read())
-                        trace.end = perf_counter()
-                        state.error = describe_http_error(response.status_code, response_payload)
-                    elif request.stream:
-                        response_payload = state.events
-                        self._read_stream(response, state, trace, request.timeout_s)
-                    else:
-                        raw = response.read()
-                        trace.end = perf_counter()
-                        response_payload = self._take_whole(raw, state)
-            except httpx.HTTPError as exc:
-                if trace.end is None:
-                    trace.end = perf_counter()
-                if state.error is None:  # an earlier malformed or error event is the first thing that went wrong
-                    state.error = describe_transport_error(exc, url, request.timeout_s, len(state.events))
-                if response_payload is None:
-                    response_payload = {"error": state.error}
-        if trace.end is None:
-            trace.end = perf_counter()
-        return self._result(request, body, response_payload, state, trace), trace
-
-    def _read_stream(self, response: httpx.Response, state: _Stream, trace: StreamTrace, timeout_s: float) -> None:
+    @staticmethod
+    def _read_stream(response: httpx.Response, state: _Stream, trace: StreamTrace, timeout_s: float) -> None:
         parser = SSEParser()
-        deadline = trace.start + timeout_s
-        read_arrivals = arrival_reader(response)
-        times: list[float] = []
-        reads: list[bytes] = []
         taken = 0
-        try:
-            while True:
-                trace.end = None
-                stop = read_arrivals(times, reads, deadline)
-                trace.end = perf_counter()  # reading stopped here; parsing is not part of wall_s
+
+        def take(times: list[float], reads: list[bytes]) -> None:
+            nonlocal taken
+            if taken < len(reads):
                 taken = _take_reads(parser, state, trace, times, reads, taken)
-                if stop != "pause" or state.error:
-                    break
-        finally:
-            if trace.end is None:
-                trace.end = perf_counter()
-            trace.chunks = len(reads)
-            if taken < len(reads):  # the stream broke: keep what did arrive
-                _take_reads(parser, state, trace, times, reads, taken)
+
+        read_timed(response, trace, timeout_s, take, lambda: state.error is not None)
         if state.error:
             return
         for event in parser.close():
             if event.data == _DONE:
                 state.done = True
         events = state.events
-        if trace.end > deadline:
+        if trace.end > trace.start + timeout_s:
             state.error = f"timed out after {timeout_s:g}s (stream still running, {len(events)} events received)"
         elif not (state.done or state.finish_reason):
             state.error = f"stream ended without [DONE] or finish_reason after {len(events)} events"

@@ -9,12 +9,16 @@ warmed-up real client would not pay either. Plain-http traffic goes through
 from __future__ import annotations
 
 import json
+import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 
-from benchpack.adapters.fasttransport import FastHTTPTransport
+from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace, collector_paused
+from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader
+
+perf_counter = time.perf_counter
 
 # Streams are read with iter_raw(); asking for identity keeps those bytes
 # the plain event stream.
@@ -126,9 +130,49 @@ def describe_http_error(status: int, body: Any) -> str:
     return f"HTTP {status}: {message[:300]}"
 
 
+def read_timed(response: httpx.Response, trace: StreamTrace, timeout_s: float,
+               take: Callable[[list[float], list[bytes]], None], failed: Callable[[], bool]) -> None:
+    """Read a streamed body, each network read stamped with its arrival time.
+
+    `take(times, reads)` parses what has arrived (it is called again with
+    more, so it keeps track of what it took); reading stops at the body's
+    end, the request's deadline, or once `failed()` says an error event
+    was seen. `trace.end` is when reading stopped: parsing is not part of
+    wall_s. If the stream breaks, what did arrive is still taken.
+    """
+    deadline = trace.start + timeout_s
+    read_arrivals = arrival_reader(response)
+    times: list[float] = []
+    reads: list[bytes] = []
+    try:
+        while True:
+            trace.end = None
+            stop = read_arrivals(times, reads, deadline)
+            trace.end = perf_counter()
+            take(times, reads)
+            if stop != "pause" or failed():
+                break
+    finally:
+        if trace.end is None:
+            trace.end = perf_counter()
+        trace.chunks = len(reads)
+        take(times, reads)
+
+
 class ClientOwningAdapter:
-    """The client lifecycle both adapters share: an injected client, or one
-    made on first use and kept for connection reuse across repetitions."""
+    """What both adapters share: the client lifecycle (an injected client, or
+    one made on first use and kept for connection reuse across repetitions)
+    and the timed request.
+
+    A subclass names its URL rule and request body (`endpoint_url`,
+    `request_body`), the per-response state it parses into (`new_state`:
+    an object with `error` and `events`), and how to read a stream, a whole
+    body and build the result (`_read_stream`, `_take_whole`, `_result`).
+    """
+
+    endpoint_url: Callable[[str], str]
+    request_body: Callable[[AdapterRequest], dict]
+    new_state: Callable[[], Any]
 
     def __init__(self, client: httpx.Client | None = None) -> None:
         self._client = client
@@ -143,5 +187,40 @@ class ClientOwningAdapter:
         if self._client is not None:
             self._client.close()
 
-    def run(self, request):
+    def run(self, request: AdapterRequest) -> AdapterResult:
         return self.run_traced(request)[0]
+
+    def run_traced(self, request: AdapterRequest) -> tuple[AdapterResult, StreamTrace]:
+        """Like run(), plus the absolute clock readings selftest compares with the server's."""
+        url = self.endpoint_url(request.endpoint)
+        body = self.request_body(request)
+        payload = json.dumps(body).encode()
+        state = self.new_state()
+        trace = StreamTrace()
+        response_payload: Any = None
+        with collector_paused():
+            trace.start = perf_counter()
+            try:
+                with post_stream(self.client, url, payload, request.timeout_s) as response:
+                    trace.first_byte = perf_counter()
+                    if response.status_code >= 400:
+                        response_payload = error_body(response.read())
+                        trace.end = perf_counter()
+                        state.error = describe_http_error(response.status_code, response_payload)
+                    elif request.stream:
+                        response_payload = state.events
+                        self._read_stream(response, state, trace, request.timeout_s)
+                    else:
+                        raw = response.read()
+                        trace.end = perf_counter()
+                        response_payload = self._take_whole(raw, state)
+            except httpx.HTTPError as exc:
+                if trace.end is None:
+                    trace.end = perf_counter()
+                if state.error is None:  # an earlier malformed or error event is the first thing that went wrong
+                    state.error = describe_transport_error(exc, url, request.timeout_s, len(state.events))
+                if response_payload is None:
+                    response_payload = {"error": state.error}
+        if trace.end is None:
+            trace.end = perf_counter()
+        return self._result(request, body, response_payload, state, trace), trace
