@@ -10,8 +10,6 @@ from benchpack.cli import main
 REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 RUNS = [REAL_RESULTS / "2026-04-29-llama-server-smoke", REAL_RESULTS / "2026-04-28-mlx-lm-runtime"]
 
-pytest.importorskip("benchpack.bundles")
-
 
 @pytest.fixture
 def bundle(tmp_path):
