@@ -17,8 +17,8 @@ from typing import Callable
 
 from benchpack.archives import ArchiveLimits
 from benchpack.bundle_checks import BundleLimits
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 
 SAFE_MODEL_CALL = {"schema_version": 1, "sequence": 1, "model": "test-model", "ok": True, "endpoint": "local-llama", "prompt_tokens": 12}
 

@@ -244,7 +244,7 @@ def test_it_charts_every_case_of_the_registry_site_with_spread(tmp_path):
     from benchpack.registry.schema import open_read_only
     from benchpack.registry.site import write_site
 
-    real = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
+    from tests.data_paths import REAL_RESULTS as real
     names = ["2026-04-29-llama-server-runtime", "2026-04-28-mlx-lm-runtime"]
     for name in names:
         shutil.copytree(real / name, tmp_path / name)

@@ -9,8 +9,8 @@ from benchpack.compare import PARITY_STATUSES, compare_runs
 from benchpack.errors import BenchpackError
 from benchpack.report import render_compare
 from benchpack.resultdir import field, load_result_dir
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 MISSING = object()
 

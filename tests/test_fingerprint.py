@@ -8,8 +8,8 @@ import pytest
 
 from benchpack.cli import main
 from benchpack.registry import fingerprint as fp
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 APPLE = {"cpu_model": "Apple M5 Max", "chip": "Apple M5 Max", "ram_mb": 65536,
          "gpus": [{"model": "Apple M5 Max", "vram_mb": None}]}
 LINUX = {"cpu_model": "AMD Ryzen 9 7950X 16-Core Processor", "ram_mb": 64219,

@@ -13,8 +13,8 @@ from benchpack.errors import BenchpackError
 from benchpack.registry.importer import RunSource, import_into, import_result_dirs
 from benchpack.registry.query import Query, explain_plan, run_query
 from benchpack.registry.schema import SCHEMA_VERSION, open_read_only
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 
 

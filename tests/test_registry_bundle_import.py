@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from benchpack.cli import main
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 RUNS = [REAL_RESULTS / "2026-04-29-llama-server-smoke", REAL_RESULTS / "2026-04-28-mlx-lm-runtime"]
 
 

@@ -13,8 +13,8 @@ from benchpack.registry.casestats import CaseStatsBuilder
 from benchpack.registry.importer import RunSource, import_into
 from benchpack.registry.query import Query, run_query
 from benchpack.registry.rows import COLUMNS, normalize_row
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 V1_ROW_COLUMNS = ("run_id", "line", *COLUMNS, "raw_json")
 

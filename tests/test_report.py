@@ -7,8 +7,8 @@ from pathlib import Path
 from benchpack import cli
 from benchpack.report import redact_endpoint, render_report
 from benchpack.resultdir import load_result_dir
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 
 

@@ -4,8 +4,8 @@ import pytest
 
 from benchpack.errors import BenchpackError
 from benchpack.resultdir import field, load_result_dir, read_rows
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 
 
 def test_it_reads_every_real_result_directory():

@@ -6,8 +6,8 @@ import pytest
 from benchpack.adapters.base import AdapterResult
 from benchpack.resultdir import load_result_dir
 from benchpack.results import append_row, build_row, render_summary, write_summary
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 
 

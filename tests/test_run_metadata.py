@@ -5,9 +5,9 @@ import pytest
 
 from benchpack.errors import ConfigError
 from benchpack.run_metadata import load_run_metadata, summary_lines, write_run_metadata
+from tests.data_paths import REAL_RESULTS
 
-REAL_SUMMARY = (Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
-                / "2026-04-29-llama-server-runtime" / "summary.md")
+REAL_SUMMARY = REAL_RESULTS / "2026-04-29-llama-server-runtime" / "summary.md"
 
 
 def metadata_file(tmp_path, content):

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchpack.secrets_scan import PYTHON_SPACE_CHARACTERS, _scan_precisely, might_contain_secret, scan_bytes, scan_text
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-results"
 
 # Built by concatenation so this file does not itself look like it holds secrets.
 SECRETS = {

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.data_paths import REAL_RESULTS
 
-REAL_RESULTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-results"
 
 
 @pytest.fixture
