@@ -111,6 +111,9 @@ def require_redis() -> None:
 
 def start_live_service(tmp: Path, redis_db: int = 13):
     require_redis()
+    # Two checkouts testing at once on one machine must not flush each other's
+    # broker: BENCHPACK_TEST_REDIS_DB_OFFSET moves this checkout's databases.
+    redis_db += int(os.environ.get("BENCHPACK_TEST_REDIS_DB_OFFSET", "0"))
     database_url, drop_database = _database_url(tmp)
     outbox = tmp / "var" / "outbox"
     port = free_port()
