@@ -6,22 +6,28 @@ timing fields mean and how accurate they are.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from benchpack.adapters.base import Adapter, AdapterRequest, AdapterResult, StreamTrace
 from benchpack.errors import ConfigError, Problem
+
+if TYPE_CHECKING:
+    import httpx
 
 ADAPTER_IDS: tuple[str, ...] = ("openai-chat", "ollama-generate")
 
 
-def get_adapter(adapter_id: str) -> Adapter:
+def get_adapter(adapter_id: str, client: httpx.Client | None = None) -> Adapter:
+    """The adapter for `adapter_id`; `client` replaces the one it would make (a pinned one, say)."""
     # Imported here so `benchpack --help` does not pay for httpx.
     if adapter_id == "openai-chat":
         from benchpack.adapters.openai_chat import OpenAIChatAdapter
 
-        return OpenAIChatAdapter()
+        return OpenAIChatAdapter(client)
     if adapter_id == "ollama-generate":
         from benchpack.adapters.ollama_generate import OllamaGenerateAdapter
 
-        return OllamaGenerateAdapter()
+        return OllamaGenerateAdapter(client)
     raise ConfigError(Problem("command line", "--adapter",
                               f"unknown adapter {adapter_id!r}; choose one of {', '.join(ADAPTER_IDS)}"))
 

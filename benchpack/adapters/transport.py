@@ -41,8 +41,9 @@ class LeanClient(httpx.Client):
     same timeouts. Anything else takes the full httpx path.
     """
 
-    def __init__(self) -> None:
-        self._fast = FastHTTPTransport()
+    def __init__(self, transport: FastHTTPTransport | None = None) -> None:
+        # A caller may pass its own FastHTTPTransport (a runner host's PinnedTransport).
+        self._fast = transport or FastHTTPTransport()
         super().__init__(transport=self._fast, timeout=httpx.Timeout(600.0), follow_redirects=False)
         self._default_headers = self.headers.multi_items()
         self._json_headers = httpx.Headers(self.headers)
