@@ -155,10 +155,39 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + 1024 * 1024
 SUBMISSION_RATE_LIMIT_PER_HOUR = env_int("SUBMISSION_RATE_LIMIT_PER_HOUR", 10, minimum=1)
 SUBMISSION_VALIDATING_TIMEOUT_S = env_int("SUBMISSION_VALIDATING_TIMEOUT_S", 900, minimum=1)
 
+# Run queue (docs/runner-hosts.md). A worker started with BENCHPACK_RUNNER_HOST=<name>
+# and `-Q runs.<name>` executes that host's run requests and nothing else.
+RUNNER_HOST = env_str("BENCHPACK_RUNNER_HOST", "")
+# The longest run a request may ask for; a request's own limit defaults to
+# RUN_REQUEST_DEFAULT_TIME_LIMIT_S (at most this).
+RUN_REQUEST_MAX_S = env_int("RUN_REQUEST_MAX_S", 6 * 3600, minimum=10)
+RUN_REQUEST_DEFAULT_TIME_LIMIT_S = min(2 * 3600, RUN_REQUEST_MAX_S)
+RUN_REQUEST_MAX_REPETITIONS = 100
+# Executions of one request, counting the first: 2 = one retry after a lost worker.
+RUN_REQUEST_MAX_ATTEMPTS = env_int("RUN_REQUEST_MAX_ATTEMPTS", 2, minimum=1)
+# A running request whose worker has not written a heartbeat for this long is
+# lost: the reaper retries it (attempts left) or fails it ("worker lost").
+RUN_HEARTBEAT_TIMEOUT_S = env_int("RUN_HEARTBEAT_TIMEOUT_S", 120, minimum=2)
+RUN_HEARTBEAT_INTERVAL_S = max(0.5, min(15.0, RUN_HEARTBEAT_TIMEOUT_S / 6))
+RUNNER_HOST_OFFLINE_AFTER_S = max(3 * RUN_HEARTBEAT_INTERVAL_S, 30.0)
+
 # Celery: a real worker always. Locally a kombu filesystem transport needs no
 # server; CI and production set CELERY_BROKER_URL=redis://...
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_DIR = VAR_DIR / "broker"
+# Redis hands an unacknowledged message to another worker once it is this old,
+# and every worker on the broker applies its own value: it must exceed the
+# longest run (plus its kill grace), or a long benchmark starts twice
+# (readthedocs PRs #12342, #12442). The run's database claim refuses a second
+# copy anyway; this keeps the copy from being made.
+CELERY_VISIBILITY_TIMEOUT_S = env_int(
+    "CELERY_VISIBILITY_TIMEOUT_S", max(SUBMISSION_VALIDATING_TIMEOUT_S, RUN_REQUEST_MAX_S + 3600), minimum=1
+)
+if CELERY_VISIBILITY_TIMEOUT_S <= RUN_REQUEST_MAX_S:
+    raise ImproperlyConfigured(
+        f"environment variable CELERY_VISIBILITY_TIMEOUT_S={CELERY_VISIBILITY_TIMEOUT_S} must exceed "
+        f"RUN_REQUEST_MAX_S={RUN_REQUEST_MAX_S}: Redis would redeliver a running benchmark to a second worker"
+    )
 if CELERY_BROKER_URL == "filesystem://":
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
@@ -168,7 +197,7 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": SUBMISSION_VALIDATING_TIMEOUT_S}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_S}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -178,6 +207,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30 if CELERY_TASK_TIME_LI
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
     "reap-stuck-validations": {"task": "submissions.tasks.reap_stuck_validations", "schedule": 300.0},
+    "reap-lost-runs": {"task": "submissions.runqueue.tasks.reap_lost_runs", "schedule": 60.0},
 }
 
 LOGGING = {

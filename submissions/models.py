@@ -82,3 +82,14 @@ class SubmissionFile(models.Model):
     class Meta:
         ordering = ["path"]
         constraints = [models.UniqueConstraint(fields=["submission", "path"], name="unique_submission_file_path")]
+
+
+# The run queue's models live in their own module; importing them here registers them with this app.
+from submissions.runqueue.models import (  # noqa: E402,F401
+    HostEndpoint,
+    HostPack,
+    RunnerHost,
+    RunRequest,
+    RunRequestEvent,
+    RunRequestRow,
+)

@@ -1,0 +1,114 @@
+"""Register runner hosts and their allowlists (operators; see docs/runner-hosts.md).
+
+    manage.py runner_host add gpu-1 --owner lab@example.org
+    manage.py runner_host allow-endpoint gpu-1 llama --url http://10.0.0.7:8081/v1 \\
+        --adapter openai-chat --model qwen2.5-7b-instruct=Q4_K_M --runtime llama.cpp --runtime-version b5040
+    manage.py runner_host allow-pack gpu-1 runtime-sweep
+    manage.py runner_host allow-pack gpu-1 my-pack --archive my-pack.tar.gz
+    manage.py runner_host list
+
+Every action takes --dry-run: it checks everything and says what it would store.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from submissions.runqueue.hosts import AllowlistError, allow_endpoint, allow_pack, endpoint_fields, pack_entry_fields
+from submissions.runqueue.models import RunnerHost, host_name_validator
+
+
+class Command(BaseCommand):
+    help = "Register a runner host, allowlist its endpoints and packs, list hosts."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dry-run", action="store_true", help="check and report, store nothing")
+        actions = parser.add_subparsers(dest="action", required=True)
+        add = actions.add_parser("add", help="register a host (its worker listens on runs.<name>)")
+        add.add_argument("name")
+        add.add_argument("--owner", required=True, help="email of the account that owns the machine")
+        add.add_argument("--description", default="")
+        endpoint = actions.add_parser("allow-endpoint", help="allowlist an endpoint on a host (or replace one)")
+        endpoint.add_argument("host")
+        endpoint.add_argument("name", help="short name requests use to choose it")
+        endpoint.add_argument("--url", required=True)
+        endpoint.add_argument("--adapter", required=True)
+        endpoint.add_argument("--model", action="append", required=True, dest="models",
+                              help="NAME[=QUANTIZATION] served there; repeat for several")
+        endpoint.add_argument("--runtime", required=True, help="runtime name, e.g. llama.cpp")
+        endpoint.add_argument("--runtime-version", required=True)
+        endpoint.add_argument("--address", action="append", dest="addresses",
+                              help="an IP address the worker may connect to (repeat); default: what the URL's "
+                                   "host resolves to here, now")
+        pack = actions.add_parser("allow-pack", help="allowlist a bundled pack or a pack archive on a host")
+        pack.add_argument("host")
+        pack.add_argument("pack_id")
+        pack.add_argument("--version")
+        pack.add_argument("--archive", help="a .tar.gz/.zip of a pack directory, checked by the core loader")
+        for name in ("enable", "disable"):
+            actions.add_parser(name, help=f"{name} a host").add_argument("host")
+        actions.add_parser("list", help="hosts, online state, allowlists")
+
+    def handle(self, *args, action, dry_run, **options):
+        try:
+            with transaction.atomic():
+                getattr(self, "do_" + action.replace("-", "_"))(dry_run=dry_run, **options)
+                if dry_run:
+                    transaction.set_rollback(True)
+        except (AllowlistError, ValidationError) as exc:
+            raise CommandError("; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)) from None
+
+    def host(self, name: str) -> RunnerHost:
+        host = RunnerHost.objects.filter(name=name).first()
+        if host is None:
+            raise CommandError(f"no runner host {name!r}; register it with: manage.py runner_host add {name} --owner EMAIL")
+        return host
+
+    def say(self, dry_run: bool, message: str) -> None:
+        self.stdout.write(("would " if dry_run else "") + message)
+
+    def do_add(self, *, name, owner, description, dry_run, **_):
+        host_name_validator(name)
+        user = get_user_model().objects.filter(email__iexact=owner).first()
+        if user is None:
+            raise CommandError(f"no account with email {owner}; the owner signs up first")
+        if RunnerHost.objects.filter(name=name).exists():
+            raise CommandError(f"runner host {name} exists already")
+        RunnerHost.objects.create(name=name, owner=user, description=description)
+        self.say(dry_run, f"register runner host {name} (queue runs.{name}) owned by {user.email}")
+
+    def do_allow_endpoint(self, *, host, name, url, adapter, models, runtime, runtime_version, addresses, dry_run, **_):
+        host_name_validator(name)
+        fields = endpoint_fields(url, adapter, models, runtime, runtime_version, addresses)
+        allow_endpoint(self.host(host), name, **fields)
+        served = ", ".join(m["name"] + (f" ({m['quantization']})" if m["quantization"] else "") for m in fields["served_models"])
+        self.say(dry_run, f"allow {host}/{name}: {url} [{adapter}] at {', '.join(fields['addresses'])} "
+                          f"serving {served}, runtime {fields['runtime_name']} {fields['runtime_version']}")
+
+    def do_allow_pack(self, *, host, pack_id, version, archive, dry_run, **_):
+        fields = pack_entry_fields(pack_id, version, archive)
+        allow_pack(self.host(host), **fields)
+        source = f"archive {archive} (sha256 {fields['archive_sha256'][:12]})" if archive else "bundled"
+        self.say(dry_run, f"allow pack {fields['pack_id']} {fields['version']} on {host} ({source})")
+
+    def do_enable(self, *, host, dry_run, **_):
+        RunnerHost.objects.filter(pk=self.host(host).pk).update(enabled=True)
+        self.say(dry_run, f"enable {host}")
+
+    def do_disable(self, *, host, dry_run, **_):
+        RunnerHost.objects.filter(pk=self.host(host).pk).update(enabled=False)
+        self.say(dry_run, f"disable {host} (queued requests stay queued; new ones are refused)")
+
+    def do_list(self, **_):
+        for host in RunnerHost.objects.select_related("owner").prefetch_related("endpoints", "packs"):
+            state = "online" if host.is_online else "offline"
+            self.stdout.write(f"{host.name}  {state}  owner {host.owner.email}  hardware {host.hardware_class or 'not reported yet'}"
+                              f"{'' if host.enabled else '  DISABLED'}")
+            for endpoint in host.endpoints.all():
+                self.stdout.write(f"  endpoint {endpoint.name}: {endpoint.url} [{endpoint.adapter}] "
+                                  f"addresses {', '.join(endpoint.addresses)} models {', '.join(endpoint.model_names())}")
+            for pack in host.packs.all():
+                self.stdout.write(f"  pack {pack} ({pack.source})")

@@ -1,0 +1,74 @@
+"""Fixtures for the run queue: a registered runner host whose allowlist holds
+the scripted reference endpoint, and a way to execute requests in-process as
+that host's worker (the live tests start real workers instead)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from benchpack.refserver import RefServer
+
+MODEL = "scripted-demo"
+REPLY = "The capital of France is Paris, and this scripted reply is long enough to time."
+
+
+@pytest.fixture(scope="module")
+def refserver():
+    with RefServer(responses=[REPLY], ttft_s=0.005, itl_s=0.001) as server:
+        yield server
+
+
+@pytest.fixture
+def ref(refserver):
+    refserver.configure(responses=[REPLY], ttft_s=0.005, itl_s=0.001, scenario="ok")
+    refserver.reset()
+    return refserver
+
+
+@pytest.fixture
+def host_owner(make_user):
+    return make_user("lab@example.org")
+
+
+@pytest.fixture
+def make_host(host_owner, ref):
+    from submissions.runqueue.hosts import allow_endpoint, allow_pack, endpoint_fields, pack_entry_fields
+    from submissions.runqueue.models import RunnerHost
+
+    def make(name="gpu-a", url=None, owner=None, packs=("smoke-chat", "runtime-sweep")):
+        host = RunnerHost.objects.create(name=name, owner=owner or host_owner)
+        allow_endpoint(host, "ref", **endpoint_fields(url or ref.url + "/v1", "openai-chat", [f"{MODEL}=none"],
+                                                      "benchpack-refserver", "scripted", ["127.0.0.1"]))
+        for pack in packs:
+            allow_pack(host, **pack_entry_fields(pack))
+        return host
+
+    return make
+
+
+@pytest.fixture
+def host(make_host):
+    return make_host()
+
+
+@pytest.fixture
+def as_worker_of():
+    """Run `fn` as the Celery worker of `host` would (BENCHPACK_RUNNER_HOST set)."""
+
+    def run(host, fn, *args):
+        with override_settings(RUNNER_HOST=host.name):
+            return fn(*args)
+
+    return run
+
+
+@pytest.fixture
+def queue(operator):
+    """Create a request as the operator without executing it (no worker serves this process)."""
+    from submissions.runqueue.services import create_run_request
+
+    def make(host, pack="smoke-chat", user=None, **options):
+        return create_run_request(user or operator, host=host.name, endpoint="ref", model=MODEL, pack=pack, **options)
+
+    return make

@@ -1,0 +1,147 @@
+"""Executing a run request in-process as its host's worker would, against the
+scripted endpoint: the claim, progress, the submission it files, and every
+way a run ends without one. Real Celery workers: test_e2e_workers.py."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.core import mail
+
+from submissions import states as submission_states
+from submissions.models import Submission
+from submissions.runqueue import states
+from submissions.runqueue.models import RunRequest
+from submissions.runqueue.services import cancel_run_request
+from submissions.runqueue.tasks import execute_run_request
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the watcher thread reads what the task commits
+
+
+def _run(as_worker_of, host, request):
+    outcome = as_worker_of(host, execute_run_request, str(request.pk))
+    request.refresh_from_db()
+    return outcome
+
+
+def test_it_runs_the_pack_and_files_a_submission_that_waits_for_review(host, queue, as_worker_of, ref, operator):
+    request = queue(host, pack="runtime-sweep")
+    assert request.state == states.QUEUED and request.sent_at is not None
+
+    assert _run(as_worker_of, host, request) == states.FINISHED
+    assert request.attempts == 1 and request.progress_done == request.progress_total == 12
+    assert request.rows.count() == 9 and all(row.ok for row in request.rows.all())
+    assert [e.to_state for e in request.events.exclude(from_state=states.QUEUED, to_state=states.QUEUED)] == [
+        states.QUEUED, states.RUNNING, states.FINISHED]
+    assert len(ref.log()) == 12  # 3 cases x (1 warmup + 3 repetitions), each sent once
+    assert "[12/12] long rep 3/3 ok" in request.log_tail
+    assert set(request.timings) == {"queue_wait_s", "run_s", "bundle_s"}
+
+    submission = request.submission
+    assert submission.submitter == operator
+    assert submission.state == submission_states.QUARANTINED  # validated by the same task as uploads
+    assert submission.provenance == "operator-curated"
+    assert submission.files.filter(path__endswith="hardware.json").exists()
+    host.refresh_from_db()
+    assert host.hardware_class  # from the first hardware.json it reported
+    assert any("Submission received" in m.subject for m in mail.outbox)
+
+
+def test_a_second_delivery_of_the_same_message_changes_nothing(host, queue, as_worker_of, ref):
+    request = queue(host)
+    assert _run(as_worker_of, host, request) == states.FINISHED
+    assert _run(as_worker_of, host, request) == states.FINISHED
+    assert Submission.objects.count() == 1
+    assert request.attempts == 1 and len(ref.log()) == 1
+
+
+def test_a_worker_for_another_host_refuses_the_request(make_host, host, queue, as_worker_of, ref):
+    other = make_host("gpu-b")
+    request = queue(host)
+    assert _run(as_worker_of, other, request) == "wrong-host"
+    assert request.state == states.QUEUED and request.attempts == 0
+    assert "this request runs on runs.gpu-a only" in request.events.last().reason
+    assert ref.log() == []
+
+
+def test_an_endpoint_that_is_down_gives_failed_rows_and_a_clear_failure(make_host, queue, as_worker_of):
+    from tests.service.live import free_port
+
+    host = make_host("gpu-down", url=f"http://127.0.0.1:{free_port()}/v1")
+    request = queue(host)
+    assert _run(as_worker_of, host, request) == states.FAILED
+    assert request.failure_reason.startswith("every execution failed (1 rows, none ok): cannot connect to")
+    assert request.submission is None and Submission.objects.count() == 0
+    [row] = request.rows.all()
+    assert row.ok is False and "cannot connect" in row.error
+
+
+def test_a_name_that_resolves_off_the_allowlist_is_refused_before_any_request(make_host, queue, as_worker_of, ref):
+    host = make_host("gpu-dns", url=ref.url.replace("127.0.0.1", "localhost") + "/v1")
+    host.endpoints.update(addresses=["127.0.0.2"])  # the operator meant another machine
+    request = queue(host)
+    assert _run(as_worker_of, host, request) == states.FAILED
+    assert "localhost resolves to 127.0.0.1" in request.failure_reason
+    assert "none of these is on the allowlist (127.0.0.2)" in request.failure_reason
+    assert ref.log() == [] and request.rows.count() == 0
+
+
+def test_an_endpoint_removed_from_the_allowlist_after_queueing_is_not_called(host, queue, as_worker_of, ref):
+    request = queue(host)
+    host.endpoints.update(enabled=False)
+    assert _run(as_worker_of, host, request) == states.FAILED
+    assert "no longer on the allowlist" in request.failure_reason
+    assert ref.log() == []
+
+
+def _when(predicate, timeout_s=30.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_cancel_stops_a_running_request_within_two_seconds_and_keeps_its_rows(host, queue, as_worker_of, ref, operator):
+    ref.configure(responses=[{"tokens": 400}], ttft_s=0.005, itl_s=0.005)  # ~2 s per execution
+    request = queue(host, pack="runtime-sweep")
+    cancelled = {}
+
+    def cancel_after_first_row():
+        if _when(lambda: RunRequest.objects.get(pk=request.pk).rows.exists()):
+            cancelled["answer"] = cancel_run_request(request.pk, operator)
+            cancelled["at"] = time.monotonic()
+
+    helper = threading.Thread(target=cancel_after_first_row)
+    helper.start()
+    outcome = _run(as_worker_of, host, request)
+    ended = time.monotonic()
+    helper.join()
+    assert cancelled["answer"] == "requested"
+    assert outcome == states.CANCELLED
+    assert ended - cancelled["at"] < 2.0, "cancel must stop the request in flight within a second or two"
+    assert request.rows.count() >= 1
+    assert f"{request.rows.count()} rows kept, never published" in request.failure_reason
+    assert request.events.last().to_state == states.CANCELLED
+    assert request.submission is None and Submission.objects.count() == 0
+    assert len(ref.log()) < 12
+
+
+def test_a_queued_request_is_cancelled_at_once_and_never_runs(host, queue, as_worker_of, ref, operator):
+    request = queue(host)
+    assert cancel_run_request(request.pk, operator) == "cancelled"
+    assert _run(as_worker_of, host, request) == states.CANCELLED
+    assert ref.log() == [] and request.attempts == 0
+
+
+def test_the_time_limit_stops_a_run_and_fails_it(host, queue, as_worker_of, ref):
+    ref.configure(responses=[{"tokens": 300}], ttft_s=0.005, itl_s=0.005)
+    request = queue(host, pack="runtime-sweep", time_limit_s=2)
+    started = time.monotonic()
+    assert _run(as_worker_of, host, request) == states.FAILED
+    assert time.monotonic() - started < 5
+    assert request.failure_reason.startswith("time limit of 2 s reached after")
+    assert request.submission is None
