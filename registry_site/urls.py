@@ -13,6 +13,7 @@ urlpatterns = [
     path("accounts/tokens/<int:pk>/revoke/", account_views.revoke_token, name="accounts_revoke_token"),
     path("accounts/", include("allauth.urls")),
     path("", include("submissions.urls")),
+    path("", include("submissions.runqueue.urls")),
     path("api/v1/submissions/", submissions_api.SubmissionList.as_view(), name="api_submissions"),
     path("api/v1/submissions/<uuid:pk>/", submissions_api.SubmissionDetail.as_view(), name="api_submission"),
     path("api/v1/runs/", runs_api.RunList.as_view(), name="api_runs"),
