@@ -160,7 +160,7 @@ SUBMISSION_VALIDATING_TIMEOUT_S = env_int("SUBMISSION_VALIDATING_TIMEOUT_S", 900
 RUNNER_HOST = env_str("BENCHPACK_RUNNER_HOST", "")
 # The longest run a request may ask for; a request's own limit defaults to
 # RUN_REQUEST_DEFAULT_TIME_LIMIT_S (at most this).
-RUN_REQUEST_MAX_S = env_int("RUN_REQUEST_MAX_S", 6 * 3600, minimum=10)
+RUN_REQUEST_MAX_S = env_int("RUN_REQUEST_MAX_S", 6 * 3600, minimum=1)
 RUN_REQUEST_DEFAULT_TIME_LIMIT_S = min(2 * 3600, RUN_REQUEST_MAX_S)
 RUN_REQUEST_MAX_REPETITIONS = 100
 # Executions of one request, counting the first: 2 = one retry after a lost worker.

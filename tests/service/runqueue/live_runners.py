@@ -1,0 +1,86 @@
+"""Real runner workers for the live tests: one Celery worker per host queue,
+started the way deploy/systemd/benchpack-runner@.service starts them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.service.live import ROOT, LiveService
+
+# Short heartbeats so a killed worker is noticed in seconds, not minutes.
+RUNNER_ENV = {"RUN_HEARTBEAT_TIMEOUT_S": "3"}
+
+
+class RunnerWorker:
+    def __init__(self, live: LiveService, host: str, name: str, extra_env: dict | None = None):
+        self.host, self.name = host, name
+        self.log_path = live.tmp / f"runner-{name}.log"
+        self._log = open(self.log_path, "w")
+        env = {**live.env, **RUNNER_ENV, "BENCHPACK_RUNNER_HOST": host, **(extra_env or {})}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "registry_site", "worker", "-Q", f"runs.{host}",
+             "--concurrency", "1", "--prefetch-multiplier", "1", "--loglevel=INFO", "-n", f"{name}@%h",
+             "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool child at once, as a crash or the OOM killer would."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+
+
+def wait_until(predicate, timeout_s: float = 60.0, interval_s: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval_s)
+    raise AssertionError(f"{what} not reached within {timeout_s:.0f} s (last: {last!r})")
+
+
+class _Redirect(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.hits += 1
+        self.send_response(307)
+        self.send_header("Location", self.server.target)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def redirect_server(target: str) -> ThreadingHTTPServer:
+    """An endpoint that answers every POST with a redirect to `target`."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
+    server.daemon_threads = True
+    server.target, server.hits = target, 0
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
