@@ -88,6 +88,7 @@ class SubmissionFile(models.Model):
 from submissions.runqueue.models import (  # noqa: E402,F401
     HostEndpoint,
     HostPack,
+    Reproduction,
     RunnerHost,
     RunRequest,
     RunRequestEvent,

@@ -7,6 +7,7 @@ from django.db import transaction
 from registry_site.publishing import publish
 from submissions import emails, states
 from submissions.models import Submission
+from submissions.runqueue.reproduction import check_reproductions
 from submissions.services import Transition, apply_transition
 
 
@@ -22,7 +23,8 @@ def approve(submission_id, operator) -> bool:
             decided_by=operator,
         )
         if moved:
-            publish(Submission.objects.get(pk=submission_id))
+            submission = Submission.objects.get(pk=submission_id)
+            check_reproductions(submission, publish(submission), actor=operator)
     if moved:
         emails.send_decision(Submission.objects.get(pk=submission_id))
     return moved

@@ -19,11 +19,17 @@ class CaseSerializer(serializers.ModelSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     cases = CaseSerializer(many=True, read_only=True)
+    reproduction = serializers.SerializerMethodField()
 
     class Meta:
         model = PublishedRun
         fields = ["id", "label", "pack_id", "pack_version", "adapter", "model", "runtime", "hardware_class",
-                  "provenance", "is_demo", "row_count", "ok_count", "published_at", "cases"]
+                  "provenance", "is_demo", "row_count", "ok_count", "published_at", "reproduction", "cases"]
+
+    def get_reproduction(self, obj):
+        from submissions.runqueue.reproduction import summary  # the run queue owns this evidence
+
+        return summary(obj)
 
 
 class RunList(APIView):

@@ -223,3 +223,31 @@ class RunRequestRow(models.Model):
     @property
     def timing(self) -> dict:
         return self.raw.get("timing") or {}
+
+
+class Reproduction(models.Model):
+    """The evidence of one reproduction attempt: a run request's approved result
+    compared with the published run it re-measured, case by case."""
+
+    REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE = "reproduced", "not-reproduced", "not-comparable"
+    VERDICTS = [(REPRODUCED, "Reproduced"), (NOT_REPRODUCED, "Not reproduced"), (NOT_COMPARABLE, "Not comparable")]
+
+    original = models.ForeignKey("registry_site.PublishedRun", on_delete=models.PROTECT, related_name="reproductions")
+    reproduction = models.OneToOneField("registry_site.PublishedRun", on_delete=models.PROTECT,
+                                        related_name="reproduces")
+    request = models.ForeignKey(RunRequest, null=True, on_delete=models.SET_NULL, related_name="reproductions")
+    verdict = models.CharField(max_length=16, choices=VERDICTS)
+    # Independent: a different host and a different submitter than the original.
+    independent = models.BooleanField()
+    reasons = models.JSONField(default=list)  # why not independent / not comparable
+    cases = models.JSONField(default=list)  # benchpack.reproduction.CaseVerdict dicts
+    tolerance = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    @property
+    def counts(self) -> bool:
+        """Whether this attempt decides the original's badge."""
+        return self.independent and self.verdict in (self.REPRODUCED, self.NOT_REPRODUCED)

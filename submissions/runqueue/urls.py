@@ -12,6 +12,7 @@ urlpatterns = [
     path("run-requests/<uuid:pk>/", views.detail, name="detail"),
     path("run-requests/<uuid:pk>/live/", views.live, name="live"),
     path("run-requests/<uuid:pk>/cancel/", views.cancel, name="cancel"),
+    path("runs/<int:pk>/reproduce/", views.reproduce, name="reproduce"),
     path("api/v1/run-requests/", api.RunRequestList.as_view(), name="api_list"),
     path("api/v1/run-requests/<uuid:pk>/", api.RunRequestDetail.as_view(), name="api_detail"),
     path("api/v1/run-requests/<uuid:pk>/cancel/", api.RunRequestCancel.as_view(), name="api_cancel"),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from registry_site.models import PublishedRun
+from submissions.runqueue import reproduction
 from submissions.runqueue.forms import RunRequestForm
 from submissions.runqueue.models import RunnerHost, RunRequest
 from submissions.runqueue.services import RequestRefused, cancel_run_request, create_run_request
@@ -99,3 +101,22 @@ def cancel(request, pk):
             "final": "Nothing to cancel: the request has ended."}[outcome]
     messages.info(request, text)
     return redirect("runqueue:detail", run_request.pk)
+
+
+@permission_required("submissions.review_submission", raise_exception=True)
+def reproduce(request, pk):
+    run = get_object_or_404(PublishedRun.objects.public().select_related("submission__submitter"), pk=pk)
+    targets, misses = reproduction.matching_targets(run, request.user)
+    error = ""
+    if request.method == "POST":
+        try:
+            created = reproduction.reproduce(run, request.user, request.POST.get("target", ""))
+        except RequestRefused as refused:
+            error = refused.message
+        else:
+            messages.success(request, f"Reproduction of run #{run.pk} queued on {created.host.queue}.")
+            return redirect("runqueue:detail", created.pk)
+    return render(request, "submissions/runs/reproduce.html",
+                  {"run": run, "targets": targets, "misses": misses, "error": error,
+                   "system": reproduction.system_of(run), "repetitions": reproduction.repetitions_of(run)},
+                  status=400 if error else 200)
