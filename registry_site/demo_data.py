@@ -15,9 +15,14 @@ from typing import Callable
 DEMO_SUBMITTER = "demo-submitter@benchpack.local"
 
 # What the scripted endpoint answers for each pack, so scoring has something real to check.
+# The local runner host's endpoint (submissions/runqueue/demo.py) answers DEMO_REPLY with
+# DEMO_TIMING too, so its runs can reproduce the seeded ones.
+DEMO_REPLY = ("The capital of France is Paris. This scripted reply comes from the built-in reference endpoint, "
+              "which sends one word every few milliseconds so that timings can be shown without a model.")
+DEMO_TIMING = {"ttft_s": 0.03, "itl_s": 0.003}
 SCRIPTED_REPLIES = {
-    "smoke-chat": ["The capital of France is Paris."],
-    "runtime-sweep": [],
+    "smoke-chat": [DEMO_REPLY],
+    "runtime-sweep": [DEMO_REPLY],
     "tool-json": [],
     "desktop-django-wrap": [
         "DDS_WRAP_PLAN\nInspect: read settings and urls.\nElectron shell: main.js starts Django.\n"
@@ -65,7 +70,7 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print) -> int:
         for pack_id in DEMO_PACKS:
             pack = load_pack(resolve_pack_path(pack_id))
             say(f"demo: running {pack.id} {pack.version} against the scripted endpoint")
-            with RefServer(responses=_replies_for(pack), ttft_s=0.02, itl_s=0.002) as ref:
+            with RefServer(responses=_replies_for(pack), **DEMO_TIMING) as ref:
                 out = Path(tmp) / f"{pack.id}-scripted"
                 metadata = {
                     "runtime": {"name": "benchpack-refserver", "version": "scripted"},

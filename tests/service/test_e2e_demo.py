@@ -25,20 +25,31 @@ def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "demo data: 4 runs published" in proc.stdout
+    # The local runner host's worker ran one request end to end and reproduced a seeded run.
+    assert "demo run queue: 2 runs published through the local runner host" in proc.stdout
+    assert re.search(r"demo: run #\d+ reproduced by run #\d+ \(independent\)", proc.stdout), proc.stdout[-3000:]
     login = re.search(r"operator login: (\S+) / (\S+)", proc.stdout)
     assert login and login.group(1) == "operator@benchpack.local"
 
     db = sqlite3.connect(tmp_path / "var" / "registry.sqlite3")
     published = db.execute(
-        "select r.pack_id, r.is_demo, s.state from registry_site_publishedrun r "
-        "join submissions_submission s on s.id = r.submission_id order by r.pack_id"
+        "select r.pack_id, r.is_demo, s.state, r.provenance from registry_site_publishedrun r "
+        "join submissions_submission s on s.id = r.submission_id order by r.pack_id, r.id"
     ).fetchall()
     assert published == [
-        ("desktop-django-wrap", 1, "approved"),
-        ("runtime-sweep", 1, "approved"),
-        ("smoke-chat", 1, "approved"),
-        ("tool-json", 1, "approved"),
+        ("desktop-django-wrap", 1, "approved", "operator-curated"),
+        ("runtime-sweep", 1, "approved", "operator-curated"),
+        ("runtime-sweep", 1, "approved", "independently-reproduced"),  # the reproduction
+        ("smoke-chat", 1, "approved", "operator-curated"),
+        ("smoke-chat", 1, "approved", "operator-curated"),  # the run request
+        ("tool-json", 1, "approved", "operator-curated"),
     ]
+    requests = db.execute("select state, is_demo from submissions_runrequest").fetchall()
+    assert requests == [("finished", 1), ("finished", 1)]
+    events = db.execute("select from_state, to_state from submissions_runrequestevent e join submissions_runrequest r "
+                        "on r.id = e.request_id where r.reproduction_of_id is null order by e.id").fetchall()
+    assert events == [("", "queued"), ("queued", "running"), ("running", "finished")]
+    assert db.execute("select verdict, independent from submissions_reproduction").fetchall() == [("reproduced", 1)]
     # the filesystem broker and temporary extraction leave no bundle files behind
     leftovers = [p for p in (tmp_path / "var").rglob("*") if p.suffix in {".gz", ".zip", ".jsonl"}]
     assert leftovers == []

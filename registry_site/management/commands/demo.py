@@ -1,8 +1,11 @@
 """The README's main job: the whole registry on this machine with embedded defaults.
 
 Migrates the SQLite database under var/, creates a local operator, starts
-granian and a real Celery worker, seeds labelled demo data through the real
-submit → validate → approve pipeline, prints the URL and login, and runs
+granian, a real Celery validation worker, the built-in scripted endpoint and
+a runner worker for the local runner host (queue runs.local) whose allowlist
+holds that endpoint; seeds labelled demo data through the real
+submit → validate → approve pipeline and through the run queue (one run
+request end to end, one reproduction), prints the URL and login, and runs
 until Ctrl-C.
 """
 
@@ -29,7 +32,8 @@ def _stop_on_sigterm(signum, frame):
 
 
 class Command(BaseCommand):
-    help = "Run the registry locally: migrate, operator account, granian + Celery worker, demo data."
+    help = ("Run the registry locally: migrate, operator account, granian + Celery validation worker, "
+            "a local runner host with its worker and the scripted endpoint, demo data.")
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
@@ -47,14 +51,17 @@ class Command(BaseCommand):
         url = f"http://{host}:{port}"
         # links in emails sent by this process and by the children point here
         os.environ["SITE_URL"] = settings.SITE_URL = url
-        children = [self.start_worker(), self.start_granian(host, port)]
+        refserver = self.start_refserver()
+        children = [self.start_worker(), self.start_runner_worker(operator, refserver), self.start_granian(host, port)]
         try:
             self.wait_until_up(url, children)
             if not no_seed:
                 from registry_site.demo_data import seed
+                from submissions.runqueue.demo import seed_runs
 
                 published = seed(url, operator, say=self.say)
                 self.say(f"demo data: {published} runs published")
+                self.say(f"demo run queue: {seed_runs(operator, say=self.say)} runs published through the local runner host")
             self.banner(url, password)
             if exit_after_seed:
                 return
@@ -72,6 +79,7 @@ class Command(BaseCommand):
                     child.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     child.kill()
+            refserver.stop()
 
     def say(self, message: str) -> None:
         self.stdout.write(message)
@@ -111,6 +119,22 @@ class Command(BaseCommand):
             env=os.environ.copy(),
         )
 
+    def start_refserver(self):
+        """The built-in scripted endpoint, the one address the local runner host may call."""
+        from benchpack.refserver import RefServer
+        from registry_site.demo_data import DEMO_REPLY, DEMO_TIMING
+
+        refserver = RefServer(responses=[DEMO_REPLY], **DEMO_TIMING).start()
+        self.say(f"scripted endpoint: {refserver.url}/v1 (allowlisted on runner host local)")
+        return refserver
+
+    def start_runner_worker(self, operator, refserver) -> subprocess.Popen:
+        from submissions.runqueue.demo import LOCAL_HOST, ensure_local_host, worker_argv
+
+        ensure_local_host(operator, refserver.url + "/v1")
+        self.say(f"runner worker: queue runs.{LOCAL_HOST}, one run at a time")
+        return subprocess.Popen(worker_argv(), env={**os.environ, "BENCHPACK_RUNNER_HOST": LOCAL_HOST})
+
     def start_granian(self, host: str, port: int) -> subprocess.Popen:
         self.say(f"granian: http://{host}:{port}")
         return subprocess.Popen(
@@ -137,5 +161,6 @@ class Command(BaseCommand):
         self.say("")
         self.say(f"Benchpack registry is running at {url}/")
         self.say(f"  operator login: {OPERATOR_EMAIL} / {password}   (review queue: {url}/review/)")
+        self.say(f"  run queue: {url}/run-requests/ · runner hosts: {url}/runner-hosts/")
         self.say("  sign-up emails (verification links) are printed on this console")
         self.say("  Ctrl-C stops the web server and the worker")

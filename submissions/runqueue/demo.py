@@ -1,0 +1,115 @@
+"""The embedded run queue of `manage.py demo`: a local runner host whose allowlist
+holds the built-in scripted endpoint, its worker, and demo data made through it
+(one run request end to end, one reproduction of a seeded upload).
+
+Everything is labelled demo data; the scripted endpoint is not a model.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+from django.utils import timezone
+
+from submissions.runqueue import states
+from submissions.runqueue.models import RunnerHost, RunRequest
+
+LOCAL_HOST = "local"
+ENDPOINT = "refserver"
+MODEL = "scripted-demo"
+PACKS = ("smoke-chat", "runtime-sweep")
+
+
+def ensure_local_host(operator, endpoint_url: str) -> RunnerHost:
+    """Register (or refresh) the local host; the scripted endpoint's port changes per start."""
+    from submissions.runqueue.hosts import allow_endpoint, allow_pack, endpoint_fields, pack_entry_fields
+
+    host, _ = RunnerHost.objects.get_or_create(
+        name=LOCAL_HOST, defaults={"owner": operator, "is_demo": True,
+                                   "description": "this machine, running the built-in scripted endpoint"})
+    allow_endpoint(host, ENDPOINT, **endpoint_fields(endpoint_url, "openai-chat", [f"{MODEL}=none"],
+                                                     "benchpack-refserver", "scripted", ["127.0.0.1"]))
+    for pack in PACKS:
+        allow_pack(host, **pack_entry_fields(pack))
+    return host
+
+
+def worker_argv(host: str = LOCAL_HOST) -> list[str]:
+    """How a runner worker starts: its own queue, one run at a time (deploy/systemd/benchpack-runner@.service)."""
+    return [sys.executable, "-m", "celery", "-A", "registry_site", "worker", "-Q", f"runs.{host}",
+            "--concurrency", "1", "--prefetch-multiplier", "1", "--loglevel=WARNING", "-n", f"{host}-runner@%h",
+            "--without-gossip", "--without-mingle"]
+
+
+def _wait(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.3)
+    raise TimeoutError(f"demo: {what} did not happen within {timeout_s:.0f} s")
+
+
+def _through_review(request: RunRequest, operator, say: Callable[[str], None], timeout_s: float):
+    """Wait for the worker and the validation worker, then approve like an operator would."""
+    from registry_site.models import PublishedRun
+    from submissions.review import approve
+
+    seen = None
+    def settled():
+        nonlocal seen
+        current = RunRequest.objects.select_related("submission").get(pk=request.pk)
+        if current.state != seen:
+            seen = current.state
+            say(f"demo: run request {request.pack} on {LOCAL_HOST}: {current.state}")
+        if current.is_final and current.state != states.FINISHED:
+            raise RuntimeError(f"demo: run request {request.pk} {current.state}: {current.failure_reason}")
+        return current if current.submission and current.submission.state in ("quarantined", "invalid") else None
+
+    done = _wait(settled, timeout_s, f"run request {request.pk}")
+    say(f"demo: its submission is {done.submission.state}")
+    if done.submission.state != "quarantined" or not approve(done.submission.pk, operator):
+        return None
+    say("demo: approved and public")
+    return PublishedRun.objects.filter(submission=done.submission).first()
+
+
+def seed_runs(operator, say: Callable[[str], None] = print, timeout_s: float = 300) -> int:
+    """One run request end to end, then a reproduction of the seeded runtime-sweep upload."""
+    from registry_site.models import PublishedRun
+    from submissions.runqueue.reproduction import matching_targets, reproduce
+    from submissions.runqueue.services import create_run_request
+
+    if RunRequest.objects.filter(is_demo=True).exists():
+        say("demo: run queue data already present; skipping")
+        return 0
+    host = RunnerHost.objects.get(name=LOCAL_HOST)
+    started = timezone.now()
+    request = create_run_request(operator, host=host.name, endpoint=ENDPOINT, model=MODEL, pack="smoke-chat",
+                                 is_demo=True)
+    made = 1 if _through_review(request, operator, say, timeout_s) else 0
+
+    original = (PublishedRun.objects.filter(is_demo=True, pack_id="runtime-sweep", submission__run_request__isnull=True)
+                .order_by("pk").first())
+    if original is None:
+        say("demo: no seeded runtime-sweep run to reproduce")
+        return made
+    _wait(lambda: RunnerHost.objects.get(pk=host.pk).hardware_class, 60, f"{LOCAL_HOST} reporting its hardware")
+    targets, misses = matching_targets(original, operator)
+    if not targets:
+        say("demo: cannot reproduce run #%d here: %s" % (original.pk, "; ".join(misses)))
+        return made
+    request = reproduce(original, operator, targets[0].value)
+    say(f"demo: reproducing run #{original.pk} ({original.pack_id}, host {(original.hardware or {}).get('hostname')}) "
+        f"on {LOCAL_HOST}")
+    reproduction = _through_review(request, operator, say, timeout_s)
+    if reproduction is not None:
+        evidence = reproduction.reproduces
+        say(f"demo: run #{original.pk} {evidence.get_verdict_display().lower()} by run #{reproduction.pk} "
+            f"({'independent' if evidence.independent else 'not independent'}) "
+            f"in {(timezone.now() - started).total_seconds():.0f} s")
+        made += 1
+    return made
