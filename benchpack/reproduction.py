@@ -10,7 +10,9 @@ original:
   at most max(5 %, the original's spread, the reproduction's spread), where a
   run's spread for a case is (max - min) / median over its ok rows: a case
   that moved that much between repetitions of one run cannot be held to less
-  in another run;
+  in another run. TTFT also gets an absolute floor of 10 ms: below ~200 ms,
+  5 % is less than the scheduling jitter of a busy client machine, and a
+  difference that small says nothing about the system under test;
 * the pass rate (scored rows that passed) matches within
   max(5 %, one repetition's worth), i.e. 1 / the smaller number of scored rows.
 
@@ -39,9 +41,11 @@ NOT_COMPARABLE = "not-comparable"
 class Tolerance:
     relative: float = 0.05  # medians may differ by this share of the original's at least
     pass_rate: float = 0.05
+    ttft_floor_s: float = 0.010  # and TTFT by at least this much
 
     def describe(self) -> str:
-        return (f"timing medians within max({self.relative:.0%}, either run's own (max-min)/median spread); "
+        return (f"timing medians within max({self.relative:.0%}, either run's own (max-min)/median spread), "
+                f"TTFT within at least {self.ttft_floor_s * 1000:g} ms; "
                 f"pass rate within max({self.pass_rate:.0%}, one repetition); prefill parity (D-013) comparable")
 
 
@@ -90,7 +94,8 @@ def _timing_check(metric: str, path: str, mine: list[dict], theirs: list[dict], 
         return None
     if a is None or b is None or a == 0:
         return MetricCheck(metric, a, b, None, None, False)
-    allowed = max(tolerance.relative, spread(row_field(r, path) for r in mine),
+    floor = tolerance.ttft_floor_s / abs(a) if metric == "ttft_s" else 0.0
+    allowed = max(tolerance.relative, floor, spread(row_field(r, path) for r in mine),
                   spread(row_field(r, path) for r in theirs))
     difference = abs(b - a) / abs(a)
     return MetricCheck(metric, a, b, round(difference, 4), round(allowed, 4), difference <= allowed)

@@ -13,6 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.service.live import ROOT, LiveService
 
+MODEL = "scripted-demo"
+OPS = "ops@example.org"
+
 # Short heartbeats so a killed worker is noticed in seconds, not minutes.
 RUNNER_ENV = {"RUN_HEARTBEAT_TIMEOUT_S": "3"}
 
@@ -84,3 +87,27 @@ def redirect_server(target: str) -> ThreadingHTTPServer:
     server.target, server.hits = target, 0
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server
+
+
+def register(live: LiveService, ref_url: str, hosts: tuple[str, ...], extra: str = "") -> str:
+    """Operators, runner hosts allowlisting the scripted endpoint, and an API token for OPS.
+
+    One Django process for all of it (each manage.py start costs seconds on a busy machine).
+    `extra` is more Python run in the same shell. Returns the token.
+    """
+    commands = [("make_operator", OPS, "--create", "--password", "ops-password-123"),
+                ("make_operator", "lab@example.org", "--create", "--password", "lab-password-123")]
+    for host in hosts:
+        commands += [
+            ("runner_host", "add", host, "--owner", "lab@example.org"),
+            ("runner_host", "allow-endpoint", host, "ref", "--url", ref_url + "/v1", "--adapter", "openai-chat",
+             "--model", f"{MODEL}=none", "--runtime", "benchpack-refserver", "--runtime-version", "scripted",
+             "--address", "127.0.0.1"),
+            ("runner_host", "allow-pack", host, "runtime-sweep"),
+            ("runner_host", "allow-pack", host, "smoke-chat"),
+        ]
+    script = "from django.core.management import call_command\n"
+    script += "".join(f"call_command(*{args!r})\n" for args in commands) + extra
+    script += ("from accounts.models import ApiToken; from django.contrib.auth import get_user_model\n"
+               f"print(ApiToken.issue(get_user_model().objects.get(email='{OPS}'), 't')[1])")
+    return live.manage("shell", "-c", script).split()[-1]

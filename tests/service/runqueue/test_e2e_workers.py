@@ -19,12 +19,9 @@ import pytest
 
 from benchpack.refserver import RefServer
 from tests.service.live import ROOT, free_port, start_live_service
-from tests.service.runqueue.live_runners import RunnerWorker, redirect_server, wait_until
+from tests.service.runqueue.live_runners import MODEL, RunnerWorker, redirect_server, register, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-MODEL = "scripted-demo"
-OPS = "ops@example.org"
 
 
 @pytest.fixture(scope="module")
@@ -36,23 +33,7 @@ def ref():
 @pytest.fixture(scope="module")
 def live(tmp_path_factory, ref):
     service, stop = start_live_service(tmp_path_factory.mktemp("runqueue"), redis_db=12)
-    # One Django process for all the setup (each manage.py start costs seconds on a busy machine).
-    commands = [("make_operator", OPS, "--create", "--password", "ops-password-123"),
-                ("make_operator", "lab@example.org", "--create", "--password", "lab-password-123")]
-    for host in ("gpu-a", "gpu-b"):
-        commands += [
-            ("runner_host", "add", host, "--owner", "lab@example.org"),
-            ("runner_host", "allow-endpoint", host, "ref", "--url", ref.url + "/v1", "--adapter", "openai-chat",
-             "--model", f"{MODEL}=none", "--runtime", "benchpack-refserver", "--runtime-version", "scripted",
-             "--address", "127.0.0.1"),
-            ("runner_host", "allow-pack", host, "runtime-sweep"),
-            ("runner_host", "allow-pack", host, "smoke-chat"),
-        ]
-    script = "".join(f"call_command(*{args!r})\n" for args in commands)
-    service.token = service.manage("shell", "-c", (
-        "from django.core.management import call_command\n" + script
-        + "from accounts.models import ApiToken; from django.contrib.auth import get_user_model\n"
-        + f"print(ApiToken.issue(get_user_model().objects.get(email='{OPS}'), 't')[1])")).split()[-1]
+    service.token = register(service, ref.url, ("gpu-a", "gpu-b"))
     service.runners = {}
     yield service
     for runner in service.runners.values():
