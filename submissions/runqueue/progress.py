@@ -60,7 +60,7 @@ class RunLog:
 
 
 class RunWatch:
-    def __init__(self, request_id, claim, time_limit_s: float, heartbeat_s: float, *, poll_s: float = 0.25,
+    def __init__(self, request_id, claim, time_limit_s: float, heartbeat_s: float, *, poll_s: float = 0.5,
                  grace_s: float = 1.0):
         self.request_id, self.claim = request_id, claim
         self.time_limit_s, self.heartbeat_s = time_limit_s, heartbeat_s
