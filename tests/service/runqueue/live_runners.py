@@ -16,8 +16,9 @@ from tests.service.live import ROOT, LiveService
 MODEL = "scripted-demo"
 OPS = "ops@example.org"
 
-# Short heartbeats so a killed worker is noticed in seconds, not minutes.
-RUNNER_ENV = {"RUN_HEARTBEAT_TIMEOUT_S": "3"}
+# Short heartbeats so a killed worker is noticed in seconds, not minutes (but not so
+# short that a busy 2-CPU machine with SQLite makes a live worker look dead).
+RUNNER_ENV = {"RUN_HEARTBEAT_TIMEOUT_S": "8"}
 
 
 class RunnerWorker:
