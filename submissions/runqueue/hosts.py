@@ -131,14 +131,16 @@ class HostHeartbeat(threading.Thread):
         from benchpack.hardware import collect_hardware
         from submissions.runqueue.tasks import recover_lost_runs
 
-        reported = False
+        reported = warned = False
         try:
             while True:
                 try:
                     host = RunnerHost.objects.filter(name=self.host_name).first()
                     if host is None:
-                        log.error("runner host %s is not registered: manage.py runner_host add %s --owner EMAIL",
-                                  self.host_name, self.host_name)
+                        if not warned:  # once: the log is read by a person
+                            log.error("runner host %s is not registered: manage.py runner_host add %s --owner EMAIL",
+                                      self.host_name, self.host_name)
+                        warned = True
                     else:
                         RunnerHost.objects.filter(pk=host.pk).update(heartbeat_at=timezone.now(),
                                                                     worker_name=self.worker_name)

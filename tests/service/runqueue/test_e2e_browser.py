@@ -8,7 +8,6 @@ public run shows the reproduced badge.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -16,31 +15,13 @@ import pytest
 
 from benchpack.refserver import RefServer
 from tests.service.live import start_live_service
+from tests.service.test_e2e_browser import browser  # noqa: F401 (the same Debian chromium fixture)
 from tests.service.runqueue.live_runners import MODEL, OPS, RunnerWorker, register, wait_until
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 REPLY = "The capital of France is Paris, and this scripted reply is long enough to time."
 # ~0.5 s per execution: progress is there to watch, and jitter stays inside the tolerance.
 TIMING = {"ttft_s": 0.2, "itl_s": 0.02}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is missing: .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
