@@ -100,7 +100,7 @@ class Command(BaseCommand):
 
     def do_disable(self, *, host, dry_run, **_):
         RunnerHost.objects.filter(pk=self.host(host).pk).update(enabled=False)
-        self.say(dry_run, f"disable {host} (queued requests stay queued; new ones are refused)")
+        self.say(dry_run, f"disable {host} (new requests are refused; queued ones still run when its worker takes them)")
 
     def do_list(self, **_):
         for host in RunnerHost.objects.select_related("owner").prefetch_related("endpoints", "packs"):
