@@ -33,8 +33,9 @@ def my_submissions(request):
 def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and upload_refusal(request):
-        form = UploadForm()
-        form.add_error("archive", upload_refusal(request))
+        form = UploadForm(data={}, files={})
+        form.is_valid()
+        form.errors["archive"] = form.error_class([upload_refusal(request)])
         return render(request, "submissions/upload.html", {"form": form}, status=413)
     if request.method == "POST" and form.is_valid():
         uploaded = form.cleaned_data["archive"]
