@@ -208,7 +208,10 @@ def _domain(bars: list[Bar], reference: float | None) -> list[float]:
         values += [v for v in (b.value, b.low, b.high) if is_number(v)]
     if is_number(reference):
         values.append(reference)
-    return nice_ticks(min(values), max(values))
+    ticks = nice_ticks(min(values), max(values))
+    if not all(is_number(t) for t in ticks):  # values near a double's limit: round ticks overflow
+        return [float(min(values)), float(max(values))]
+    return ticks
 
 
 def _render(rows, title, unit, reference, reference_label, width, chart_id) -> str:
