@@ -173,6 +173,8 @@ else:
 EMAIL_QUEUE = env_bool("EMAIL_QUEUE", ENV != "test")
 EMAIL_BACKEND = "submissions.mailqueue.QueuedEmailBackend" if EMAIL_QUEUE else EMAIL_DELIVERY_BACKEND
 EMAIL_MAX_DELIVERY_ATTEMPTS = env_int("EMAIL_MAX_DELIVERY_ATTEMPTS", 20, minimum=1)
+# How often beat retries queued email that could not be sent (SMTP down).
+EMAIL_DELIVERY_INTERVAL_S = env_int("EMAIL_DELIVERY_INTERVAL_S", 30, minimum=1)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -285,7 +287,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "submissions.tasks.reap_stuck_validations",
         "schedule": float(SUBMISSION_REAPER_INTERVAL_S),
     },
-    "deliver-queued-email": {"task": "submissions.tasks.deliver_queued_email", "schedule": 30.0},
+    "deliver-queued-email": {"task": "submissions.tasks.deliver_queued_email", "schedule": float(EMAIL_DELIVERY_INTERVAL_S)},
 }
 
 LOGGING = {
