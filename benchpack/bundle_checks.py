@@ -476,8 +476,7 @@ class BundleContext:
     files: dict[str, ListedFile] = field(default_factory=dict)  # only safe, existing, regular files
     _bytes: dict[str, bytes] = field(default_factory=dict)
     _text: dict[str, str | None] = field(default_factory=dict)
-    _prefilter: dict[str, Future[bool]] = field(default_factory=dict)
-    _numbers: dict[str, Future[bool]] = field(default_factory=dict)
+    _prefilter: dict[str, Future[tuple[bool, bool]]] = field(default_factory=dict)
     _worker: ThreadPoolExecutor | None = None
 
     def read(self, path: str) -> bytes:
@@ -485,20 +484,18 @@ class BundleContext:
             data = self._bytes[path] = _read_no_follow(self.root / path)
             if self._worker is None:
                 self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bundle-secret-prefilter")
-            self._prefilter[path] = self._worker.submit(secrets_scan.might_contain_secret, data)
-            if not path.endswith(".diff"):  # JSON files only
-                self._numbers[path] = self._worker.submit(_has_suspicious_number, data)
+            self._prefilter[path] = self._worker.submit(_prefilter, data)
         return self._bytes[path]
 
     def might_hold_bad_number(self, path: str) -> bool:
         """The number prefilter's verdict (RE2, on the background thread): False means every number is fine."""
         self.read(path)
-        return self._numbers[path].result()
+        return self._prefilter[path].result()[1]
 
     def might_hold_secret(self, path: str) -> bool:
         """The secret prefilter's verdict on the file: False means the exact scan would find nothing."""
         self.read(path)
-        return self._prefilter[path].result()  # re-raises a failure, so the check fails closed
+        return self._prefilter[path].result()[0]  # re-raises a failure, so the check fails closed
 
     def close(self) -> None:
         if self._worker is not None:
@@ -820,17 +817,18 @@ def check_run_limits(ctx: BundleContext) -> Iterator[Finding]:
 # Only files and lines that match are decoded again with checking hooks (strings
 # can match too; the hooks are exact). RE2 runs this at ~600 MB/s; Python's re
 # at ~20 MB/s, which would dominate validation.
-_SUSPICIOUS_NUMBER_PATTERN = rb"[:\[,\s-][0-9]{16}|[eE]\+?[0-9]{3}|NaN|Infinity"
-try:
-    import re2 as _re2
-
-    _SUSPICIOUS_NUMBER = _re2.compile(_SUSPICIOUS_NUMBER_PATTERN)
-except ImportError:  # pragma: no cover - google-re2 is a dependency; the check is just slower without it
-    _SUSPICIOUS_NUMBER = re.compile(_SUSPICIOUS_NUMBER_PATTERN)
+_SUSPICIOUS_NUMBER_PATTERN = r"[:\[,\s-][0-9]{16}|[eE]\+?[0-9]{3}|NaN|Infinity"
+_SUSPICIOUS_NUMBER = re.compile(_SUSPICIOUS_NUMBER_PATTERN.encode())  # exact per-line use, and without RE2
+# The secret prefilter and this one in a single RE2 pass over each file.
+_PREFILTERS = secrets_scan.combined_prefilter((_SUSPICIOUS_NUMBER_PATTERN,))
 
 
-def _has_suspicious_number(data: bytes) -> bool:
-    return _SUSPICIOUS_NUMBER.search(data) is not None
+def _prefilter(data: bytes) -> tuple[bool, bool]:
+    """(might hold a secret, might hold a bad number), from one RE2 pass when RE2 is there."""
+    if _PREFILTERS is None:
+        return secrets_scan.might_contain_secret(data), _SUSPICIOUS_NUMBER.search(data) is not None
+    found = _PREFILTERS.Match(data) or ()
+    return any(i < secrets_scan.SECRET_PATTERN_COUNT for i in found), secrets_scan.SECRET_PATTERN_COUNT in found
 
 
 class _BadNumber(ValueError):

@@ -136,7 +136,9 @@ PYTHON_SPACE_CHARACTERS = (
 _RE2_SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PYTHON_SPACE_CHARACTERS) + "]"
 
 
-def _build_prefilter():
+def _build_prefilter(extra_patterns: tuple[str, ...] = ()):
+    """The RE2 set of the secret prefilter; `extra_patterns` (other prefilters that
+    want the same single pass) get the indices after SECRET_PATTERN_COUNT."""
     try:
         import re2
     except ImportError:  # the precise scan alone is just slower
@@ -152,6 +154,7 @@ def _build_prefilter():
     # Every repeated `\s` (outside a character class: inside one it is always
     # negated, where RE2's narrower `\s` only matches more) as Python's.
     patterns = [pattern.replace("\\s+", _RE2_SPACE + "+").replace("\\s*", _RE2_SPACE + "*") for pattern in patterns]
+    patterns += extra_patterns
     prefilter = re2.Set.SearchSet()
     for pattern in patterns:
         if prefilter.Add(pattern) < 0:
@@ -161,6 +164,13 @@ def _build_prefilter():
 
 
 _PREFILTER = _build_prefilter()
+SECRET_PATTERN_COUNT = len(_DETECTORS) + 2
+
+
+def combined_prefilter(extra_patterns: tuple[str, ...]):
+    """One RE2 set for the secret prefilter plus `extra_patterns` (None without RE2):
+    `Match(data)` lists the patterns found; indices < SECRET_PATTERN_COUNT are secret ones."""
+    return _build_prefilter(extra_patterns)
 
 
 def is_secret_key_name(key: str) -> bool:
