@@ -51,12 +51,18 @@ DISPATCH_GRACE = timedelta(seconds=5)
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=None)
 def validate_submission(self, submission_id: str) -> str:
     task_id = self.request.id or f"inline-{os.getpid()}"
-    claim = claim_validation(
-        submission_id,
-        task_id,
-        heartbeat_timeout_s=settings.SUBMISSION_HEARTBEAT_TIMEOUT_S,
-        max_attempts=settings.SUBMISSION_MAX_VALIDATION_ATTEMPTS,
-    )
+    try:
+        claim = claim_validation(
+            submission_id,
+            task_id,
+            heartbeat_timeout_s=settings.SUBMISSION_HEARTBEAT_TIMEOUT_S,
+            max_attempts=settings.SUBMISSION_MAX_VALIDATION_ATTEMPTS,
+        )
+    except Exception as exc:
+        if not jobs.is_transient_database_error(exc):
+            raise
+        # still locked after the busy timeout (or a dropped connection): nothing claimed, try again
+        raise self.retry(exc=exc, countdown=jobs.retry_countdown(self.request.retries + 1)) from None
     if claim.outcome == "decided":  # a redelivered message after the end: nothing to do
         return Submission.objects.filter(pk=submission_id).values_list("state", flat=True).first()
     if claim.outcome != "claimed":

@@ -165,3 +165,25 @@ def test_a_secret_behind_json_escapes_is_refused_and_its_archive_not_kept(writte
     assert not submission.files.exists()
     client.force_login(submitter)
     assert b"The archive was deleted" in client.get(f"/submissions/{submission.pk}/").content
+
+
+def test_a_task_that_meets_a_locked_database_is_retried(submit, bundle_archive, monkeypatch, retries_run_inline):
+    from django.db import OperationalError
+
+    from submissions import services
+
+    calls = []
+    original = services.claim_validation
+
+    def locked_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("database is locked")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr("submissions.tasks.claim_validation", locked_once)
+    submission = submit(bundle_archive())
+    validate_submission.apply(args=[str(submission.pk)], throw=False)
+    submission.refresh_from_db()
+    assert len(calls) == 2
+    assert submission.state == states.QUARANTINED and submission.validation_attempts == 1
