@@ -869,20 +869,58 @@ _JSON_LINE_ROLES = ("run", "model-calls")
 _JSON_FILE_ROLES = ("hardware", "run-metadata")
 
 
-@check("numbers", needs=("utf8",), description="every JSON file holds only finite numbers and integers within +/-(2^53 - 1)")
-def check_numbers(ctx: BundleContext) -> Iterator[Finding]:
+def _holds_nul(value) -> bool:
+    """Whether a decoded JSON document has U+0000 in a key or string value."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            if any("\x00" in key for key in item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def nul_problem(text: str) -> tuple[str, str] | None:
+    """(code, message) when a JSON text holds U+0000 (written `\\u0000`): PostgreSQL cannot store it."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if _holds_nul(value):
+        return "json.nul-character", "holds U+0000 in a string, which databases cannot store"
+    return None
+
+
+@check("json-values", needs=("utf8",), description="every JSON file holds only finite numbers, integers within +/-(2^53 - 1), and no U+0000")
+def check_json_values(ctx: BundleContext) -> Iterator[Finding]:
     whole = [MANIFEST_NAME, *(listed.path for listed in ctx.files_with_role(*_JSON_FILE_ROLES))]
     for path in whole:
-        if ctx.might_hold_bad_number(path):
-            problem = number_problem(ctx.text(path) or "")
+        numbers = ctx.might_hold_bad_number(path)
+        nul = b"\\u0000" in ctx.read(path)
+        if numbers or nul:
+            text = ctx.text(path) or ""
+            problem = (number_problem(text) if numbers else None) or (nul_problem(text) if nul else None)
             if problem:
                 yield Finding(problem[0], f"file {problem[1]}", path)
     for listed in ctx.files_with_role(*_JSON_LINE_ROLES):
-        if not ctx.might_hold_bad_number(listed.path):
+        numbers = ctx.might_hold_bad_number(listed.path)
+        nul = b"\\u0000" in ctx.read(listed.path)
+        if not (numbers or nul):
             continue
         reported = 0
         for number, line in enumerate((ctx.text(listed.path) or "").split("\n"), start=1):
-            if _SUSPICIOUS_NUMBER.search(line.encode()) and (problem := number_problem(line)):
+            problem = None
+            if numbers and _SUSPICIOUS_NUMBER.search(line.encode()):
+                problem = number_problem(line)
+            if problem is None and nul and "\\u0000" in line:
+                problem = nul_problem(line)
+            if problem:
                 yield Finding(problem[0], f"line {problem[1]}", listed.path, number)
                 reported += 1
                 if reported >= 10:

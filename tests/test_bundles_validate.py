@@ -148,7 +148,7 @@ def test_it_fails_closed_when_the_background_secret_prefilter_crashes(bundle, mo
     monkeypatch.setattr("benchpack.bundle_checks._prefilter", broken)
     report = validate_bundle(bundle)
     assert not report.ok
-    assert report.checks["secrets"] == "failed" and report.checks["numbers"] == "failed"
+    assert report.checks["secrets"] == "failed" and report.checks["json-values"] == "failed"
     assert [f.code for f in report.errors] == ["check.internal-error"] * 2
     assert not [t for t in threading.enumerate() if t.name.startswith("bundle-secret-prefilter")]  # worker stopped
 

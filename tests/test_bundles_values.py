@@ -102,3 +102,20 @@ def test_an_escaped_secret_in_a_row_names_its_line(bundle):
     _put(bundle, "run.jsonl", rows.replace(b"\\\\u0073", b"\\u0073"))
     findings = [f for f in validate_bundle(bundle).findings if f.code == "secret.openai-key"]
     assert [f.line for f in findings] == [2]
+
+
+@pytest.mark.parametrize("target", ["hardware.json", "run.jsonl"])
+def test_a_nul_character_written_as_an_escape_is_refused(bundle, target):
+    """PostgreSQL stores neither U+0000 in text nor in jsonb: approving such a row failed there."""
+    if target == "run.jsonl":
+        _put(bundle, target, _rows(row(), row(repetition=2, case="a\x00b")))  # json.dumps writes \u0000
+    else:
+        _put(bundle, target, rb'{"gpus": [], "cpu_model": "x\u0000y"}')
+    findings = [f for f in validate_bundle(bundle).findings if f.code == "json.nul-character"]
+    assert len(findings) == 1
+    assert findings[0].line == (2 if target == "run.jsonl" else None)
+
+
+def test_an_escaped_backslash_before_u0000_is_text_not_a_nul(bundle):
+    _put(bundle, "hardware.json", rb'{"gpus": [], "notes": "a literal \\u0000 in prose"}')
+    assert "json.nul-character" not in _codes(bundle)

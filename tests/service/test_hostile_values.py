@@ -36,10 +36,12 @@ def _upload(user, bundle, name="values.tar.gz"):
 @pytest.mark.parametrize(
     "hardware, code",
     [(b'{"ram_mb": NaN, "gpus": []}', "json.non-finite"), (b'{"ram_mb": Infinity, "gpus": []}', "json.non-finite"),
-     (b'{"ram_mb": 1e400, "gpus": []}', "json.non-finite")],
-    ids=["nan", "infinity", "overflow"],
+     (b'{"ram_mb": 1e400, "gpus": []}', "json.non-finite"),
+     # PostgreSQL stores no U+0000 in text or jsonb: approving this failed there
+     (b'{"gpus": [], "cpu_model": "a\\u0000b"}', "json.nul-character")],
+    ids=["nan", "infinity", "overflow", "nul"],
 )
-def test_non_finite_hardware_is_refused_at_validation(hardware, code, submitter, tmp_path):
+def test_unstorable_hardware_is_refused_at_validation(hardware, code, submitter, tmp_path):
     bundle = template_bundle(tmp_path / "t")
     _put(bundle, "hardware.json", hardware)
     submission = _upload(submitter, bundle)
@@ -59,7 +61,7 @@ EXTREME_ROWS = [
         timing={"wall_s": 1.7e308, "ttft_s": 0.0, "prefill_tps": 5e-324, "decode_tps": 1.7e308, "total_tps": 0},
         tokens={"prompt": 2**53 - 1, "output": 0, "cached_prompt": 2**53 - 1, "source": "usage"},
         backend={"nested": [[[[{"x": -(2**53 - 1)}]]]], "text": "<script>alert(1)</script>"}),
-    row(case="<b>&amp;\u202e\u0000-free ünïcödé 🙂", repetition=1, scoring={"mode": "exact", "passed": None}),
+    row(case="<b>&amp;\u202e ünïcödé 🙂", repetition=1, scoring={"mode": "exact", "passed": None}),
     row(case="plain", repetition=1, ok=False, timing=None, tokens=None, scoring=None),
 ]
 EXTREME_HARDWARE = {
