@@ -43,7 +43,7 @@ def site_with_data(submit, bundle_archive, operator, make_user):
 
 
 @override_settings(DEBUG=False)
-def test_every_page_satisfies_the_policy(client, site_with_data, submitter, operator):
+def test_every_page_satisfies_the_policy(client, site_with_data, submitter, operator, django_user_model):
     run, quarantined, waiting = site_with_data["run"], site_with_data["quarantined"], site_with_data["waiting"]
     anonymous = ["/", f"/runs/{run.pk}/", "/accounts/login/", "/accounts/signup/", "/accounts/password/reset/",
                  "/no/such/page/"]
@@ -60,7 +60,14 @@ def test_every_page_satisfies_the_policy(client, site_with_data, submitter, oper
             assert response.status_code in (200, 404), (url, response.status_code)
             assert_csp_clean(response, url)
             checked += 1
-    assert checked == 15
+    admin = django_user_model.objects.create_superuser("root@example.org", "root@example.org", "a long passphrase 1")
+    client.force_login(admin)
+    for url in ("/admin/", "/admin/auth/user/", f"/admin/auth/user/{admin.pk}/change/"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert_csp_clean(response, url)
+        checked += 1
+    assert checked == 18
     # the polling page loads its script from a static file
     client.force_login(submitter)
     assert b"benchpack/status-poll.js" in client.get(f"/submissions/{waiting.pk}/").content
