@@ -871,19 +871,7 @@ _JSON_FILE_ROLES = ("hardware", "run-metadata")
 
 def _holds_nul(value) -> bool:
     """Whether a decoded JSON document has U+0000 in a key or string value."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            if any("\x00" in key for key in item):
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+    return any("\x00" in text for text in secrets_scan.json_strings(value))
 
 
 def nul_problem(text: str) -> tuple[str, str] | None:

@@ -308,14 +308,14 @@ def scan_decoded_json(data: bytes, *, lines: bool) -> list[SecretHit]:
             value = json.loads(document)
         except (ValueError, RecursionError):
             continue
-        views = (json.dumps(value, ensure_ascii=False), "\n".join(_json_strings(value)))
+        views = (json.dumps(value, ensure_ascii=False), "\n".join(json_strings(value)))
         for view in views:
             for hit in scan_text(view):
                 hits.setdefault((number, hit.kind), SecretHit(kind=hit.kind, line=number, column=hit.column))
     return sorted(hits.values(), key=lambda hit: (hit.line, hit.column, hit.kind))
 
 
-def _json_strings(value) -> list[str]:
+def json_strings(value) -> list[str]:
     """Every key and string value of a decoded JSON document, depth first, without recursion."""
     found, stack = [], [value]
     while stack:
