@@ -43,7 +43,7 @@ from submissions.runqueue.hosts import record_hardware
 from submissions.runqueue.models import RunRequest
 from submissions.runqueue.progress import DatabaseProgress, RunInterrupted, RunLog, RunWatch
 from submissions.runqueue.services import move, note, send
-from submissions.services import record_received
+from submissions.services import dispatch_validation, record_received
 from submissions.runqueue import worker as _worker_hooks  # noqa: F401 (connects the runner worker signals)
 
 log = logging.getLogger(__name__)
@@ -206,7 +206,11 @@ def _report_hardware(request: RunRequest, result_dir: Path) -> None:
 
 
 def _submit(request, claim_token, worker, runlog, timings, bundled, finish, row_count: int) -> str:
-    """File the bundle as a submission by the requester, in the transaction that finishes the request."""
+    """File the bundle as a submission by the requester, in the transaction that finishes the request.
+
+    As for uploads: the "received" email is queued in the transaction and the
+    validation message sent after commit (the reaper sends it if that fails).
+    """
     with transaction.atomic():
         submission = Submission.objects.create(
             submitter=request.requested_by,
@@ -223,7 +227,10 @@ def _submit(request, claim_token, worker, runlog, timings, bundled, finish, row_
                      where=(Q(claim_token=claim_token, cancel_requested_at__isnull=True),),
                      submission=submission, finished_at=timezone.now(), current="", log_tail=runlog.text(),
                      timings=timings)
-        if not moved:
+        if moved:
+            emails.send_received(submission)
+            transaction.on_commit(lambda: dispatch_validation(submission.pk), robust=True)
+        else:
             transaction.set_rollback(True)
     if not moved:
         state = RunRequest.objects.filter(pk=request.pk).values("cancel_requested_at", "claim_token").first() or {}
@@ -231,13 +238,6 @@ def _submit(request, claim_token, worker, runlog, timings, bundled, finish, row_
             return finish(states.CANCELLED, "cancelled while the result was being bundled; nothing submitted")
         log.warning("run request %s: lost the claim before submitting; nothing submitted", request.pk)
         return "lost-claim"
-    emails.send_received(submission)
-    from submissions.tasks import validate_submission
-
-    try:
-        validate_submission.delay(str(submission.pk))
-    except Exception:  # the validation reaper re-sends uploads still `received`
-        log.exception("run request %s: could not send the validation of %s", request.pk, submission.pk)
     return states.FINISHED
 
 

@@ -62,7 +62,7 @@ def test_the_request_page_shows_progress_rows_and_the_log_and_polls_without_inli
                                                     current="short rep 2/3", log_tail="[3/12] short rep 1/3 ok 0.1s")
     page = ops_client.get(f"/run-requests/{request.pk}/").content.decode()
     assert 'max="12" value="3"' in page and "short rep 2/3" in page and "[3/12] short rep 1/3 ok" in page
-    assert "<script>" not in page and "submissions/runs.js" in page
+    assert "<script>" not in page and "benchpack/run-live.js" in page
     live = ops_client.get(f"/run-requests/{request.pk}/live/").content.decode()
     assert "3/12 executions" in live and "data-settled" not in live
 

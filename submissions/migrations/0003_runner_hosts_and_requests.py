@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('registry_site', '0001_initial'),
-        ('submissions', '0001_initial'),
+        ('submissions', '0002_validation_jobs_and_email_queue'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
