@@ -496,7 +496,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config: dict[str, Any] = {}
     if args.config:
-        config = json.loads(sys.stdin.read() if args.config == "-" else open(args.config, encoding="utf-8").read())
+        source = "stdin" if args.config == "-" else args.config
+        try:
+            config = json.loads(sys.stdin.read() if args.config == "-" else open(args.config, encoding="utf-8").read())
+        except (OSError, ValueError) as exc:
+            # Also what a child sees when its parent stops mid-handshake (stdin closed):
+            # one line, not a traceback in the parent's console.
+            print(f"benchpack-refserver: --config {source}: not a JSON object of settings ({exc})", file=sys.stderr)
+            return 2
     if args.reply_file:
         config["responses"] = [open(path, encoding="utf-8").read() for path in args.reply_file]
     if args.ttft_ms is not None:

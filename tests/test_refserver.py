@@ -117,3 +117,14 @@ def test_it_serves_ollama_generate_streamed_and_plain(srv):
 def test_it_refuses_unknown_options():
     with pytest.raises(TypeError, match="unknown RefServer option"):
         RefServer(ttft=1)
+
+
+def test_a_missing_or_broken_config_is_one_line_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    for args, stdin in ((["--config", "-"], ""), (["--config", str(tmp_path / "nope.json")], "")):
+        proc = subprocess.run([sys.executable, "-m", "benchpack.refserver", "--port", "0", *args], input=stdin,
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr and "not a JSON object of settings" in proc.stderr

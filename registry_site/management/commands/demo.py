@@ -172,7 +172,9 @@ class Command(BaseCommand):
             probe.bind(("127.0.0.1", 0))
             self.refserver_url = f"http://127.0.0.1:{probe.getsockname()[1]}"
         config = settings.VAR_DIR / "refserver.json"
-        config.write_text(json.dumps({"responses": [DEMO_REPLY], **DEMO_TIMING}))
+        partial = config.with_suffix(".partial")
+        partial.write_text(json.dumps({"responses": [DEMO_REPLY], **DEMO_TIMING}))
+        partial.replace(config)  # whole or not at all, even if Ctrl-C lands here
         self.say(f"scripted endpoint: {self.refserver_url}/v1 (allowlisted on runner host local)")
         return _start_child([sys.executable, "-m", "benchpack.refserver", "--port", self.refserver_url.rsplit(":", 1)[1],
                              "--config", str(config)])
