@@ -26,6 +26,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from benchpack.progress import execution_label, outcome_text
+from registry_site.jobs import describe_error, is_transient_database_error
 from submissions.runqueue import states
 from submissions.runqueue.models import RunRequest, RunRequestRow
 
@@ -159,15 +160,26 @@ class DatabaseProgress:
         self.current = ""
         self._written_at = 0.0
 
+    def _tolerant(self, write) -> None:
+        """A busy database must not end a benchmark: the result directory holds every
+        row anyway (that is what gets bundled); the page catches up on the next write."""
+        try:
+            write()
+        except Exception as exc:
+            if not is_transient_database_error(exc):
+                raise
+            log.warning("run request %s: progress not written (%s); going on", self.request.pk, describe_error(exc))
+            close_old_connections()
+
     def _write(self, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self._written_at < PROGRESS_WRITE_EVERY_S:
             return
         self._written_at = now
-        RunRequest.objects.filter(pk=self.request.pk, claim_token=self.watch.claim).update(
+        self._tolerant(lambda: RunRequest.objects.filter(pk=self.request.pk, claim_token=self.watch.claim).update(
             progress_done=self.done, progress_total=self.total, current=self.current[:255],
             log_tail=self.runlog.text(),
-        )
+        ))
 
     def started(self, total_executions: int) -> None:
         self.total, self.done = total_executions, 0
@@ -183,9 +195,10 @@ class DatabaseProgress:
         self.done += 1
         label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups)
         if row is not None:
-            RunRequestRow.objects.create(request_id=self.request.pk, attempt=self.attempt, index=self.rows,
-                                         case=case_id, repetition=row.get("repetition"), ok=bool(row.get("ok")),
-                                         raw=row)
+            index = self.rows
+            self._tolerant(lambda: RunRequestRow.objects.create(
+                request_id=self.request.pk, attempt=self.attempt, index=index, case=case_id,
+                repetition=row.get("repetition"), ok=bool(row.get("ok")), raw=row))
             self.rows += 1
         error = f" — {row['error']}" if row is not None and row.get("error") else ""
         self.runlog.add(f"[{self.done}/{self.total}] {label} {outcome_text(row)}{error}")

@@ -145,3 +145,24 @@ def test_the_time_limit_stops_a_run_and_fails_it(host, queue, as_worker_of, ref)
     assert time.monotonic() - started < 5
     assert request.failure_reason.startswith("time limit of 2 s reached after")
     assert request.submission is None
+
+
+def test_a_busy_database_does_not_end_the_benchmark(host, queue, as_worker_of, ref, monkeypatch):
+    from django.db import OperationalError
+
+    from submissions.runqueue.models import RunRequestRow
+
+    real_create = RunRequestRow.objects.create
+    calls = []
+
+    def locked_once(**fields):
+        calls.append(fields["index"])
+        if len(calls) == 1:
+            raise OperationalError("database is locked")
+        return real_create(**fields)
+
+    monkeypatch.setattr(RunRequestRow.objects, "create", locked_once)
+    request = queue(host, pack="runtime-sweep")
+    assert _run(as_worker_of, host, request) == states.FINISHED
+    assert request.rows.count() == 8  # one row's copy missed the page; the submission has all 9
+    assert request.submission.files.filter(path__endswith="run.jsonl").get().content.count("\n") == 9
