@@ -8,6 +8,7 @@ executions: they take time, and leaving them out would make the ETA lie.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import IO, Protocol
 
 from rich.console import Console
@@ -19,6 +20,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from benchpack.measurement.window import background_work
 
 
 class ProgressSink(Protocol):
@@ -82,7 +85,18 @@ class PlainProgress:
 
 
 class RichProgress:
-    """A live bar with the current case/repetition, a count and an ETA."""
+    """A live bar with the current case/repetition, a count and an ETA.
+
+    Rich's own auto-refresh redraws from a thread ten times a second, and a
+    redraw holds the GIL for a millisecond or more: a token arriving during
+    one was stamped late, and the redraws' CPU landed in every request
+    (docs/measurement.md, "Field conditions"). So the bar is redrawn when an
+    execution starts and ends, and by a thread of ours every
+    REDRAW_INTERVAL_S only while no request is on the wire
+    (`measurement.window.background_work`).
+    """
+
+    REDRAW_INTERVAL_S = 0.5
 
     def __init__(self, repetitions: int, warmups: int, console: Console | None = None):
         self.repetitions, self.warmups = repetitions, warmups
@@ -97,24 +111,39 @@ class RichProgress:
             TimeRemainingColumn(),
             console=console,
             transient=False,
+            auto_refresh=False,
         )
         self.task = None
+        self._stop = threading.Event()
+        self._redrawer: threading.Thread | None = None
 
     def started(self, total_executions: int) -> None:
         self.progress.start()
         self.task = self.progress.add_task("starting", total=total_executions, failed="")
+        self.progress.refresh()
+        self._redrawer = threading.Thread(target=self._redraw, name="benchpack-progress", daemon=True)
+        self._redrawer.start()
+
+    def _redraw(self) -> None:
+        while not self._stop.wait(self.REDRAW_INTERVAL_S):
+            with background_work():
+                if not self._stop.is_set():
+                    self.progress.refresh()
 
     def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None:
         label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups)
-        self.progress.update(self.task, description=label)
+        self.progress.update(self.task, description=label, refresh=True)
 
     def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None:
         if row is not None and not row.get("ok"):
             self.failed += 1
         failed = f"[red]{self.failed} failed" if self.failed else ""
-        self.progress.update(self.task, advance=1, failed=failed)
+        self.progress.update(self.task, advance=1, failed=failed, refresh=True)
 
     def finished(self) -> None:
+        self._stop.set()
+        if self._redrawer is not None:
+            self._redrawer.join()
         if self.task is not None:
             self.progress.update(self.task, description="done")
         self.progress.stop()

@@ -157,11 +157,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _write(self, record: dict, kind: str, data: bytes) -> None:
         now = perf_counter()
         self.connection.sendall(_chunk(data))
+        done = perf_counter()
         record["sends"].append([now, kind])
         if kind in ("content", "reasoning"):
             record["token_times"].append(now)
             if kind == "content":
                 record["content_times"].append(now)
+                record.setdefault("content_done", []).append(done)
 
     def _end_chunked(self) -> None:
         self.connection.sendall(b"0\r\n\r\n")

@@ -40,3 +40,32 @@ def test_it_draws_the_case_repetition_and_failures_on_the_bar(tmp_path):
     text = screen.getvalue()
     assert "3/3" in text and "1 failed" in text
     assert sink.progress.tasks[0].completed == 3
+
+
+def test_the_bar_is_never_redrawn_while_a_request_is_on_the_wire():
+    # A redraw holds the GIL for a millisecond or more; one that lands while
+    # a token arrives stamps it late (docs/measurement.md, "Field conditions").
+    import threading
+    import time
+
+    from benchpack.measurement.window import timed_window
+
+    screen = io.StringIO()
+    sink = RichProgress(1, 0, Console(file=screen, force_terminal=True, width=120))
+    sink.REDRAW_INTERVAL_S = 0.01
+    sink.started(3)
+    try:
+        assert sink.progress.live._refresh_thread is None  # rich's own 10 Hz redraw thread is off
+        assert any(t.name == "benchpack-progress" for t in threading.enumerate())
+        time.sleep(0.1)
+        drawn = len(screen.getvalue())
+        with timed_window():
+            time.sleep(0.15)
+            assert len(screen.getvalue()) == drawn
+        deadline = time.monotonic() + 5
+        while len(screen.getvalue()) == drawn and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(screen.getvalue()) > drawn  # the elapsed time ticks again between requests
+    finally:
+        sink.finished()
+    assert not any(t.name == "benchpack-progress" for t in threading.enumerate())

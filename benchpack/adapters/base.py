@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from benchpack.gcpause import gc_paused
 
 TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
 TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
@@ -123,9 +122,3 @@ def int_or_none(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value
-
-
-# A collection that runs while a chunk is waiting to be read delays its
-# timestamp by the length of the pass; the adapters pause the collector from
-# just before the request is sent until the stream has been read.
-collector_paused = gc_paused

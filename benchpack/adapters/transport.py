@@ -15,8 +15,9 @@ from typing import Any, Callable, Iterator
 
 import httpx
 
-from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace, collector_paused
+from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace
 from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader
+from benchpack.measurement.window import timed_window
 
 perf_counter = time.perf_counter
 
@@ -198,7 +199,7 @@ class ClientOwningAdapter:
         state = self.new_state()
         trace = StreamTrace()
         response_payload: Any = None
-        with collector_paused():
+        with timed_window():
             trace.start = perf_counter()
             try:
                 with post_stream(self.client, url, payload, request.timeout_s) as response:
