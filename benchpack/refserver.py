@@ -11,9 +11,17 @@ being measured) on 127.0.0.1 and serves:
   before each write), and live reconfiguration.
 
 The first token goes out `ttft_s` after the request was read, then one token
-every `itl_s`, on an absolute schedule (sleep, then busy-wait the last
-~200 µs) so gaps do not drift. The stream can be made as awkward as real
-servers are (role-only first chunk, empty deltas, keep-alive comments, events
+every `itl_s`, on an absolute schedule so gaps do not drift; a `responses`
+entry may carry its own `ttft_s` / `itl_s`, so concurrent streams can each
+follow their own script. Every write of every stream is made by one writer
+thread at its scheduled time (`benchpack.measurement.writer`: it sleeps,
+and busy-waits the last ~200 µs while a single stream is active), which
+keeps 64 concurrent streams on time where a sleeping thread per stream
+would fight the others for the GIL. The log keeps, per content token, the
+planned time and the `perf_counter()` readings just before and just after
+the write (`content_planned`, `content_times`, `content_done`).
+
+The stream can be made as awkward as real servers are (role-only first chunk, empty deltas, keep-alive comments, events
 split across writes, usage-only final chunk, reasoning deltas), and a
 `scenario` makes it fail the ways real servers fail.
 
@@ -32,9 +40,11 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from benchpack.measurement.writer import Stream, TimedWriter
 
 perf_counter = time.perf_counter
 
@@ -43,7 +53,7 @@ SCENARIOS = ("ok", "reject-stream-options", "http-500", "close-mid-stream", "han
 DEFAULT_CONFIG: dict[str, Any] = {
     "ttft_s": 0.02,          # request read -> first content/reasoning token
     "itl_s": 0.002,          # gap between tokens
-    "responses": [],         # cycled per request: "text" | {"content", "reasoning", "tokens"}
+    "responses": [],         # cycled per request: "text" | {"content", "reasoning", "tokens", "ttft_s", "itl_s"}
     "default_tokens": 16,    # synthetic output length when `responses` is empty
     "prompt_tokens": None,   # None: whitespace word count of the prompt
     "cached_tokens": 0,      # reported as usage.prompt_tokens_details.cached_tokens / timings.cache_n
@@ -69,6 +79,8 @@ def split_tokens(text: str) -> list[str]:
 class Reply:
     reasoning: list[str]
     content: list[str]
+    ttft_s: float | None = None  # this reply's own timing; None: the server's config
+    itl_s: float | None = None
 
 
 def reply_for(entry: Any, default_tokens: int) -> Reply:
@@ -77,19 +89,18 @@ def reply_for(entry: Any, default_tokens: int) -> Reply:
     if isinstance(entry, str):
         return Reply([], split_tokens(entry))
     reasoning = split_tokens(entry.get("reasoning", ""))
+    timing = {key: float(entry[key]) for key in ("ttft_s", "itl_s") if entry.get(key) is not None}
     if "content" in entry:
-        return Reply(reasoning, split_tokens(entry["content"]))
+        return Reply(reasoning, split_tokens(entry["content"]), **timing)
     count = int(entry.get("tokens", default_tokens))
-    return Reply(reasoning, [f" tok{i}" for i in range(count)])
+    return Reply(reasoning, [f" tok{i}" for i in range(count)], **timing)
 
 
-def sleep_until(deadline: float) -> None:
-    # time.sleep can overshoot by a scheduler tick; spin the last stretch.
-    remaining = deadline - perf_counter()
-    if remaining > 0.0004:
-        time.sleep(remaining - 0.0002)
-    while perf_counter() < deadline:
-        pass
+def reply_timing(reply: Reply, config: dict) -> tuple[float, float]:
+    """(ttft_s, itl_s) for this reply: its own, else the server's."""
+    ttft = reply.ttft_s if reply.ttft_s is not None else float(config["ttft_s"])
+    itl = reply.itl_s if reply.itl_s is not None else float(config["itl_s"])
+    return ttft, itl
 
 
 class _State:
@@ -99,6 +110,7 @@ class _State:
         self.log: list[dict] = []
         self.cursor = 0
         self.stopping = threading.Event()
+        self.writer = TimedWriter()
 
     def next_reply(self) -> tuple[dict, Reply]:
         with self.lock:
@@ -121,6 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "benchpack-refserver"
     state: _State  # set on the subclass made per server
+    out: Stream  # this request's planned writes (benchpack.measurement.writer)
 
     def setup(self) -> None:
         super().setup()
@@ -154,21 +167,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         record["sends"].append([perf_counter(), "headers"])
 
-    def _write(self, record: dict, kind: str, data: bytes) -> None:
-        now = perf_counter()
-        self.connection.sendall(_chunk(data))
-        done = perf_counter()
-        record["sends"].append([now, kind])
-        if kind in ("content", "reasoning"):
-            record["token_times"].append(now)
-            if kind == "content":
-                record["content_times"].append(now)
-                record.setdefault("content_done", []).append(done)
+    def _write(self, record: dict, kind: str, data: bytes, at: float | None = None) -> None:
+        """Plan one chunk for `at` (None: right after the previous); the writer thread logs when it went out."""
+
+        def sent(before: float, after: float) -> None:
+            record["sends"].append([before, kind])
+            if kind in ("content", "reasoning"):
+                record["token_times"].append(before)
+                if kind == "content":
+                    record["content_times"].append(before)
+                    record["content_done"].append(after)
+                    record["content_planned"].append(at)
+
+        self.out.write(_chunk(data), at, sent)
+
+    def _wait_until(self, at: float) -> None:
+        self.out.write(b"", at)
+        self.out.flush()
 
     def _end_chunked(self) -> None:
-        self.connection.sendall(b"0\r\n\r\n")
+        self.out.write(b"0\r\n\r\n")
+        self.out.flush()
 
     def _cut(self) -> None:
+        self.out.flush()
         self.close_connection = True
         try:
             self.connection.shutdown(socket.SHUT_RDWR)
@@ -221,7 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         config, reply = self.state.next_reply()
         record = {"path": self.path, "body": body, "received_at": received, "status": 200,
-                  "sends": [], "token_times": [], "content_times": [], "end_at": None}
+                  "sends": [], "token_times": [], "content_times": [], "content_done": [], "content_planned": [],
+                  "end_at": None}
+        self.out = self.state.writer.stream(self.connection)
         with self.state.lock:
             record["id"] = len(self.state.log)
             self.state.log.append(record)
@@ -257,7 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
             budget = max_tokens
             reasoning = reply.reasoning[:budget]
             content = reply.content[: max(0, budget - len(reasoning))]
-            reply = Reply(reasoning, content)
+            reply = replace(reply, reasoning=reasoning, content=content)
         prompt_tokens = config["prompt_tokens"]
         if prompt_tokens is None:
             prompt_tokens = len(prompt.split())
@@ -276,14 +300,14 @@ class _Handler(BaseHTTPRequestHandler):
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
                  "total_tokens": prompt_tokens + output_tokens,
                  "prompt_tokens_details": {"cached_tokens": cached}}
-        ttft, itl = float(config["ttft_s"]), float(config["itl_s"])
+        ttft, itl = reply_timing(reply, config)
         first_at = record["received_at"] + ttft
         timings = {"cache_n": cached, "prompt_n": prompt_tokens - cached, "prompt_ms": ttft * 1000,
                    "predicted_n": output_tokens, "predicted_ms": max(0, output_tokens - 1) * itl * 1000}
         base = {"id": f"chatcmpl-ref{record['id']}", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": body.get("model", "ref")}
         if not body.get("stream"):
-            sleep_until(first_at + max(0, output_tokens - 1) * itl)
+            self._wait_until(first_at + max(0, output_tokens - 1) * itl)
             message = {"role": "assistant", "content": "".join(reply.content)}
             if reply.reasoning:
                 message["reasoning_content"] = "".join(reply.reasoning)
@@ -308,16 +332,15 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             field = "reasoning_content" if kind == "reasoning" else "content"
             event = _sse({**base, "choices": [{"index": 0, "delta": {field: text}, "finish_reason": None}]})
+            at = first_at + i * itl
             if config["keepalive"] and i and i % 4 == 0:
                 self._write(record, "keepalive", b": keep-alive\n\n")
-            sleep_until(first_at + i * itl)
             if config["split_events"]:
                 cut = 3 if i == 0 else len(event) // 2
-                self._write(record, "split", event[:cut])
-                sleep_until(perf_counter() + 0.0002)
-                self._write(record, kind, event[cut:])
+                self._write(record, "split", event[:cut], at)
+                self._write(record, kind, event[cut:], at + 0.0002)
             else:
-                self._write(record, kind, event)
+                self._write(record, kind, event, at)
             if every and (i + 1) % every == 0:
                 self._write(record, "empty", _sse({**base, "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": None}]}))
         if config["scenario"] == "close-mid-stream":
@@ -344,7 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
         options = body.get("options") or {}
         prompt_tokens, output_tokens, reply = self._counts(config, str(body.get("prompt", "")), reply,
                                                            options.get("num_predict"))
-        ttft, itl = float(config["ttft_s"]), float(config["itl_s"])
+        ttft, itl = reply_timing(reply, config)
         first_at = record["received_at"] + ttft
         base = {"model": body.get("model", "ref"), "created_at": "2026-01-01T00:00:00Z"}
 
@@ -356,7 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "prompt_eval_duration": int(ttft * 1e9), "eval_count": output_tokens, "eval_duration": eval_ns}
 
         if body.get("stream", True) is False:
-            sleep_until(first_at + max(0, output_tokens - 1) * itl)
+            self._wait_until(first_at + max(0, output_tokens - 1) * itl)
             obj = {**final(), "response": "".join(reply.content)}
             if reply.reasoning:
                 obj["thinking"] = "".join(reply.reasoning)
@@ -371,8 +394,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._cut()
                 return
             line = json.dumps({**base, field: text, "done": False}).encode() + b"\n"
-            sleep_until(first_at + i * itl)
-            self._write(record, "content" if field == "response" else "reasoning", line)
+            self._write(record, "content" if field == "response" else "reasoning", line, first_at + i * itl)
         self._write(record, "final", json.dumps(final()).encode() + b"\n")
         self._end_chunked()
 
@@ -380,6 +402,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 256  # 64+ clients connecting at once must not wait for a SYN retry
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client hanging up is part of the script (timeouts, closed sessions), not a server fault.
