@@ -30,6 +30,8 @@ def register_bundle_commands(bundle_subparsers) -> None:
     p.add_argument("--out", required=True, type=Path, help="bundle directory to create")
     p.add_argument("--provenance", required=True, choices=PROVENANCES)
     p.add_argument("--force", action="store_true", help="replace an existing bundle directory (never anything else)")
+    p.add_argument("--host-label", metavar="LABEL",
+                   help="publish LABEL as every run's hostname; without it a real hostname becomes an opaque label")
     p.add_argument("result_dirs", nargs="+", type=Path, metavar="RESULT_DIR")
     p.set_defaults(handler=cmd_create)
 
@@ -61,7 +63,7 @@ def register_bundle_commands(bundle_subparsers) -> None:
 def cmd_create(args: argparse.Namespace) -> int:
     from benchpack.bundles import create_bundle
 
-    out = create_bundle(args.result_dirs, args.out, args.provenance, force=args.force)
+    out = create_bundle(args.result_dirs, args.out, args.provenance, force=args.force, host_label=args.host_label)
     print(f"created bundle {out} ({len(args.result_dirs)} runs, provenance {args.provenance})")
     return 0
 
