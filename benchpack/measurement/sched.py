@@ -47,6 +47,7 @@ class _Syscalls:
         if sys.platform.startswith("linux") and platform.machine() in _NUMBERS:
             try:
                 self.libc = ctypes.CDLL(None, use_errno=True)
+                self.libc.syscall.restype = ctypes.c_long
                 self.setattr_nr, self.getattr_nr = _NUMBERS[platform.machine()]
             except OSError:
                 self.libc = None
@@ -55,7 +56,9 @@ class _Syscalls:
         if self.libc is None:
             return None
         buf = ctypes.create_string_buffer(_ATTR.size)
-        if self.libc.syscall(self.getattr_nr, 0, buf, _ATTR.size, 0) != 0:
+        # syscall() is variadic: pass every integer as a C long explicitly.
+        if self.libc.syscall(ctypes.c_long(self.getattr_nr), ctypes.c_long(0), buf, ctypes.c_long(_ATTR.size),
+                             ctypes.c_long(0)) != 0:
             return None
         return _ATTR.unpack(buf.raw)
 
@@ -63,7 +66,7 @@ class _Syscalls:
         if self.libc is None:
             return False
         buf = ctypes.create_string_buffer(_ATTR.pack(*attr), _ATTR.size)
-        return self.libc.syscall(self.setattr_nr, 0, buf, 0) == 0
+        return self.libc.syscall(ctypes.c_long(self.setattr_nr), ctypes.c_long(0), buf, ctypes.c_long(0)) == 0
 
 
 _sys = _Syscalls()
