@@ -62,7 +62,7 @@ def main() -> int:
             client = loadtest.aiohttp_client()
             load = os.getloadavg()[0]
             try:
-                figures = loadtest.measure_load(client, plan, lambda text: print(f"  {name}: {text}", file=sys.stderr))
+                figures = loadtest.measure_load(client, plan, lambda text, name=name: print(f"  {name}: {text}", file=sys.stderr))
             finally:
                 client.close()
             summary = figures.summary()

@@ -141,8 +141,8 @@ def _nvml_gpus() -> tuple[list[dict] | None, str]:
         gpus = []
         for index in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            memory = _safe(lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).total // (1024 * 1024))
-            capability = _safe(lambda: "%d.%d" % tuple(pynvml.nvmlDeviceGetCudaComputeCapability(handle)))
+            memory = _safe(lambda h=handle: pynvml.nvmlDeviceGetMemoryInfo(h).total // (1024 * 1024))
+            capability = _safe(lambda h=handle: "%d.%d" % tuple(pynvml.nvmlDeviceGetCudaComputeCapability(h)))
             gpus.append(_gpu("nvidia", _text(pynvml.nvmlDeviceGetName(handle)), memory, driver, capability, "nvml"))
         return gpus, f"{len(gpus)} GPU(s)"
     except Exception as exc:  # noqa: BLE001

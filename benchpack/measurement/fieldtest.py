@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from benchpack.refserver import RefServer
+from benchpack.selftest import percentile
 
 
 @dataclass(frozen=True)
@@ -232,13 +233,6 @@ def last_cpu() -> int | None:
 
 
 # ---- figures -------------------------------------------------------------
-
-def percentile(values: list[float], p: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
-
 
 @dataclass
 class RateFigures:

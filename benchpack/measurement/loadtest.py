@@ -27,8 +27,6 @@ aiohttp loop (vLLM `bench serve`'s shape) used as the baseline;
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import random
 import statistics
 import time
@@ -36,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from benchpack.refserver import RefServer
+from benchpack.selftest import aiohttp_content_times, percentile
 
 perf_counter = time.perf_counter
 
@@ -80,13 +79,6 @@ def _nonce(record: dict) -> str | None:
     messages = (record.get("body") or {}).get("messages") or [{}]
     words = str(messages[0].get("content", "")).split()
     return words[0] if words and words[0].startswith("load-") else None
-
-
-def percentile(values: list[float], p: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 @dataclass
@@ -183,26 +175,11 @@ def aiohttp_client() -> Client:
     session = loop.run_until_complete(make_session())
 
     async def one(url: str, body: dict) -> StreamTimes:
-        times: list[float] = []
-        output = None
         try:
             async with session.post(url, json=body) as response:
-                async for raw in response.content:
-                    now = perf_counter()
-                    line = raw.strip()
-                    if not line.startswith(b"data:"):
-                        continue
-                    data = line[5:].strip()
-                    if data == b"[DONE]":
-                        break
-                    chunk = json.loads(data)
-                    if chunk.get("usage"):
-                        output = chunk["usage"]["completion_tokens"]
-                    choices = chunk.get("choices")
-                    if choices and choices[0]["delta"].get("content"):
-                        times.append(now)
+                times, output = await aiohttp_content_times(response)
         except Exception as exc:  # noqa: BLE001 - reported per stream
-            return StreamTimes(times, output, f"{type(exc).__name__}: {exc}")
+            return StreamTimes([], None, f"{type(exc).__name__}: {exc}")
         return StreamTimes(times, output)
 
     async def run_all(url: str, bodies: list[dict]) -> list[StreamTimes]:

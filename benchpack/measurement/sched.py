@@ -25,7 +25,6 @@ real-time policy already set, a seccomp filter) nothing changes and
 from __future__ import annotations
 
 import ctypes
-import os
 import platform
 import struct
 import sys

@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 from collections import deque
-from typing import Any, Callable
+from typing import Callable
 
 from benchpack.measurement import sched
 
