@@ -71,11 +71,13 @@ def _cell(summaries: dict[str, dict], names: list[str], metric: str, digits: int
     return " / ".join("—" if v is None else f"{v:.{digits}f}" for v in values)
 
 
-def field_runs(runs: int, scale: float, ablate: bool, neighbours: int) -> int:
+def field_runs(runs: int, scale: float, ablate: bool, neighbours: int, ttft_only: bool = False) -> int:
     from benchpack.measurement import fieldtest
 
     specs = fieldtest.DEFAULT_CLIENTS + (fieldtest.ABLATIONS if ablate else ())
     plan = fieldtest.FieldPlan().scaled(scale)
+    if ttft_only:  # many short requests: a steadier p99; the 0.5 ms phase shrinks to one request
+        plan = fieldtest.FieldPlan(slow_requests=round(600 * scale), slow_tokens=4, fast_requests=1, ttft_s=0.005)
     names = [spec.name for spec in specs]
     print(f"Python {platform.python_version()}, {platform.system()} {platform.release()}, {os.cpu_count()} CPUs; "
           f"{neighbours} CPU-bound neighbour(s) on CPU {fieldtest.last_cpu()}; per client and run: "
@@ -116,9 +118,11 @@ def main() -> int:
     parser.add_argument("--ablate", action="store_true",
                         help="--field: add benchpack with each of its fixes undone, to show what each contributes")
     parser.add_argument("--neighbours", type=int, default=1, help="--field: CPU-bound neighbour processes (default 1)")
+    parser.add_argument("--ttft-only", action="store_true",
+                        help="--field: 600 four-token requests per client (TTFT 5 ms) for a steadier TTFT p99")
     args = parser.parse_args()
     if args.field:
-        return field_runs(args.runs, args.requests_scale, args.ablate, args.neighbours)
+        return field_runs(args.runs, args.requests_scale, args.ablate, args.neighbours, args.ttft_only)
     plan = selftest.THOROUGH
     plan = replace(plan, ttft_requests=int(plan.ttft_requests * args.requests_scale),
                    slow_requests=max(1, int(plan.slow_requests * args.requests_scale)),
