@@ -11,8 +11,9 @@ afterwards:
   private copy (`PackRestorer`) so the next execution measures the real pack;
 * the run directory minus the phase's own outputs — metadata;
 * in `none` mode also the runner's Python environment (venv and base
-  installation: a planted `.pth` or `sitecustomize` would run inside every
-  later verifier) and `$HOME` to depth 2 plus the user site-packages.
+  installation, to depth 2: a planted `.pth` or `sitecustomize` would run
+  inside every later verifier) and `$HOME` to depth 2 plus the user
+  site-packages.
   Added files there are moved into the run directory as evidence; a changed
   or deleted existing file cannot be undone, so the run stops after the row.
 
@@ -25,6 +26,8 @@ import hashlib
 import os
 import shutil
 import site
+import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,11 +131,21 @@ def describe_changes(phase: str, changed: list[Change]) -> str:
     return f"\nbenchpack: the {phase} changed guarded paths outside the workspace (the case fails): {listed}{more}\n"
 
 
-def environment_roots() -> tuple[GuardedRoot, ...]:
-    """The runner's Python installation(s) and $HOME (shallow), for `none` mode."""
-    from benchpack.repo_task.sandbox import interpreter_paths
+ENVIRONMENT_DEPTH = 2  # top-level modules, .pth files, packages' own modules: ~0.3 s to stamp, not 8 s
 
-    roots = [GuardedRoot(Path(p), ENVIRONMENT) for p in interpreter_paths()]
+
+def environment_roots() -> tuple[GuardedRoot, ...]:
+    """Where the runner's Python (venv and base installation) loads code from, and $HOME,
+    each to depth 2 — for `none` mode. Deeper files (e.g. django/test/runner.py) are not
+    watched: walking every installed file costs seconds per phase (docs/repo-tasks.md)."""
+    paths: set[str] = set()
+    bases = ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    for scheme_vars in bases:
+        for key in ("stdlib", "platstdlib", "purelib", "platlib", "scripts"):
+            path = sysconfig.get_path(key, vars=scheme_vars)
+            if path and os.path.isdir(path):
+                paths.add(os.path.realpath(path))
+    roots = [GuardedRoot(Path(p), ENVIRONMENT, max_depth=ENVIRONMENT_DEPTH) for p in sorted(paths)]
     home = Path.home()
     if home.is_dir() and home != Path("/"):
         roots.append(GuardedRoot(home, HOME, max_depth=2))

@@ -221,12 +221,15 @@ def check_changed(ctx: Context) -> Check:
 
 def copy_workspace(ctx: Context) -> Path:
     """A fresh scratch copy of the workspace for one candidate process: nothing it writes
-    survives it, and no run can prepare the next one. Special files are not copied."""
+    survives it, and no run can prepare the next one. Special files are not copied, and
+    neither is bytecode (a planted `.pyc` must never shadow a source; scope fails it anyway)."""
     target = ctx.scratch_dir("ws") / "workspace"
     target.mkdir()
     for dirpath, dirnames, filenames in os.walk(ctx.workspace):
         source_dir = Path(dirpath)
         dest_dir = target / source_dir.relative_to(ctx.workspace)
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        filenames = [f for f in filenames if not f.endswith((".pyc", ".pyo"))]
         for name in list(dirnames) + filenames:
             source, dest = source_dir / name, dest_dir / name
             st = source.lstat()
@@ -446,15 +449,23 @@ class _Foreign:
         return f"<{self.name} object>"
 
 
-@dataclass(frozen=True)
 class Raises:
-    """Expect the call to raise this exception class (a builtin name like "ValueError" or module.qualname)."""
+    """Expect the call to raise one of these exception classes (builtin names like "ValueError",
+    or module.qualname); subclasses count, as with assertRaises."""
 
-    name: str
+    def __init__(self, *names: str) -> None:
+        self.names = names
 
     @property
-    def qualified(self) -> str:
-        return self.name if "." in self.name else f"builtins.{self.name}"
+    def name(self) -> str:
+        return " or ".join(self.names)
+
+    @property
+    def qualified(self) -> tuple[str, ...]:
+        return tuple(n if "." in n else f"builtins.{n}" for n in self.names)
+
+    def __repr__(self) -> str:
+        return f"Raises({self.name})"
 
 
 @dataclass(frozen=True)
@@ -486,7 +497,7 @@ def _judge(probe: Probe, answer) -> str | None:
         return f"setup failed: {_short(answer[1][2] if len(answer[1]) > 2 else answer[1])}"
     expect = probe.expect
     if isinstance(expect, Raises):
-        if kind == "raises" and isinstance(answer[1], list) and expect.qualified in answer[1]:
+        if kind == "raises" and isinstance(answer[1], list) and set(expect.qualified) & set(map(str, answer[1])):
             return None
         got = f"raised {answer[1][0]}" if kind == "raises" and answer[1] else f"returned {_short(_safe_decode(answer))}"
         return f"expected {expect.name} to be raised, {got}"
