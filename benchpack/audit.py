@@ -331,7 +331,17 @@ def run_fixture(pack, fixture: AuditFixture, server, workdir: Path, *, unsandbox
         external_agent_argv=[sys.executable, str(fixture.agent)] if fixture.agent else None,
         unsandboxed=unsandboxed,
     )
-    outcome = run_pack(_one_case_pack(pack, fixture.case_id), options)
+    one_case = _one_case_pack(pack, fixture.case_id)
+    executor = None
+    if fixture.agent:
+        from benchpack.repo_task.integration import RepoTaskExecutor
+
+        # Fixture agents are the pack author's code: besides their own directory they
+        # may read the pack's scripts/ (never verify/, which stays unmounted).
+        scripts = tuple(p for p in (pack.root / "scripts",) if p.is_dir())
+        executor = RepoTaskExecutor(one_case, options, external_agent_argv=options.external_agent_argv,
+                                    agent_read_only=scripts)  # fmt: skip
+    outcome = run_pack(one_case, options, repo_task_executor=executor)
     row = outcome.rows[0] if outcome.rows else None
     actual, failed_checks, note = verdict_from_row(row, out, outcome.aborted)
     return AuditResult(fixture, actual, failed_checks, note)

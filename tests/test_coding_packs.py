@@ -17,12 +17,12 @@ from benchpack.cli import main
 from benchpack.packs import bundled_packs_dir, load_pack
 
 CODING_PACKS = {
-    "patch-from-failure": "0.1.0",
-    "python-regression-fix": "0.1.0",
-    "django-dashboard-regression-fix": "0.1.0",
-    "mini-project-completion": "0.1.0",
-    "endpoint-python-correctness": "0.2.0",
-    "product-offer-matching": "0.3.0",
+    "patch-from-failure": "1.0.0",
+    "python-regression-fix": "1.0.0",
+    "django-dashboard-regression-fix": "1.0.0",
+    "mini-project-completion": "1.0.0",
+    "endpoint-python-correctness": "1.0.0",
+    "product-offer-matching": "1.0.0",
 }
 OFFERS = bundled_packs_dir() / "product-offer-matching"
 LABELS = OFFERS / "verify" / "labels"

@@ -34,8 +34,11 @@ def test_it_applies_a_model_diff_verifies_it_and_records_every_artifact(tmp_path
     before = tree_hash(pack.root)
     outcome, rows = run(tmp_path, pack, [fenced(GREETING_FIX), "I could not fix it."])
     out = outcome.out
-    assert [r["repo_task"] for r in rows] == [{"status": "passed", "verify_exit_code": 0},
-                                              {"status": "failed", "verify_exit_code": 1}]
+    assert [r["repo_task"] for r in rows] == [
+        {"status": "passed", "verify_exit_code": 0},
+        {"status": "failed", "verify_exit_code": 1, "failure_reason": "the verifier exited with status 1"},
+    ]
+    assert [r["sandbox"] for r in rows] == ["bubblewrap", "bubblewrap"]
     first, second = rows
     assert first["workspace"] == {"path": "workspace/fix/rep-001", "source_fixture_id": "repo", "source_path": "fixtures/repo"}
     assert first["patch"] == {"path": "patch/fix/rep-001.diff"}
@@ -69,7 +72,7 @@ def test_it_records_hostile_model_output_as_a_failed_row_with_a_precise_log(tmp_
     [row] = rows
     assert row["ok"] is True and outcome.aborted is None
     assert (outcome.out / row["task"]["stderr_path"]).read_text().startswith(message)
-    assert row["repo_task"] == {"status": "failed", "verify_exit_code": 1}
+    assert row["repo_task"] == {"status": "failed", "verify_exit_code": 1, "failure_reason": "the verifier exited with status 1"}
     assert (outcome.out / row["patch"]["path"]).read_text() == ""
     assert tree_hash(pack.root) == before
     assert not list(tmp_path.rglob("escape.py")) and not Path("/tmp/benchpack-escape.py").exists()

@@ -163,8 +163,8 @@ PTH_HOOK_LINE = (
 PTH_HOOK = """
 try:
     import site as _bp_site, sys as _bp_sys
-    _bp_targets = list(getattr(_bp_site, "getsitepackages", lambda: [])()) + [_bp_site.getusersitepackages()]
-    _bp_targets += [p for p in _bp_sys.path if p.endswith("site-packages")]
+    _bp_targets = list(getattr(_bp_site, "getsitepackages", lambda: [])())
+    _bp_targets += [p for p in _bp_sys.path if p.endswith("site-packages") and _bp_sys.prefix in p]
     for _bp_dir in dict.fromkeys(_bp_targets):
         try:
             with open(_bp_dir + "/zz_benchpack_audit_cheat.pth", "w") as _bp_f:

@@ -13,9 +13,11 @@ afterwards:
 * in `none` mode also the runner's Python environment (venv and base
   installation, to depth 2: a planted `.pth` or `sitecustomize` would run
   inside every later verifier) and `$HOME` to depth 2 plus the user
-  site-packages.
-  Added files there are moved into the run directory as evidence; a changed
-  or deleted existing file cannot be undone, so the run stops after the row.
+  site-packages. Nothing there is deleted — the runner cannot tell a
+  candidate's write from another program's: a startup hook the phase added
+  (`.pth`, `sitecustomize`) is renamed so it cannot run inside later
+  verifiers, any environment change stops the run after the row (naming the
+  paths to inspect), and a change in `$HOME` fails the case.
 
 Any change makes the case fail with a recorded reason (docs/repo-tasks.md).
 """
@@ -196,30 +198,33 @@ class PackRestorer:
         return [str(p) for p in inside]
 
 
-def quarantine(changes: list[Change], evidence_dir: Path) -> tuple[list[str], list[str]]:
-    """Move files a phase *added* to the environment or $HOME into `evidence_dir`.
+STARTUP_HOOKS = ("sitecustomize.py", "sitecustomize.pyc", "usercustomize.py", "usercustomize.pyc")
+DISABLED_SUFFIX = ".disabled-by-benchpack"
 
-    Returns (moved, not undoable): changed or deleted existing files cannot be
-    put back without a copy of the whole environment.
+
+def environment_changes(changes: list[Change]) -> tuple[list[str], list[str]]:
+    """(changed environment paths, startup hooks among them that were disabled).
+
+    A hook the phase *added* (`*.pth`, `sitecustomize`, `usercustomize`) would
+    run inside every later Python process, verifiers included: it is renamed
+    to `<name>.disabled-by-benchpack` — kept for inspection, never deleted.
+    Nothing else is touched (the runner cannot tell a candidate's write from a
+    concurrent `pip install`); the caller stops the run.
     """
-    moved, stuck = [], []
+    touched, disabled = [], []
     for change in changes:
-        if change.kind not in (ENVIRONMENT, HOME):
+        if change.kind != ENVIRONMENT:
             continue
+        touched.append(change.path)
         path = Path(change.path)
-        if change.how != "added":
-            stuck.append(change.path)
-            continue
-        if not os.path.lexists(path):
-            continue
-        target = evidence_dir / path.relative_to(path.anchor)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            shutil.move(str(path), str(target))
-            moved.append(change.path)
-        except OSError:
-            stuck.append(change.path)
-    return moved, stuck
+        hook = path.suffix == ".pth" or path.name in STARTUP_HOOKS
+        if change.how == "added" and hook and path.is_file() and not path.is_symlink():
+            try:
+                path.rename(path.with_name(path.name + DISABLED_SUFFIX))
+                disabled.append(change.path)
+            except OSError:
+                pass
+    return touched, disabled
 
 
 def remove(path: Path) -> None:

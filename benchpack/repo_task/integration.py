@@ -43,8 +43,8 @@ from benchpack.repo_task.guard import (
     OutsideWriteGuard,
     PackRestorer,
     describe_changes,
+    environment_changes,
     environment_roots,
-    quarantine,
 )
 from benchpack.repo_task.model_calls import summarize_model_calls
 from benchpack.repo_task.patch import capture_patch
@@ -102,7 +102,7 @@ def build_policy(pack, options, private_dir: Path | None = None) -> SandboxPolic
     )
 
 
-def agent_read_only(argv: list[str], policy: SandboxPolicy) -> tuple[list[str], tuple[str, ...]]:
+def agent_binds_for(argv: list[str], policy: SandboxPolicy) -> tuple[list[str], tuple[str, ...]]:
     """(argv with argv[0] made absolute if the sandbox PATH would not find it, paths to bind read-only).
 
     An argv item that is an existing absolute path is made visible: a file
@@ -135,7 +135,7 @@ def agent_read_only(argv: list[str], policy: SandboxPolicy) -> tuple[list[str], 
 class RepoTaskExecutor:
     def __init__(self, pack, options, external_agent_argv: list[str] | None = None,
                  agent_session_harness: AgentSessionHarness | None = None, grace_s: float | None = None,
-                 policy: SandboxPolicy | None = None):  # fmt: skip
+                 policy: SandboxPolicy | None = None, agent_read_only: tuple[Path, ...] = ()):  # fmt: skip
         self.pack = pack
         self.options = options
         self.agent_session_harness = agent_session_harness
@@ -145,7 +145,9 @@ class RepoTaskExecutor:
         self.policy = policy or build_policy(pack, options, Path(self._private.name))
         self.external_agent_argv, self.agent_binds = (None, ())
         if external_agent_argv:
-            self.external_agent_argv, self.agent_binds = agent_read_only(external_agent_argv, self.policy)
+            self.external_agent_argv, self.agent_binds = agent_binds_for(external_agent_argv, self.policy)
+            # extra paths only the agent sees (the audit shows its fixture agents the pack's scripts/)
+            self.agent_binds += tuple(str(Path(p).resolve()) for p in agent_read_only)
         self._poisoned: str | None = None  # set when the runner's environment was modified beyond repair
 
     @property
@@ -285,13 +287,13 @@ class RepoTaskExecutor:
         restored = self.pack_restorer.restore([c.path for c in changed if c.kind == PACK])
         if restored:
             note += f"benchpack: restored {len(restored)} pack path(s) from the copy taken before the run\n"
-        evidence = execution.out / "guarded" / execution.case.id / f"rep-{execution.repetition:03d}"
-        moved, stuck = quarantine(changed, evidence)
-        if moved:
-            note += f"benchpack: moved {len(moved)} file(s) the {phase} added to the environment into {evidence}\n"
-        if stuck:
-            self._poisoned = (f"the {phase} of the previous execution modified the runner's environment "
-                              f"({', '.join(stuck[:5])}); later results could not be trusted, so the run stops")  # fmt: skip
+        touched, disabled = environment_changes(changed)
+        if disabled:
+            note += f"benchpack: disabled {len(disabled)} startup hook(s) it planted (renamed to *.disabled-by-benchpack): {', '.join(disabled)}\n"
+        if touched:
+            self._poisoned = (f"the {phase} of the previous execution changed the runner's Python environment "
+                              f"({', '.join(touched[:5])}); inspect and remove what it planted — later results "
+                              "could not be trusted, so the run stops")  # fmt: skip
             note += f"benchpack: {self._poisoned}\n"
         execution.guarded.append({
             "phase": phase,
