@@ -115,3 +115,31 @@ def test_it_ships_a_model_call_agent_that_refuses_non_loopback_or_credentialed_u
                             capture_output=True, text=True)
     assert result.returncode == 2 and "--model-call-url" in result.stderr
     assert url not in result.stderr  # never echo a URL that may carry credentials
+
+
+def test_it_records_a_missing_git_as_a_task_outcome_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """Issue 9 §9: no git on PATH is an infrastructure error in the row, the run goes on."""
+    import shutil
+
+    from benchpack.cli import main
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bwrap").symlink_to(shutil.which("bwrap"))  # the sandbox stays available, git does not
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert shutil.which("git") is None
+    pack = write_repo_pack(tmp_path, verifier=CHECK_GREETING, repetitions=2)
+    with RefServer(responses=[fenced(GREETING_FIX)], ttft_s=0.0, itl_s=0.0) as srv:
+        code = main(["run", str(pack.root), "--adapter", "openai-chat", "--model", "m", "--endpoint", srv.openai_url,
+                     "--out", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    rows = read_rows(tmp_path / "out" / "run.jsonl")
+    assert code == 0 and len(rows) == 2
+    for row in rows:
+        assert row["ok"] is True and row["scoring"] == {"mode": "verify-script", "passed": False}
+        assert row["repo_task"]["status"] == "error"
+        assert row["repo_task"]["failure_reason"] == "git is not on PATH: the fenced diff could not be applied"
+    stderr = (tmp_path / "out" / rows[0]["task"]["stderr_path"]).read_text()
+    assert stderr == "git is not on PATH: cannot apply the fenced diff; workspace left unchanged.\n"
+    assert "git is not on PATH" in (tmp_path / "out" / "summary.md").read_text()
