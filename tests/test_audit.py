@@ -16,6 +16,8 @@ from benchpack.packs import bundled_packs_dir, load_pack
 from benchpack.repo_task.cheats import FENCED_PATCH_CLASSES
 from benchpack.repo_task.executors import fenced_patch_text
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 PACK = "patch-from-failure"
 CASE = "fix-split-bill"
 

@@ -148,6 +148,7 @@ def test_the_cluster_metrics_match_hand_computed_values():
 # -- every bundled coding pack passes its own audit (runs in CI) -------------------------
 
 
+@pytest.mark.bubblewrap
 @pytest.mark.slow
 @pytest.mark.parametrize("pack_id", sorted(CODING_PACKS))
 def test_it_passes_the_bundled_verifier_audit(pack_id, capsys):

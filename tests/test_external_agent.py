@@ -15,6 +15,8 @@ from benchpack.repo_task.executors import load_external_agent_argv
 from benchpack.repo_task.integration import RepoTaskExecutor
 from tests.test_repo_task_support import adapter_result, run_options, tree_hash, write_repo_pack
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 REFERENCE_AGENT = Path(__file__).resolve().parent.parent / "examples" / "external-agent" / "reference-agent.py"
 EXTERNAL = '{ id = "external-agent", timeout_s = 20 }'
 CHECK_MARKER = """\

@@ -12,6 +12,8 @@ from benchpack.resultdir import read_rows
 from benchpack.runner import run_pack
 from tests.test_repo_task_support import GREETING_FIX, fenced, run_options, tree_hash, write_repo_pack
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external-agent"
 CHECK_GREETING = """\
     import argparse, pathlib, sys

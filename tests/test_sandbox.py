@@ -26,6 +26,8 @@ from benchpack.repo_task.sandbox import (
 from benchpack.runner import run_pack
 from tests.test_repo_task_support import run_options, write_repo_pack
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 PROBE = r"""
 import json, os, socket, sys
 report = {"pid": os.getpid(), "env": sorted(os.environ), "home": os.environ.get("HOME")}

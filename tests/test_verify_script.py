@@ -10,6 +10,8 @@ import benchpack.repo_task.verify as verify_module
 from benchpack.repo_task.integration import RepoTaskExecutor
 from tests.test_repo_task_support import GREETING_FIX, adapter_result, fenced, run_options, tree_hash, write_repo_pack
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 ARGS = """\
     import argparse, json, os, pathlib, sys, time
     p = argparse.ArgumentParser()

@@ -15,6 +15,8 @@ import pytest
 from benchpack.packs import bundled_packs_dir
 from benchpack.repo_task import sandbox
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 KIT_PATH = bundled_packs_dir() / "patch-from-failure" / "verify" / "verifykit.py"
 
 
