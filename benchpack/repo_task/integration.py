@@ -65,8 +65,11 @@ from benchpack.repo_task.workspace import PreparedWorkspace, prepare_workspace
 
 RUN_METADATA_FILE = "run-metadata.json"
 AGENT_PHASE, VERIFIER_PHASE = "external agent", "verifier"
-# Honest tools leave no build output in the workspace (scope checks count every file).
-AGENT_ENVIRONMENT = {"CARGO_TARGET_DIR": "/tmp/cargo-target", "PYTHONPYCACHEPREFIX": "/tmp/pycache"}
+
+
+def agent_environment(policy: SandboxPolicy) -> dict[str, str]:
+    """Honest tools leave no build output in the workspace (scope checks count every file)."""
+    return {"CARGO_TARGET_DIR": f"{policy.tmp}/cargo-target", "PYTHONPYCACHEPREFIX": f"{policy.tmp}/pycache"}
 
 
 @dataclass
@@ -253,7 +256,7 @@ class RepoTaskExecutor:
         """(argv → sandboxed argv, environment for Popen) for the agent phase."""
         ws, paths = execution.workspace.path, execution.paths
         if self.policy.mode == NONE:
-            env = sandbox_environment(self.policy, dict(AGENT_ENVIRONMENT))
+            env = sandbox_environment(self.policy, agent_environment(self.policy))
             return None, env
         read_only = [*self.agent_binds, paths.context]
         if metadata.is_file():
@@ -266,7 +269,7 @@ class RepoTaskExecutor:
             if relay.socket_path is not None:
                 inner = wrap_agent_argv(command, str(relay.socket_path), relay.address[1], sys.executable)
             return sandbox_command(self.policy, inner, cwd=ws, writable=(ws,), read_only=tuple(read_only),
-                                   writable_files=(paths.model_calls,), env=dict(AGENT_ENVIRONMENT))  # fmt: skip
+                                   writable_files=(paths.model_calls,), env=agent_environment(self.policy))  # fmt: skip
 
         return wrap, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 

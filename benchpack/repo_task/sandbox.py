@@ -133,11 +133,13 @@ def make_policy(*, unsandboxed: bool, hidden: tuple[Path, ...], secret: tuple[Pa
     """The run-wide policy; raises ConfigError when no sandbox is available and `unsandboxed` is false."""
     interpreter = interpreter_paths()
     path_dirs = (str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin")
-    if unsandboxed:
-        home = str(Path(private_dir or tempfile.mkdtemp(prefix="benchpack-sandbox-")) / "home")
-        os.makedirs(home, exist_ok=True)
+    if unsandboxed:  # a private HOME and TMPDIR, so honest tools write nothing shared
+        private = Path(private_dir or tempfile.mkdtemp(prefix="benchpack-sandbox-"))
+        home, tmp = private / "home", private / "tmp"
+        home.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir(parents=True, exist_ok=True)
         return SandboxPolicy(NONE, None, interpreter + tuple(extra_read_only), tuple(map(_real, hidden)),
-                             tuple(map(_real, secret)), home, tempfile.gettempdir(), path_dirs)  # fmt: skip
+                             tuple(map(_real, secret)), str(home), str(tmp), path_dirs)  # fmt: skip
     bwrap, why = probe_bubblewrap()
     if bwrap is None:
         raise ConfigError(Problem("sandbox", "bubblewrap",
