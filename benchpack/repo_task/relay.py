@@ -19,7 +19,6 @@ relay — the runner-side end only ever connects to the endpoint.
 
 from __future__ import annotations
 
-import os
 import socket
 import tempfile
 import threading
