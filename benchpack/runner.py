@@ -54,6 +54,8 @@ class RunOptions:
     # Seam for the repo-task executor factory; None means it reads
     # BENCHPACK_EXTERNAL_AGENT_ARGV itself when a pack needs it (D-026).
     external_agent_argv: list[str] | None = None
+    # Run repo-task candidate code without a sandbox (rows then say sandbox: none).
+    unsandboxed: bool = False
 
 
 @dataclass
@@ -241,6 +243,8 @@ class _Run:
         except BenchpackError as exc:
             abort = "; ".join(exc.lines())
             result = _failed_result(f"repo-task runner failure: {abort}")
+        if case.kind == REPO_TASK:  # every repo-task row says how its candidate code was isolated
+            extra.setdefault("sandbox", getattr(self.executor, "sandbox_mode", "none"))
         raw = _write_raw(self.out, raw_stem(case.id, repetition, False, repetitions), result)
         row_scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
         row = build_row(

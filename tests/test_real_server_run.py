@@ -85,6 +85,7 @@ def test_it_runs_runtime_sweep_with_streamed_timings_and_cache_counts(llama_serv
     assert short < medium < long
 
 
+@pytest.mark.bubblewrap
 def test_it_runs_patch_from_failure_through_executor_and_verifier(llama_server, tmp_path):
     """A 135M model will rarely fix the repository; what a user relies on is
     that its real answer goes through the fenced-patch executor, patch

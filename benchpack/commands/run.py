@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="send stream_options.include_usage on streamed openai-chat requests (D-014)")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing non-empty result directory")
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="run repo-task candidate code without bubblewrap (only where none is available); "
+                             "every row then says sandbox: none and ranks below sandboxed results")
     parser.set_defaults(handler=handle)
 
 
@@ -54,6 +57,7 @@ def handle(args: argparse.Namespace) -> int:
         run_metadata=metadata,
         openai_stream_usage=args.openai_stream_usage,
         force=args.force,
+        unsandboxed=args.unsandboxed,
     )
     progress = progress_for(pack.defaults.repetitions, pack.defaults.warmup, sys.stdout)
     outcome = run_pack(pack, options, progress)
