@@ -646,10 +646,13 @@ class _Loader:
 
 
 def _append_fixture(prompt: str, fixture: Fixture, text: str) -> str:
-    # The spec's delimiter shape; a file that ends without a newline gets one so
-    # the END line always starts on its own line.
+    # The spec's delimiter shape: exactly one blank line between the prompt
+    # and the BEGIN line, so a prompt file that ends in a newline (as most
+    # files do) gets one more newline, not two. A fixture that ends without a
+    # newline gets one so the END line always starts on its own line.
+    separator = "\n" if prompt.endswith("\n") else "\n\n"
     body = text if text.endswith("\n") else text + "\n"
     return (
-        f"{prompt}\n\n--- BEGIN FIXTURE {fixture.id} ({fixture.kind}, {fixture.path}) ---\n"
+        f"{prompt}{separator}--- BEGIN FIXTURE {fixture.id} ({fixture.kind}, {fixture.path}) ---\n"
         f"{body}--- END FIXTURE {fixture.id} ---"
     )
