@@ -243,6 +243,7 @@ class _Run:
             result = _failed_result(f"repo-task runner failure: {abort}")
         raw = _write_raw(self.out, raw_stem(case.id, repetition, False, repetitions), result)
         row_scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
+        row_scoring = scoring.never_passed_when_failed(row_scoring, result.ok)
         row = build_row(
             pack=self.pack,
             case_id=case.id,
