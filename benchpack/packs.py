@@ -23,6 +23,7 @@ from typing import Any
 import jsonschema
 
 from benchpack.errors import PackError, Problem
+from benchpack.prompt_cache import POLICIES as PROMPT_CACHE_POLICIES
 
 MANIFEST_NAME = "benchpack.toml"
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
@@ -72,6 +73,9 @@ class Defaults:
     stream: bool = False
     warmup: int = 0
     repetitions: int = 1
+    # "cold": every request gets a fresh prompt the server cannot have cached
+    # (benchpack.prompt_cache); "server-default": sent as written.
+    prompt_cache: str = "server-default"
 
 
 @dataclass(frozen=True)
@@ -286,6 +290,13 @@ class _Loader:
                     self.problem(f"defaults.{key}", f"must be an integer >= {minimum}, got {value!r}")
                 else:
                     values[key] = value
+        if "prompt_cache" in table:
+            value = table["prompt_cache"]
+            if value not in PROMPT_CACHE_POLICIES:
+                self.problem("defaults.prompt_cache",
+                             f"must be one of {', '.join(map(repr, PROMPT_CACHE_POLICIES))}, got {value!r}")
+            else:
+                values["prompt_cache"] = value
         return dataclasses.replace(Defaults(), **values)
 
     # -- pack-relative paths -----------------------------------------------

@@ -141,7 +141,10 @@ def test_it_writes_hardware_and_run_metadata_beside_the_rows(tmp_path):
     outcome = run_pack(make_pack(tmp_path), options(tmp_path, run_metadata=metadata), adapter=ScriptedAdapter())
     result = load_result_dir(outcome.out)
     assert result.hardware["hostname"] == "test-host"
-    assert result.run_metadata == metadata
+    assert result.run_metadata["runtime"] == {"name": "llama-server"}
+    assert result.run_metadata["notes"] == "quiet machine"
+    assert result.run_metadata["complete"] is True and result.run_metadata["incomplete_reason"] is None
+    assert result.run_metadata["model"] == {"requested": "test-model"}
     assert "Runtime: `llama-server`" in (outcome.out / "summary.md").read_text()
 
 

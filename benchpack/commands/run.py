@@ -36,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="send stream_options.include_usage on streamed openai-chat requests (D-014)")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing non-empty result directory")
+    parser.add_argument("--repetitions", type=int, metavar="N")
+    parser.add_argument("--prompt-cache", choices=("cold", "server-default"))
     parser.set_defaults(handler=handle)
 
 
@@ -54,6 +56,8 @@ def handle(args: argparse.Namespace) -> int:
         run_metadata=metadata,
         openai_stream_usage=args.openai_stream_usage,
         force=args.force,
+        repetitions=args.repetitions,
+        prompt_cache=args.prompt_cache,
     )
     progress = progress_for(pack.defaults.repetitions, pack.defaults.warmup, sys.stdout)
     outcome = run_pack(pack, options, progress)
