@@ -21,7 +21,7 @@ import shutil
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import urlsplit
 
 from benchpack import prompt_cache, repo_task, scoring, server_info
@@ -82,6 +82,7 @@ class RunOutcome:
     aborted: str | None = None
     planned_rows: int = 0
     complete: bool = True
+    incomplete_reason: str | None = None
     # Things a reader must know (a model other than the one asked for, a
     # configuration the run-metadata file contradicts), also in run-metadata.json.
     warnings: list[str] = field(default_factory=list)
@@ -373,12 +374,16 @@ def run_pack(
     *,
     adapter: Adapter | None = None,
     repo_task_executor: RepoTaskExecutor | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run every case of `pack` and write the result directory `options.out`.
 
     `adapter` and `repo_task_executor` default to the registered ones for
     `options.adapter` / `benchpack.repo_task.make_executor`; callers pass
-    their own to run against something else (tests, a worker).
+    their own to run against something else (tests, a worker). `warn` is
+    told, before the first request, what the server's answers to the probes
+    make doubtful (a model it does not serve, a configuration the
+    run-metadata file contradicts), so a person can stop the run early.
     Raises BenchpackError (and writes nothing) for invalid input.
     """
     progress = progress or NullProgress()
@@ -405,6 +410,8 @@ def run_pack(
     record = RunRecord(options=options, pack=pack, server=server, endpoint=requested_url(adapter, options.endpoint),
                        plan=run_plan(pack, options))
     metadata = start_run_metadata(options.run_metadata, record, outcome.warnings)
+    for message in outcome.warnings if warn else ():
+        warn(message)
 
     create_out_dir(out, force=options.force)
     (out / "raw").mkdir()
@@ -427,8 +434,10 @@ def run_pack(
         outcome.rows = _rows_on_disk(out, run.rows)
         if options.probe_server:
             server_info.probe_loaded_model(options.adapter, options.endpoint, options.model, server)
-        outcome.complete, reason = _completeness(outcome, crashed, run.executions_done, total_executions(pack))
-        metadata = finish_run_metadata(metadata, record, outcome.rows, outcome.complete, reason, outcome.warnings)
+        outcome.complete, outcome.incomplete_reason = _completeness(outcome, crashed, run.executions_done,
+                                                                    total_executions(pack))
+        metadata = finish_run_metadata(metadata, record, outcome.rows, outcome.complete, outcome.incomplete_reason,
+                                       outcome.warnings)
         write_run_metadata(out, metadata)
         extra_sections = _summary_sections(repo_task_executor, outcome.rows, out)
         write_summary(out, pack, outcome.rows, hardware, metadata, extra_sections)

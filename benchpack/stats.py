@@ -66,3 +66,91 @@ def percentile(values: Iterable[Any], pct: float) -> float | int | None:
     low = math.floor(rank)
     high = min(low + 1, len(present) - 1)
     return present[low] + (present[high] - present[low]) * (rank - low)
+
+
+# --- noise bands (docs/compare-and-report.md, "Noise band") ----------------------
+
+# A percentile bootstrap of the median: resample a case's values with
+# replacement, take the median of each resample, and keep the central 95 % of
+# those medians. The seed is fixed so the same rows always print the same
+# band. With n values the median of a resample can only take a few distinct
+# values, so small n gives wide, honest bands (n = 3: close to min..max).
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_LEVEL = 0.95
+BOOTSTRAP_SEED = 20261201
+# Below this many values per side a difference is never called outside the noise.
+MIN_FOR_VERDICT = 3
+# Percentiles are shown only when there are enough values for them to differ
+# from the maximum: p90 from 10 values, p99 from 100.
+PERCENTILE_MIN_N = {50: 1, 90: 10, 99: 100}
+
+
+def _bootstrap_medians(values: list[float], rng) -> "numpy.ndarray":  # noqa: F821
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    picks = rng.integers(0, len(data), size=(BOOTSTRAP_RESAMPLES, len(data)))
+    return np.median(data[picks], axis=1)
+
+
+def _central(samples) -> tuple[float, float]:
+    import numpy as np
+
+    tail = (1 - BOOTSTRAP_LEVEL) / 2
+    low, high = np.quantile(samples, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def median_interval(values: Iterable[Any]) -> tuple[float, float] | None:
+    """95 % bootstrap interval of the median; None below two values."""
+    import numpy as np
+
+    present = numbers(values)
+    if len(present) < 2:
+        return None
+    return _central(_bootstrap_medians(present, np.random.default_rng(BOOTSTRAP_SEED)))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """`other` against `base`: the ratio of medians, its 95 % bootstrap interval, and the verdict."""
+
+    ratio: float
+    low: float | None
+    high: float | None
+    verdict: str  # "outside-noise" | "within-noise" | "too-few"
+
+    def to_dict(self) -> dict:
+        return {"ratio": self.ratio, "low": self.low, "high": self.high, "verdict": self.verdict}
+
+
+def difference(base: Iterable[Any], other: Iterable[Any]) -> Difference | None:
+    """Ratio of medians other/base with a bootstrap interval (both sides resampled independently).
+
+    Outside the noise when the interval excludes 1; `too-few` when either
+    side has fewer than MIN_FOR_VERDICT values (the ratio is still given).
+    """
+    import numpy as np
+
+    a, b = numbers(base), numbers(other)
+    if not a or not b:
+        return None
+    base_median = statistics.median(a)
+    if base_median == 0:
+        return None
+    ratio = statistics.median(b) / base_median
+    if len(a) < MIN_FOR_VERDICT or len(b) < MIN_FOR_VERDICT:
+        return Difference(ratio, None, None, "too-few")
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    base_medians, other_medians = _bootstrap_medians(a, rng), _bootstrap_medians(b, rng)
+    valid = base_medians != 0
+    low, high = _central(other_medians[valid] / base_medians[valid])
+    verdict = "outside-noise" if low > 1 or high < 1 else "within-noise"
+    return Difference(ratio, low, high, verdict)
+
+
+def percentiles(values: Iterable[Any]) -> dict[str, float]:
+    """p50/p90/p99 of the values, each only when there are enough values for it."""
+    present = numbers(values)
+    return {f"p{pct}": percentile(present, pct) for pct, needed in PERCENTILE_MIN_N.items()
+            if len(present) >= needed}

@@ -8,6 +8,7 @@ from benchpack import cli
 from benchpack.report import redact_endpoint, render_report
 from benchpack.resultdir import load_result_dir
 from tests.data_paths import REAL_RESULTS
+from tests.test_compare import table_cell
 
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 
@@ -85,8 +86,9 @@ def test_it_shows_real_medians_and_spread_for_one_run():
     decode = [r["timing"]["decode_tps"] for r in short_rows]
     walls = [r["timing"]["wall_s"] for r in short_rows]
     medians = table_row(section(markdown, "### Per-case medians"), "short")
-    assert medians[6] == f"{statistics.median(decode):.1f}" == "411.8"
-    assert medians[8] == "—"  # old rows have no cached_prompt, so prefill stays hidden
+    # Old rows have no tpot_s: decode falls back to decode_tps, marked.
+    assert medians[5] == f"{statistics.median(decode):.1f}*" == "411.8*"
+    assert medians[3] == "—"  # old rows have no cached_prompt, so prefill stays hidden
     spread = table_row(section(markdown, "### Repetition spread"), "short")
     assert spread[2] == f"{min(walls):.4f} / {statistics.median(walls):.4f} / {max(walls):.4f}"
     assert "No row reports `tokens.cached_prompt`" in markdown
@@ -96,10 +98,10 @@ def test_it_shows_real_medians_and_spread_for_one_run():
 def test_it_shows_prefill_for_a_real_run_with_cache_counts():
     markdown = report(REAL_RESULTS / "2026-04-30-llama-server-desktop-django-wrap")
     medians = table_row(section(markdown, "### Per-case medians"), "wrap-plan-small")
-    assert medians[8] == "2074.1"
+    assert medians[3] == "2074.1"
     cache = table_row(section(markdown, "### Cache rows"), "wrap-plan-small")
-    assert cache[1:] == ["1", "1", "569", "0"]
-    assert table_row(markdown, "2026-04-30-llama-server-desktop-django-wrap")[-1] == "0/2"
+    assert cache[1:] == ["1", "1", "569", "0", "cold"]
+    assert table_row(markdown, "2026-04-30-llama-server-desktop-django-wrap")[-2] == "0/2"
 
 
 # ---------------------------------------------------------------- run metadata (D-025)
@@ -130,11 +132,9 @@ def test_it_includes_prefill_parity_across_runs(tmp_path):
     one = write_run(tmp_path, "one", [make_row("a", cached=0), make_row("b", prompt=100)])
     two = write_run(tmp_path, "two", [make_row("a", cached=0), make_row("b", prompt=200)])
     across = section(report(one, two), "## Across runs")
-    assert table_row(across, "a")[-1] == "comparable"
-    assert table_row(across, "a")[11] == "1000.0"
-    b_rows = [line for line in across.splitlines() if line.startswith("| b |")]
-    assert all(line.endswith("| prompt-diff |") for line in b_rows)
-    assert all("| — | — | prompt-diff |" in line for line in b_rows)
+    assert "**a · prefill parity: comparable**" in across and "**b · prefill parity: prompt-diff**" in across
+    assert table_cell(across, "a", "two") == "1000.0"
+    assert table_cell(across, "b", "one") == table_cell(across, "b", "two") == "—"
     warnings = section(report(one, two), "## Warnings")
     assert "case b: prompt-token medians differ (one: 100, two: 200)" in warnings
 
@@ -143,7 +143,7 @@ def test_it_lists_failed_rows_with_their_errors(tmp_path):
     rows = [make_row("a", rep=1), make_row("a", rep=2, ok=False, prompt=None, error="connection refused | reset")]
     markdown = report(write_run(tmp_path, "one", rows))
     assert "one: 1 failed row excluded from medians (a: 1)" in section(markdown, "## Warnings")
-    assert "- `a rep 2`: connection refused \\| reset" in section(markdown, "### Failed rows")
+    assert "- `a rep 2`: connection refused | reset" in section(markdown, "### Failed rows")
 
 
 # ---------------------------------------------------------------- repo tasks
