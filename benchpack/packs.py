@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -132,8 +133,13 @@ def resolve_pack_path(name_or_path: str) -> Path:
         bundled = bundled_packs_dir() / name_or_path
         if (bundled / MANIFEST_NAME).is_file():
             return bundled
-    known = ", ".join(sorted(p.parent.name for p in bundled_packs_dir().glob(f"*/{MANIFEST_NAME}")))
-    raise PackError(Problem(name_or_path, "", f"no such pack directory or bundled pack id (bundled: {known or 'none'})"))
+    bundled = sorted(p.parent.name for p in bundled_packs_dir().glob(f"*/{MANIFEST_NAME}"))
+    nearest = difflib.get_close_matches(name_or_path, bundled, n=1, cutoff=0.6)
+    if nearest:
+        reason = f"no such pack directory or bundled pack id; did you mean {nearest[0]!r}? (`benchpack list` shows all)"
+    else:
+        reason = f"no such pack directory or bundled pack id (bundled: {', '.join(bundled) or 'none'})"
+    raise PackError(Problem(name_or_path, "", reason))
 
 
 def load_pack(path: str | Path) -> Pack:

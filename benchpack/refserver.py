@@ -550,20 +550,35 @@ class RefServer:
         self.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchpack.refserver", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `benchpack refserver` and `python -m benchpack.refserver`."""
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
     parser.add_argument("--config", help="JSON file with DEFAULT_CONFIG keys, or - for stdin")
     parser.add_argument("--reply-file", action="append", default=[],
                         help="a file whose text is one scripted reply (repeat for several; cycled)")
-    parser.add_argument("--ttft-ms", type=float)
-    parser.add_argument("--itl-ms", type=float)
-    parser.add_argument("--scenario", choices=SCENARIOS)
-    args = parser.parse_args(argv)
+    parser.add_argument("--ttft-ms", type=float, help="time to the first token (default 20)")
+    parser.add_argument("--itl-ms", type=float, help="time between tokens (default 2)")
+    parser.add_argument("--scenario", choices=SCENARIOS, help="fail the way real servers fail (default ok)")
+    parser.add_argument("--like", choices=("llama-server",),
+                        help="describe itself as llama-server does (GET /props, /v1/models) and keep a prompt "
+                             "cache that cold prompts bypass")
+
+
+LIKE_LLAMA_SERVER = {
+    "prompt_cache": True, "served_model": "refserver-model", "models": ["refserver-model"],
+    "props": {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1,
+              "model_alias": "refserver-model", "model_path": "refserver-model.gguf",
+              "build_info": "benchpack-refserver"},
+}
+
+
+def config_from_args(args: argparse.Namespace) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if args.config:
         config = json.loads(sys.stdin.read() if args.config == "-" else open(args.config, encoding="utf-8").read())
+    if getattr(args, "like", None) == "llama-server":
+        config = {**LIKE_LLAMA_SERVER, **config}
     if args.reply_file:
         config["responses"] = [open(path, encoding="utf-8").read() for path in args.reply_file]
     if args.ttft_ms is not None:
@@ -572,7 +587,14 @@ def main(argv: list[str] | None = None) -> int:
         config["itl_s"] = args.itl_ms / 1000
     if args.scenario:
         config["scenario"] = args.scenario
-    serve(config, args.host, args.port)
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchpack.refserver", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    serve(config_from_args(args), args.host, args.port)
     return 0
 
 

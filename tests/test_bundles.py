@@ -1,4 +1,5 @@
 import hashlib
+import shutil
 import json
 from pathlib import Path
 
@@ -130,3 +131,21 @@ def test_it_rejects_an_unknown_provenance(tmp_path):
     source = write_result_dir(tmp_path / "run-a")
     with pytest.raises(BenchpackError, match="--provenance"):
         create_bundle([source], tmp_path / "out", "trust-me")
+
+
+def test_a_run_that_did_not_finish_is_refused_unless_allowed(tmp_path):
+    import json as _json
+
+    from benchpack.bundles import create_bundle
+    from benchpack.errors import ConfigError
+
+    source = tmp_path / "cut-run"
+    shutil.copytree(REAL_RESULTS / "2026-04-29-llama-server-smoke", source)
+    (source / "run-metadata.json").write_text(_json.dumps(
+        {"complete": False, "incomplete_reason": "interrupted (Ctrl-C) after 1 of 3 executions"}))
+    with pytest.raises(ConfigError) as info:
+        create_bundle([source], tmp_path / "bundle", "self-reported")
+    assert "the run did not finish (interrupted (Ctrl-C) after 1 of 3 executions)" in info.value.lines()[0]
+    assert not (tmp_path / "bundle").exists()
+    out = create_bundle([source], tmp_path / "bundle", "self-reported", allow_incomplete=True)
+    assert _json.loads((out / "cut-run" / "run-metadata.json").read_text())["complete"] is False
