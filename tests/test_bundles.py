@@ -1,6 +1,6 @@
 import hashlib
-import shutil
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -148,4 +148,4 @@ def test_a_run_that_did_not_finish_is_refused_unless_allowed(tmp_path):
     assert "the run did not finish (interrupted (Ctrl-C) after 1 of 3 executions)" in info.value.lines()[0]
     assert not (tmp_path / "bundle").exists()
     out = create_bundle([source], tmp_path / "bundle", "self-reported", allow_incomplete=True)
-    assert _json.loads((out / "cut-run" / "run-metadata.json").read_text())["complete"] is False
+    assert _json.loads((out / "runs" / "cut-run" / "run-metadata.json").read_text())["complete"] is False
