@@ -156,6 +156,7 @@ def test_it_reports_from_the_database_alone(db, tmp_path, capsys):
     code, out, _ = run_cli(capsys, "registry", "report", "--db", moved, "--run", "2026-04-30-llama-server-desktop-django-wrap")
     assert code == 0
     assert "desktop-django-wrap 0.1.5" in out and "wrap-plan-context" in out
+    assert "# Pack: desktop-django-wrap" in out
     assert "Apple M5 Max" in out  # hardware.json came from the database
 
 
@@ -313,3 +314,16 @@ def test_it_deletes_child_rows_only_for_runs_it_already_had(tmp_path):
     finally:
         conn.close()
     assert counts(db) == before
+
+
+def test_its_report_has_one_section_per_pack_not_a_cross_product(db, capsys):
+    code, out, _ = run_cli(capsys, "registry", "report", "--db", db)
+    assert code == 0
+    sections = [line for line in out.splitlines() if line.startswith("# Pack: ")]
+    assert sections == ["# Pack: runtime-sweep", "# Pack: smoke-chat", "# Pack: desktop-django-wrap"]
+    # Every run appears only under the pack it ran: no case is "missing" from a run.
+    assert "prefill parity: missing-case" not in out and "| 0/0 |" not in out
+    runtime = out[out.index("# Pack: runtime-sweep"):out.index("# Pack: smoke-chat")]
+    assert "2026-04-28-mlx-lm-runtime" in runtime and "smoke" not in runtime
+    code, out, _ = run_cli(capsys, "registry", "report", "--db", db, "--pack", "smoke-chat", "--json")
+    assert [p["pack"] for p in json.loads(out)["packs"]] == ["smoke-chat"]

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from benchpack.errors import ConfigError, Problem
+from benchpack.reporting.output import add_output_options, emit
 
 DB_HELP = "the registry's SQLite file, e.g. var/local.sqlite3"
 QUERY_FILTERS = {
@@ -52,6 +53,7 @@ def register(subparsers) -> None:
     p.add_argument("--db", required=True, type=Path, help=DB_HELP + " (opened read-only)")
     p.add_argument("--run", action="append", metavar="LABEL", help="only this run (repeatable)")
     p.add_argument("--pack", help="only this pack id (default: every pack, one section each)")
+    add_output_options(p)
     p.set_defaults(handler=cmd_report)
 
     p = group.add_parser("site", help="static index.html + report.md from the registry (read-only)")
@@ -132,14 +134,15 @@ def cmd_migrate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from benchpack.registry.report import render_registry_report
+    from benchpack.registry.report import registry_report
     from benchpack.registry.schema import open_read_only
 
     conn = open_read_only(args.db)
     try:
-        sys.stdout.write(render_registry_report(conn, args.run, args.pack))
+        blocks, data = registry_report(conn, args.run, args.pack)
     finally:
         conn.close()
+    emit(args, blocks, data)
     return 0
 
 
