@@ -28,7 +28,7 @@ from typing import Any, Callable
 from benchpack.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
 from benchpack.errors import BenchpackError, Problem
 from benchpack.resultdir import RUN_FILE, ResultDir, field
-from benchpack.stats import difference, is_number, median, median_interval, percentiles
+from benchpack.stats import bootstrap_medians, central_interval, difference, is_number, median, percentiles
 
 FORMAT_VERSION = 2
 
@@ -57,7 +57,7 @@ METRICS: dict[str, Callable[[dict], Any]] = {
 # The figures a later run is set against the first run with (ratio + noise
 # verdict), and the ones that get a noise band.
 DIFFERENCE_METRICS = ("ttft_s", "decode_rate", "prefill_tps", "wall_s")
-BAND_METRICS = ("ttft_s", "decode_rate", "prefill_tps", "server_prefill_tps", "wall_s", "tpot_s")
+BAND_METRICS = ("ttft_s", "decode_rate", "prefill_tps", "wall_s")
 # Kept for callers of the first format: the timing medians by row path.
 TIMING_FIELDS = {name: f"timing.{name}" for name in ("wall_s", "ttft_s", "tpot_s", "decode_tps", "total_tps",
                                                      "prefill_tps")}
@@ -169,7 +169,7 @@ def run_labels(results: list[ResultDir]) -> list[str]:
 
 def compare_runs(results: list[ResultDir], *, noise: bool = True) -> Comparison:
     """Compare result directories case by case. `noise=False` skips the
-    bootstrap bands and run-vs-run verdicts (a few milliseconds per case)."""
+    bootstrap bands and run-vs-run verdicts (about a millisecond per case and run)."""
     problems = [p for result in results for p in row_problems(result)]
     if not results:
         problems.append(Problem("compare", "", "no result directories given"))
@@ -181,14 +181,13 @@ def compare_runs(results: list[ResultDir], *, noise: bool = True) -> Comparison:
     cases = []
     for case in _case_order(results):
         groups = [[r for r in result.rows if r["case"] == case] for result in results]
-        stats = [_case_stats(label, rows, noise) for label, rows in zip(labels, groups)]
+        stats = [_case_stats(label, rows) for label, rows in zip(labels, groups)]
         status = parity_status(stats)
         if status != "comparable":
             for s in stats:
                 s.medians["prefill_tps"] = None
-                s.bands.pop("prefill_tps", None)
         if noise:
-            _set_differences(stats, groups)
+            _set_noise(case, stats, groups)
         cases.append(CaseComparison(case=case, parity=status, runs=stats))
     return Comparison(runs=runs, cases=cases, warnings=_warnings(runs, results, labels, cases))
 
@@ -245,7 +244,7 @@ def _run_info(label: str, result: ResultDir) -> RunInfo:
     )
 
 
-def _case_stats(label: str, rows: list[dict], noise: bool = True) -> CaseStats:
+def _case_stats(label: str, rows: list[dict]) -> CaseStats:
     if not rows:
         return CaseStats(run=label, present=False, medians={name: None for name in METRICS})
     ok_rows = [r for r in rows if r["ok"] is True]
@@ -255,11 +254,6 @@ def _case_stats(label: str, rows: list[dict], noise: bool = True) -> CaseStats:
     verdicts = [v for v in verdicts if isinstance(v, bool)]
     values = {name: [read(r) for r in ok_rows] for name, read in METRICS.items()}
     medians = {name: median(vals) for name, vals in values.items()}
-    bands = {}
-    for name in BAND_METRICS if noise else ():
-        interval = median_interval(values[name])
-        if interval is not None:
-            bands[name] = list(interval)
     return CaseStats(
         run=label,
         present=True,
@@ -278,25 +272,43 @@ def _case_stats(label: str, rows: list[dict], noise: bool = True) -> CaseStats:
         cache_state=group_cache_state(ok_rows) if ok_rows else UNKNOWN,
         output_tokens_med=medians["output_tokens"],
         finish_reasons=dict(Counter(r.get("finish_reason") for r in ok_rows if isinstance(r.get("finish_reason"), str))),
-        bands=bands,
         percentiles={name: p for name, p in ((n, percentiles(v)) for n, v in values.items()) if len(p) > 1},
     )
 
 
-def _set_differences(stats: list[CaseStats], groups: list[list[dict]]) -> None:
-    """Every run after the first that has the case, against that first run."""
-    present = [(s, [r for r in rows if r["ok"] is True]) for s, rows in zip(stats, groups) if s.present]
+def _set_noise(case: str, stats: list[CaseStats], groups: list[list[dict]]) -> None:
+    """Noise bands of every run's medians, and every later run against the first.
+
+    Each run's values are resampled once (seeded by run and case; every
+    metric reads the same resampled positions of its sorted values), and the
+    same resampled medians give its band and its side of every ratio."""
+    values: list[dict[str, list]] = []
+    resampled: list[dict[str, Any]] = []
+    for s, rows in zip(stats, groups):
+        ok_rows = [r for r in rows if r["ok"] is True]
+        values.append({name: [METRICS[name](r) for r in ok_rows] for name in BAND_METRICS})
+        resampled.append({})
+        if not s.present:
+            continue
+        for name in BAND_METRICS:
+            if name == "prefill_tps" and s.medians.get("prefill_tps") is None:
+                continue  # no prefill rate (cached, unknown or not comparable): no band either
+            medians = bootstrap_medians(values[-1][name], f"{s.run}\0{case}")
+            if medians is not None:
+                resampled[-1][name] = medians
+                s.bands[name] = list(central_interval(medians))
+    present = [i for i, s in enumerate(stats) if s.present]
     if len(present) < 2:
         return
-    (_, base_rows), rest = present[0], present[1:]
-    for s, rows in rest:
+    first, rest = present[0], present[1:]
+    for i in rest:
         for name in DIFFERENCE_METRICS:
-            if name == "prefill_tps" and s.medians.get("prefill_tps") is None:
-                continue  # no prefill rate to compare (cached, unknown or not comparable)
-            read = METRICS[name]
-            diff = difference([read(r) for r in base_rows], [read(r) for r in rows])
+            if name == "prefill_tps" and stats[i].medians.get("prefill_tps") is None:
+                continue
+            diff = difference(values[first][name], values[i][name],
+                              base_medians=resampled[first].get(name), other_medians=resampled[i].get(name))
             if diff is not None:
-                s.vs_first[name] = diff.to_dict()
+                stats[i].vs_first[name] = diff.to_dict()
 
 
 def _warnings(runs: list[RunInfo], results: list[ResultDir], labels: list[str], cases: list[CaseComparison]) -> list[CompareWarning]:

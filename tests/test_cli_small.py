@@ -108,3 +108,15 @@ def test_every_registry_option_has_help_text():
         for action in sub._actions:
             if action.option_strings and action.dest != "help" and not isinstance(action.choices, dict):
                 assert action.help, f"registry {name} {action.option_strings[0]} has no help"
+
+
+def test_the_readme_points_into_docs_and_names_no_decision_by_bare_number():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    assert "../shared" not in readme and not re.search(r"\bD-\d{3}\b", readme)
+    for doc in re.findall(r"`(docs/[\w.-]+\.md)`", readme):
+        assert (root / doc).is_file(), doc
+    assert (root / "docs" / "format.md").is_file() and (root / "docs" / "decisions.md").is_file()

@@ -246,3 +246,32 @@ def test_it_keeps_the_report_when_a_model_call_log_cannot_be_summarized(tmp_path
     calls = section(report(model_call_run(tmp_path), model_call_summarizer=broken), "### Model calls")
     assert "could not be summarized (ValueError)" in calls
     assert "secret-looking" not in calls
+
+
+def test_it_says_a_run_did_not_finish_and_fits_a_100_column_terminal(tmp_path):
+    from benchpack.report import report_blocks
+    from benchpack.reporting.document import to_terminal_text
+
+    cut = write_run(tmp_path, "a-rather-long-result-directory-name-for-a-cut-run",
+                    [make_row("a-long-case-identifier", rep=i, finish_reason="length") for i in (1, 2)],
+                    {"complete": False, "incomplete_reason": "interrupted (Ctrl-C) after 2 of 6 executions",
+                     "runtime": {"name": "llama-server", "version": "b6100",
+                                 "config": {"context_size": 4096, "parallel_slots": 4, "threads": 8}}})
+    other = write_run(tmp_path, "other", [make_row("a-long-case-identifier")])
+    markdown = report(cut, other)
+    assert "**Incomplete**: interrupted (Ctrl-C) after 2 of 6 executions" in markdown
+    assert "the run did not finish (interrupted (Ctrl-C) after 2 of 6 executions)" in markdown
+    assert "llama-server b6100 (context_size=4096, parallel_slots=4, threads=8)" in markdown
+    text = to_terminal_text(report_blocks([load_result_dir(cut), load_result_dir(other)]), width=100)
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_it_writes_markdown_to_a_file_and_json_for_scripts(tmp_path, monkeypatch, capsys):
+    one = write_run(tmp_path, "one", [make_row("a")])
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ["benchpack.commands.report"])
+    assert cli.main(["report", str(one), "-o", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text().startswith("# Benchpack report\n")
+    capsys.readouterr()
+    assert cli.main(["report", "--json", str(one)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["comparison"]["cases"][0]["case"] == "a" and data["runs"][0]["path"] == str(one)
