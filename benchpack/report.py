@@ -387,6 +387,9 @@ def run_blocks(label: str, result: ResultDir, artifacts: RunArtifacts, model_cal
                          "came from the server's cache.", muted=True)]
     blocks += [Heading("Repetition spread", 3), spread_table(result),
                Paragraph("`wall_s range` is (max − min) / median: how much repetitions disagree.", muted=True)]
+    percentiles = percentile_table(single)
+    if percentiles:
+        blocks += [Heading("Percentiles (cases with 10 or more ok rows)", 3), percentiles]
     blocks += [Heading("Cache rows", 3)] + cache_blocks(single)
     if artifacts.patch_bytes:
         blocks += [Heading("Repo tasks", 3), repo_task_table(result, artifacts),

@@ -178,6 +178,9 @@ def test_it_prints_json_arrays_from_the_query_command(db, capsys):
     assert code == 0
     records = json.loads(out)
     assert [r["run"] for r in records] == ["2026-04-28-mlx-lm-smoke", "2026-04-29-llama-server-smoke"]
+    assert {r["cache_state"] for r in records} == {"unknown"}  # these older rows never reported cached counts
+    code, out, _ = run_cli(capsys, "registry", "query", "--db", db, "--pack", "desktop-django-wrap")
+    assert {r["cache_state"] for r in json.loads(out)} == {"cold"}  # 0 of 569 prompt tokens from cache
 
 
 @pytest.mark.parametrize("content, expected", [

@@ -275,3 +275,11 @@ def test_it_writes_markdown_to_a_file_and_json_for_scripts(tmp_path, monkeypatch
     assert cli.main(["report", "--json", str(one)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["comparison"]["cases"][0]["case"] == "a" and data["runs"][0]["path"] == str(one)
+
+
+def test_a_single_run_with_enough_repetitions_shows_percentiles(tmp_path):
+    run = write_run(tmp_path, "many", [make_row("a", rep=i, ttft=0.1 + i / 1000) for i in range(1, 13)])
+    section_text = section(report(run), "### Percentiles (cases with 10 or more ok rows)")
+    assert "| a | many | 12 |" in section_text
+    few = write_run(tmp_path, "few", [make_row("a", rep=i) for i in range(1, 4)])
+    assert "Percentiles" not in report(few)
