@@ -169,3 +169,20 @@ def test_output_goes_to_a_markdown_file_and_json_has_the_new_fields(tmp_path, mo
     stats = data["cases"][0]["runs"][1]
     assert stats["output_tokens_med"] == 100 and stats["cache_state"] == "cold"
     assert set(stats["bands"]) >= {"ttft_s", "decode_rate"} and stats["vs_first"]["ttft_s"]["verdict"]
+
+
+def test_on_a_terminal_it_draws_tables_not_markdown(tmp_path):
+    import argparse
+    import io
+
+    from benchpack.reporting.output import emit
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    comparison, dirs = compare(tmp_path, [row() for _ in range(3)], [row() for _ in range(3)])
+    screen = Terminal()
+    emit(argparse.Namespace(json=False, markdown=False, output=None), compare_blocks(comparison), {}, screen)
+    text = screen.getvalue()
+    assert "a · prefill parity: comparable" in text and "|---" not in text and "TTFT s" in text

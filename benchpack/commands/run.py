@@ -103,7 +103,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def print_summary(outcome) -> None:
-    from benchpack.reporting.document import TERMINAL_WIDTH, print_blocks, to_markdown
+    from benchpack.reporting.document import print_blocks, terminal_console, to_markdown
     from benchpack.reporting.run_summary import summary_blocks
     from benchpack.resultdir import ResultDir
 
@@ -112,11 +112,6 @@ def print_summary(outcome) -> None:
     if not blocks:
         return
     if sys.stdout.isatty():
-        from rich.console import Console
-
-        console = Console(file=sys.stdout)
-        if console.width > TERMINAL_WIDTH:
-            console = Console(file=sys.stdout, width=TERMINAL_WIDTH)
-        print_blocks(blocks, console)
+        print_blocks(blocks, terminal_console(sys.stdout))
     else:
         sys.stdout.write(to_markdown(blocks) + "\n")

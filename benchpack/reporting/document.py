@@ -137,6 +137,14 @@ def print_blocks(blocks: Iterable[Block], console) -> None:
         console.print()
 
 
+def terminal_console(stream):
+    """A rich console on `stream`, no wider than the width the tables are designed for."""
+    from rich.console import Console
+
+    console = Console(file=stream)
+    return console if console.width <= TERMINAL_WIDTH else Console(file=stream, width=TERMINAL_WIDTH)
+
+
 def to_terminal_text(blocks: Iterable[Block], width: int = TERMINAL_WIDTH) -> str:
     """The terminal rendering without colour, as a string (tests, width checks)."""
     from rich.console import Console

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from benchpack.errors import ConfigError, Problem
-from benchpack.reporting.document import TERMINAL_WIDTH, Block, print_blocks, to_markdown
+from benchpack.reporting.document import Block, print_blocks, terminal_console, to_markdown
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -41,9 +41,4 @@ def emit(args: argparse.Namespace, blocks: list[Block], data: dict, stream: IO[s
     elif args.markdown or not stream.isatty():
         stream.write(to_markdown(blocks))
     else:
-        from rich.console import Console
-
-        console = Console(file=stream)
-        if console.width > TERMINAL_WIDTH:
-            console = Console(file=stream, width=TERMINAL_WIDTH)
-        print_blocks(blocks, console)
+        print_blocks(blocks, terminal_console(stream))
