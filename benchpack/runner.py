@@ -281,12 +281,9 @@ class _Run:
         return prompt_cache.prepare(case.prompt, self.pack.defaults.prompt_cache,
                                     cache_prompt_param=self.cache_prompt_param)
 
-    def row_warnings(self, result: AdapterResult, served: str | None) -> list[dict]:
-        warnings = []
+    def row_warnings(self, served: str | None) -> list[dict]:
         mismatch = server_info.model_mismatch(self.options.model, served)
-        if mismatch:
-            warnings.append({"code": "model-mismatch", "message": mismatch})
-        return warnings
+        return [{"code": "model-mismatch", "message": mismatch}] if mismatch else []
 
     def _score(self, case: Case, result: AdapterResult) -> dict | None:
         if case.scoring is not None and case.scoring.mode == "verify-script":
@@ -336,7 +333,7 @@ class _Run:
                 "finish_reason": result.finish_reason,
                 "prompt_cache": prepared.record,
                 "run_plan": self.plan,
-                "warnings": self.row_warnings(result, served),
+                "warnings": self.row_warnings(served),
                 **extra,
             },
         )
