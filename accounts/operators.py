@@ -28,3 +28,20 @@ def has_verified_email(user) -> bool:
     from allauth.account.models import EmailAddress
 
     return EmailAddress.objects.filter(user=user, verified=True).exists()
+
+
+def operators():
+    """Active users who hold the review permission (the group, or superusers)."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Q
+
+    return (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(Q(is_superuser=True) | Q(groups__name=OPERATORS_GROUP) | Q(user_permissions__codename="review_submission"))
+        .distinct()
+    )
+
+
+def operator_count() -> int:
+    return operators().count()

@@ -9,6 +9,7 @@ member passed. On any rejection nothing is left behind.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
@@ -174,11 +175,24 @@ def safe_extract(archive_path: Path, dest_dir: Path, limits: ArchiveLimits = Arc
         raise
     except _CORRUPT as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        if is_machine_error(exc):
+            raise  # a full disk says nothing about the archive: the caller retries, it is no verdict
         raise ArchiveError("archive.corrupt", f"archive cannot be read ({type(exc).__name__})", label) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return dest_dir
+
+
+# OSErrors that describe the machine (disk full, quota, I/O, no memory, too many
+# open files, read-only file system), not the archive.
+MACHINE_ERRNOS = frozenset(
+    code for code in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EROFS)
+)
+
+
+def is_machine_error(exc: BaseException) -> bool:
+    return isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in MACHINE_ERRNOS)
 
 
 # Everything a malformed archive can make the stdlib readers raise.

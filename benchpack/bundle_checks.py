@@ -71,6 +71,23 @@ class BundleLimits:
     max_files: int = 20_000
     max_runs: int = 1_000
     max_rows: int = 2_000_000
+    # What one run may store and render; None = no limit (the local CLI). The
+    # registry service sets all three (docs/service.md, limits).
+    max_rows_per_run: int | None = None
+    max_cases_per_run: int | None = None
+    max_row_bytes: int | None = None
+
+
+# Numbers every JSON reader agrees on (I-JSON, RFC 7493): finite, and integers
+# within +/-(2**53 - 1). Databases and browsers fail past them.
+MAX_SAFE_INTEGER = 2**53 - 1
+# Row fields stored in fixed-width columns by the registry.
+MAX_CASE_CHARS = 128
+MAX_PACK_ID_CHARS = 128
+MAX_PACK_VERSION_CHARS = 64
+MAX_ADAPTER_CHARS = 64
+MAX_MODEL_CHARS = 255
+MAX_REPETITION = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -141,8 +158,8 @@ MANIFEST_SCHEMA: dict = {
     },
 }
 
-_NUM = {"type": ["number", "null"], "minimum": 0}
-_COUNT = {"type": ["integer", "null"], "minimum": 0}
+_NUM = {"type": ["number", "null"], "minimum": 0, "maximum": sys.float_info.max}
+_COUNT = {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SAFE_INTEGER}
 _OPT_STR = {"type": ["string", "null"]}
 _OPT_OBJ = {"type": ["object", "null"]}
 # Permissive on purpose: rows written by older implementations lack newer
@@ -156,12 +173,15 @@ ROW_SCHEMA: dict = {
         "pack": {
             "type": "object",
             "required": ["id", "version"],
-            "properties": {"id": {"type": "string", "minLength": 1}, "version": {"type": "string", "minLength": 1}},
+            "properties": {
+                "id": {"type": "string", "minLength": 1, "maxLength": MAX_PACK_ID_CHARS},
+                "version": {"type": "string", "minLength": 1, "maxLength": MAX_PACK_VERSION_CHARS},
+            },
         },
-        "case": {"type": "string", "minLength": 1},
-        "adapter": {"type": "string", "minLength": 1},
+        "case": {"type": "string", "minLength": 1, "maxLength": MAX_CASE_CHARS},
+        "adapter": {"type": "string", "minLength": 1, "maxLength": MAX_ADAPTER_CHARS},
         "endpoint": _OPT_STR,
-        "model": {"type": "string"},
+        "model": {"type": "string", "maxLength": MAX_MODEL_CHARS},
         "ok": {"type": "boolean"},
         "error": _OPT_STR,
         "timing": {
@@ -183,7 +203,7 @@ ROW_SCHEMA: dict = {
             "properties": {"mode": {"type": "string"}, "passed": {"type": ["boolean", "null"]}, "error": _OPT_STR},
         },
         "raw": {"type": ["object", "null"], "properties": {"request_path": _OPT_STR, "response_path": _OPT_STR}},
-        "repetition": {"type": "integer", "minimum": 1},
+        "repetition": {"type": "integer", "minimum": 1, "maximum": MAX_REPETITION},
         "workspace": _OPT_OBJ,
         "patch": {"type": ["object", "null"], "properties": {"path": {"type": "string"}}},
         "task": _OPT_OBJ,
@@ -197,14 +217,17 @@ ROW_SCHEMA: dict = {
 # (tests/test_bundles_rows.py checks "accepted here => valid there").
 # gc=False: the structs hold no cycles, and tracking tens of thousands of
 # them made the collector, not the decoding, the main cost.
-_NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
-_Num = Optional[Annotated[float, msgspec.Meta(ge=0)]]
-_Count = Optional[Annotated[int, msgspec.Meta(ge=0)]]
+def _Text(most: int):
+    return Annotated[str, msgspec.Meta(min_length=1, max_length=most)]
+
+
+_Num = Optional[Annotated[float, msgspec.Meta(ge=0, le=sys.float_info.max)]]
+_Count = Optional[Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]]
 
 
 class _Pack(msgspec.Struct, gc=False):
-    id: _NonEmpty
-    version: _NonEmpty
+    id: _Text(MAX_PACK_ID_CHARS)
+    version: _Text(MAX_PACK_VERSION_CHARS)
 
 
 class _Timing(msgspec.Struct, gc=False):
@@ -247,9 +270,9 @@ class _Patch(msgspec.Struct, gc=False):
 
 class _Row(msgspec.Struct, kw_only=True, gc=False):
     pack: _Pack
-    case: _NonEmpty
-    adapter: _NonEmpty
-    model: str
+    case: _Text(MAX_CASE_CHARS)
+    adapter: _Text(MAX_ADAPTER_CHARS)
+    model: Annotated[str, msgspec.Meta(max_length=MAX_MODEL_CHARS)]
     ok: bool
     endpoint: Optional[str] = None
     error: Optional[str] = None
@@ -259,7 +282,7 @@ class _Row(msgspec.Struct, kw_only=True, gc=False):
     resources: Optional[_Resources] = None
     scoring: Optional[_Scoring] = None
     raw: Optional[_Raw] = None
-    repetition: Union[Annotated[int, msgspec.Meta(ge=1)], msgspec.UnsetType] = msgspec.UNSET
+    repetition: Union[Annotated[int, msgspec.Meta(ge=1, le=MAX_REPETITION)], msgspec.UnsetType] = msgspec.UNSET
     workspace: Optional[dict] = None
     patch: Optional[_Patch] = None
     task: Optional[dict] = None
@@ -268,6 +291,13 @@ class _Row(msgspec.Struct, kw_only=True, gc=False):
 
 
 _VALID_ROW = msgspec.json.Decoder(_Row)
+
+
+class _CaseOnly(msgspec.Struct, gc=False):
+    case: str
+
+
+_CASE_ONLY = msgspec.json.Decoder(_CaseOnly)
 
 HARDWARE_SCHEMA: dict = {"type": "object", "properties": {"gpus": {"type": ["array", "null"]}}}
 # D-025: a permissive object; known sections are objects, notes is a string.
@@ -446,7 +476,7 @@ class BundleContext:
     files: dict[str, ListedFile] = field(default_factory=dict)  # only safe, existing, regular files
     _bytes: dict[str, bytes] = field(default_factory=dict)
     _text: dict[str, str | None] = field(default_factory=dict)
-    _prefilter: dict[str, Future[bool]] = field(default_factory=dict)
+    _prefilter: dict[str, Future[tuple[bool, bool]]] = field(default_factory=dict)
     _worker: ThreadPoolExecutor | None = None
 
     def read(self, path: str) -> bytes:
@@ -454,13 +484,18 @@ class BundleContext:
             data = self._bytes[path] = _read_no_follow(self.root / path)
             if self._worker is None:
                 self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bundle-secret-prefilter")
-            self._prefilter[path] = self._worker.submit(secrets_scan.might_contain_secret, data)
+            self._prefilter[path] = self._worker.submit(_prefilter, data)
         return self._bytes[path]
+
+    def might_hold_bad_number(self, path: str) -> bool:
+        """The number prefilter's verdict (RE2, on the background thread): False means every number is fine."""
+        self.read(path)
+        return self._prefilter[path].result()[1]
 
     def might_hold_secret(self, path: str) -> bool:
         """The secret prefilter's verdict on the file: False means the exact scan would find nothing."""
         self.read(path)
-        return self._prefilter[path].result()  # re-raises a failure, so the check fails closed
+        return self._prefilter[path].result()[0]  # re-raises a failure, so the check fails closed
 
     def close(self) -> None:
         if self._worker is not None:
@@ -756,6 +791,130 @@ def check_rows(ctx: BundleContext) -> Iterator[Finding]:
             yield Finding("rows.empty", "run.jsonl has no rows", listed.path)
 
 
+@check("run-limits", needs=("rows",), description="each run is within the rows, cases and bytes-per-row limits (when set)")
+def check_run_limits(ctx: BundleContext) -> Iterator[Finding]:
+    limits = ctx.limits
+    if limits.max_rows_per_run is None and limits.max_cases_per_run is None and limits.max_row_bytes is None:
+        return
+    for listed in ctx.files_with_role("run"):
+        lines = [line for line in ctx.read(listed.path).split(b"\n") if line.strip()]
+        if limits.max_rows_per_run is not None and len(lines) > limits.max_rows_per_run:
+            yield Finding("limit.rows-per-run", f"{len(lines)} rows; a run may have at most {limits.max_rows_per_run}", listed.path)
+        if limits.max_row_bytes is not None:
+            longest = max((len(line) for line in lines), default=0)
+            if longest > limits.max_row_bytes:
+                number = 1 + next(i for i, line in enumerate(ctx.read(listed.path).split(b"\n")) if len(line) == longest)
+                yield Finding("limit.row-bytes", f"a row of {longest} bytes; rows may have at most {limits.max_row_bytes}", listed.path, number)
+        if limits.max_cases_per_run is not None:
+            cases = {_CASE_ONLY.decode(line).case for line in lines}
+            if len(cases) > limits.max_cases_per_run:
+                yield Finding("limit.cases-per-run", f"{len(cases)} distinct cases; a run may have at most {limits.max_cases_per_run}", listed.path)
+
+
+# A token that might be a number out of range: an integer of 16+ digits (after
+# ':', '[', ',', whitespace or '-': never the fraction digits every float repr
+# has), an exponent of 3+ digits, or the literals Python's json module accepts.
+# Only files and lines that match are decoded again with checking hooks (strings
+# can match too; the hooks are exact). RE2 runs this at ~600 MB/s; Python's re
+# at ~20 MB/s, which would dominate validation.
+_SUSPICIOUS_NUMBER_PATTERN = r"[:\[,\s-][0-9]{16}|[eE]\+?[0-9]{3}|NaN|Infinity"
+_SUSPICIOUS_NUMBER = re.compile(_SUSPICIOUS_NUMBER_PATTERN.encode())  # exact per-line use, and without RE2
+# The secret prefilter and this one in a single RE2 pass over each file.
+_PREFILTERS = secrets_scan.combined_prefilter((_SUSPICIOUS_NUMBER_PATTERN,))
+
+
+def _prefilter(data: bytes) -> tuple[bool, bool]:
+    """(might hold a secret, might hold a bad number), from one RE2 pass when RE2 is there."""
+    if _PREFILTERS is None:
+        return secrets_scan.might_contain_secret(data), _SUSPICIOUS_NUMBER.search(data) is not None
+    found = _PREFILTERS.Match(data) or ()
+    return any(i < secrets_scan.SECRET_PATTERN_COUNT for i in found), secrets_scan.SECRET_PATTERN_COUNT in found
+
+
+class _BadNumber(ValueError):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _refuse_constant(name: str):
+    raise _BadNumber("json.non-finite", f"holds {name}, which is not a JSON number")
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _BadNumber("json.non-finite", "holds a number outside the range of a double (it reads as infinity)")
+    return value
+
+
+def _checked_int(text: str) -> int:
+    if len(text.lstrip("-")) > 16 or abs(int(text)) > MAX_SAFE_INTEGER:
+        raise _BadNumber("json.integer-range", f"holds an integer outside +/-{MAX_SAFE_INTEGER} (2^53 - 1)")
+    return int(text)
+
+
+def number_problem(text: str) -> tuple[str, str] | None:
+    """(code, message) when a JSON text holds a non-finite number or an out-of-range integer."""
+    try:
+        json.loads(text, parse_constant=_refuse_constant, parse_float=_checked_float, parse_int=_checked_int)
+    except _BadNumber as bad:
+        return bad.code, bad.message
+    except ValueError:
+        return None  # not JSON at all: the format checks say so
+    return None
+
+
+_JSON_LINE_ROLES = ("run", "model-calls")
+_JSON_FILE_ROLES = ("hardware", "run-metadata")
+
+
+def _holds_nul(value) -> bool:
+    """Whether a decoded JSON document has U+0000 in a key or string value."""
+    return any("\x00" in text for text in secrets_scan.json_strings(value))
+
+
+def nul_problem(text: str) -> tuple[str, str] | None:
+    """(code, message) when a JSON text holds U+0000 (written `\\u0000`): PostgreSQL cannot store it."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if _holds_nul(value):
+        return "json.nul-character", "holds U+0000 in a string, which databases cannot store"
+    return None
+
+
+@check("json-values", needs=("utf8",), description="every JSON file holds only finite numbers, integers within +/-(2^53 - 1), and no U+0000")
+def check_json_values(ctx: BundleContext) -> Iterator[Finding]:
+    whole = [MANIFEST_NAME, *(listed.path for listed in ctx.files_with_role(*_JSON_FILE_ROLES))]
+    for path in whole:
+        numbers = ctx.might_hold_bad_number(path)
+        nul = b"\\u0000" in ctx.read(path)
+        if numbers or nul:
+            text = ctx.text(path) or ""
+            problem = (number_problem(text) if numbers else None) or (nul_problem(text) if nul else None)
+            if problem:
+                yield Finding(problem[0], f"file {problem[1]}", path)
+    for listed in ctx.files_with_role(*_JSON_LINE_ROLES):
+        numbers = ctx.might_hold_bad_number(listed.path)
+        nul = b"\\u0000" in ctx.read(listed.path)
+        if not (numbers or nul):
+            continue
+        reported = 0
+        for number, line in enumerate((ctx.text(listed.path) or "").split("\n"), start=1):
+            problem = None
+            if numbers and _SUSPICIOUS_NUMBER.search(line.encode()):
+                problem = number_problem(line)
+            if problem is None and nul and "\\u0000" in line:
+                problem = nul_problem(line)
+            if problem:
+                yield Finding(problem[0], f"line {problem[1]}", listed.path, number)
+                reported += 1
+                if reported >= 10:
+                    break
+
+
 _METADATA_CHECKERS = {"hardware": SchemaChecker(HARDWARE_SCHEMA), "run-metadata": SchemaChecker(RUN_METADATA_SCHEMA)}
 
 
@@ -785,11 +944,19 @@ def check_model_calls(ctx: BundleContext) -> Iterator[Finding]:
                 yield Finding("model-calls.unsafe", "line is not an allowlisted safe telemetry object", listed.path, number)
 
 
-@check("secrets", needs=("limits",), description="no bundled file looks like it carries a credential")
+@check("secrets", needs=("limits",), description="no bundled file looks like it carries a credential, also behind JSON escapes")
 def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
     for path in [MANIFEST_NAME, *ctx.files]:
-        if not ctx.might_hold_secret(path):
-            continue
-        hits = secrets_scan.scan_bytes(ctx.read(path))
-        for hit in hits:
+        data = ctx.read(path)
+        raw_hits = secrets_scan.scan_bytes(data) if ctx.might_hold_secret(path) else []
+        for hit in raw_hits:
             yield Finding(f"secret.{hit.kind}", f"possible {hit.description} (value not shown)", path, hit.line)
+        listed = ctx.files.get(path)
+        role = listed.role if listed else "manifest"
+        if role in ("patch",):
+            continue  # not JSON: an escape in a diff is the text itself
+        seen = {(hit.kind, hit.line) for hit in raw_hits}
+        for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
+            if (hit.kind, hit.line) not in seen:
+                seen.add((hit.kind, hit.line))
+                yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)

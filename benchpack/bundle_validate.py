@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchpack import secrets_scan
+from benchpack.archives import is_machine_error
 from benchpack.bundle_checks import CHECKS, BundleContext, BundleLimits, Finding
 
 
@@ -62,6 +63,8 @@ def _run_checks(ctx: BundleContext) -> tuple[list[Finding], dict[str, str]]:
         try:
             produced = list(registered.run(ctx))
         except Exception as exc:  # a bug must fail closed, never pass a bundle
+            if is_machine_error(exc):
+                raise  # out of memory or a failing disk is no verdict on the bundle: the caller retries
             produced = [Finding("check.internal-error", f"'{registered.name}' check failed unexpectedly ({type(exc).__name__})")]
         findings.extend(produced)
         status[registered.name] = "failed" if any(f.severity == "error" for f in produced) else "passed"

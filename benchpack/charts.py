@@ -2,8 +2,9 @@
 
 Pure functions from numbers to an SVG string: no JavaScript, no external
 fonts or styles (presentation attributes only, so an inline chart cannot
-restyle the page around it), and a `viewBox` so the chart scales with its
-container. Every label comes from user-supplied files, so all text is XML
+restyle the page around it, and a page with a strict Content-Security-Policy
+draws it: no `style` attribute), and a `viewBox` with its natural size, so
+`max-width: 100%; height: auto` on `svg.bp-chart` scales it with its container. Every label comes from user-supplied files, so all text is XML
 escaped, and every bar carries a `<title>` tooltip with the exact value
 because the drawn length and the rounded label are approximations.
 
@@ -207,7 +208,10 @@ def _domain(bars: list[Bar], reference: float | None) -> list[float]:
         values += [v for v in (b.value, b.low, b.high) if is_number(v)]
     if is_number(reference):
         values.append(reference)
-    return nice_ticks(min(values), max(values))
+    ticks = nice_ticks(min(values), max(values))
+    if not all(is_number(t) for t in ticks):  # values near a double's limit: round ticks overflow
+        return [float(min(values)), float(max(values))]
+    return ticks
 
 
 def _render(rows, title, unit, reference, reference_label, width, chart_id) -> str:
@@ -236,7 +240,7 @@ def _render(rows, title, unit, reference, reference_label, width, chart_id) -> s
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="bp-chart" viewBox="0 0 {width} {height}" '
-        f'width="100%" style="max-width:{width}px;height:auto" role="img" '
+        f'width="{width}" height="{height}" role="img" '
         f'aria-labelledby="{ident}-t {ident}-d" font-family="system-ui,-apple-system,Segoe UI,sans-serif" '
         f'font-size="{FONT_PX}" fill="{TEXT}">',
         f'<title id="{ident}-t">{_text(title)}</title>',
@@ -290,7 +294,7 @@ def _bar_row(bar: Bar, y: float, x, lo: float, label_px: int, max_chars: int, va
         parts.append(f'<path class="bp-whisker" d="M{x1} {mid}H{x2}M{x1} {mid - 5}V{mid + 5}M{x2} {mid - 5}V{mid + 5}" '
                      f'stroke="{WHISKER}" stroke-width="1.5" fill="none"/>')
     shown = _with_unit(format_value(bar.value), unit) if is_number(bar.value) else MISSING
-    parts.append(f'<text class="bp-value" x="{value_x + PAD}" y="{mid + 4}" style="font-variant-numeric:tabular-nums">{_text(shown)}</text>')
+    parts.append(f'<text class="bp-value" x="{value_x + PAD}" y="{mid + 4}">{_text(shown)}</text>')
     parts.append("</g>")
     return "".join(parts)
 

@@ -491,14 +491,21 @@ class RefServer:
         self.url = ""
 
     def start(self) -> RefServer:
+        # Its own session: a terminal's Ctrl-C (SIGINT to the foreground group)
+        # reaches the owner, which stops this child in stop(); the child never
+        # dies half-imported with a traceback of its own.
         self.process = subprocess.Popen(
             [sys.executable, "-m", "benchpack.refserver", "--port", "0", "--config", "-"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
         )
         assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps(self.config))
-        self.process.stdin.close()
-        line = self.process.stdout.readline()
+        try:
+            self.process.stdin.write(json.dumps(self.config))
+            self.process.stdin.close()
+            line = self.process.stdout.readline()
+        except BaseException:  # Ctrl-C while it starts: no context manager will stop it
+            self.stop()
+            raise
         if "listening on " not in line:
             self.stop()
             raise RuntimeError(f"reference server did not start: {line!r}")

@@ -15,6 +15,7 @@ value), so ordinary benchmark results scan clean: endpoint URLs such as
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from dataclasses import dataclass
 
@@ -135,7 +136,9 @@ PYTHON_SPACE_CHARACTERS = (
 _RE2_SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PYTHON_SPACE_CHARACTERS) + "]"
 
 
-def _build_prefilter():
+def _build_prefilter(extra_patterns: tuple[str, ...] = ()):
+    """The RE2 set of the secret prefilter; `extra_patterns` (other prefilters that
+    want the same single pass) get the indices after SECRET_PATTERN_COUNT."""
     try:
         import re2
     except ImportError:  # the precise scan alone is just slower
@@ -151,6 +154,7 @@ def _build_prefilter():
     # Every repeated `\s` (outside a character class: inside one it is always
     # negated, where RE2's narrower `\s` only matches more) as Python's.
     patterns = [pattern.replace("\\s+", _RE2_SPACE + "+").replace("\\s*", _RE2_SPACE + "*") for pattern in patterns]
+    patterns += extra_patterns
     prefilter = re2.Set.SearchSet()
     for pattern in patterns:
         if prefilter.Add(pattern) < 0:
@@ -160,6 +164,13 @@ def _build_prefilter():
 
 
 _PREFILTER = _build_prefilter()
+SECRET_PATTERN_COUNT = len(_DETECTORS) + 2
+
+
+def combined_prefilter(extra_patterns: tuple[str, ...]):
+    """One RE2 set for the secret prefilter plus `extra_patterns` (None without RE2):
+    `Match(data)` lists the patterns found; indices < SECRET_PATTERN_COUNT are secret ones."""
+    return _build_prefilter(extra_patterns)
 
 
 def is_secret_key_name(key: str) -> bool:
@@ -272,3 +283,48 @@ def scan_bytes(data: bytes) -> list[SecretHit]:
     if not might_contain_secret(data):
         return []
     return _scan_precisely(data.decode("utf-8", errors="replace"))
+
+
+def scan_decoded_json(data: bytes, *, lines: bool) -> list[SecretHit]:
+    """Scan what JSON escapes stand for: `\\u0073k-…` is `sk-…`, `https:\\/\\/u:p@host` a credentialed URL.
+
+    The byte scan reads the file as written, so a credential spelled with
+    escapes passes it. Every JSON document (each line when `lines`) that holds
+    a backslash is decoded and scanned again twice: re-serialized without
+    escapes (for the `"key": "value"` detectors) and as its strings one per
+    line (a `\\n` inside a string is a real line break there). Hits carry the
+    document's line; columns refer to the decoded text. Text that is not JSON
+    is left to the byte scan.
+    """
+    if b"\\" not in data:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    documents = enumerate(text.split("\n"), start=1) if lines else [(1, text)]
+    hits: dict[tuple[int, str], SecretHit] = {}
+    for number, document in documents:
+        if "\\" not in document:
+            continue
+        try:
+            value = json.loads(document)
+        except (ValueError, RecursionError):
+            continue
+        views = (json.dumps(value, ensure_ascii=False), "\n".join(json_strings(value)))
+        for view in views:
+            for hit in scan_text(view):
+                hits.setdefault((number, hit.kind), SecretHit(kind=hit.kind, line=number, column=hit.column))
+    return sorted(hits.values(), key=lambda hit: (hit.line, hit.column, hit.kind))
+
+
+def json_strings(value) -> list[str]:
+    """Every key and string value of a decoded JSON document, depth first, without recursion."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            found.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -19,6 +20,10 @@ def is_number(value: Any) -> bool:
     # bool is an int subclass; `true` is never a token count or a timing.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
+    if isinstance(value, int):
+        # An int past a double's range cannot be plotted or averaged as a float
+        # (math.isfinite would raise OverflowError on it).
+        return -sys.float_info.max <= value <= sys.float_info.max
     return math.isfinite(value)
 
 

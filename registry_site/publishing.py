@@ -36,13 +36,41 @@ def result_dirs_of(submission: Submission) -> list[ResultDir]:
 def fingerprint_of(result: ResultDir, case: str) -> tuple[str, dict]:
     """The comparability fingerprint of one case of a run, with the inputs that made it."""
     first = next((r for r in result.rows if r.get("case") == case), {})
+    return _case_fingerprint(fingerprint.run_inputs(result.run_metadata, result.hardware), first, case)
+
+
+def case_fingerprints(result: ResultDir) -> dict[str, tuple[str, dict]]:
+    """Every case's fingerprint in one pass over the rows (first row of each case), in row order.
+
+    Calling `fingerprint_of` once per case rescans the rows for each case:
+    quadratic, 16,000 cases took tens of seconds.
+    """
+    run = fingerprint.run_inputs(result.run_metadata, result.hardware)
+    firsts: dict[str, dict] = {}
+    for row in result.rows:
+        firsts.setdefault(str(row.get("case", "")), row)
+    return {case: _case_fingerprint(run, first, case) for case, first in firsts.items()}
+
+
+def _case_fingerprint(run: tuple[dict, dict], first: dict, case: str) -> tuple[str, dict]:
     fp = fingerprint.compute(
-        fingerprint.fingerprint_inputs(
-            field(first, "pack.id"), field(first, "pack.version"), case, field(first, "model"),
-            result.run_metadata, result.hardware,
-        )
+        fingerprint.case_inputs(run, field(first, "pack.id"), field(first, "pack.version"), case, field(first, "model"))
     )
     return fp.digest, fp.to_dict()
+
+
+def rows_by_case(result: ResultDir) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for row in result.rows:
+        grouped[str(row.get("case", ""))].append(row)
+    return grouped
+
+
+def _clip(value, model_field: str, model=None) -> str:
+    """Display strings derived from metadata fit their column (PostgreSQL refuses longer ones)."""
+    text = "" if value is None else str(value)
+    most = (model or PublishedRun)._meta.get_field(model_field).max_length
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def hardware_class_of(result: ResultDir) -> str:
@@ -63,13 +91,13 @@ def publish(submission: Submission) -> list[PublishedRun]:
         first = rows[0] if rows else {}
         run = PublishedRun.objects.create(
             submission=submission,
-            label=str(result.path),
-            pack_id=field(first, "pack.id", ""),
-            pack_version=field(first, "pack.version", ""),
-            adapter=field(first, "adapter", ""),
-            model=field(first, "model", ""),
-            runtime=runtime_of(result),
-            hardware_class=hardware_class_of(result),
+            label=_clip(result.path, "label"),
+            pack_id=_clip(field(first, "pack.id", ""), "pack_id"),
+            pack_version=_clip(field(first, "pack.version", ""), "pack_version"),
+            adapter=_clip(field(first, "adapter", ""), "adapter"),
+            model=_clip(field(first, "model", ""), "model"),
+            runtime=_clip(runtime_of(result), "runtime"),
+            hardware_class=_clip(hardware_class_of(result), "hardware_class"),
             provenance=submission.provenance,
             is_demo=submission.is_demo,
             hardware=result.hardware,
@@ -87,14 +115,12 @@ def publish(submission: Submission) -> list[PublishedRun]:
 
 
 def _case_rows(run: PublishedRun, result: ResultDir) -> list[PublishedCase]:
-    by_case: dict[str, list[dict]] = defaultdict(list)
-    for row in result.rows:
-        by_case[str(row.get("case", ""))].append(row)
+    fingerprints = case_fingerprints(result)
     cases = []
-    for case, rows in by_case.items():
+    for case, rows in rows_by_case(result).items():
         ok_rows = [r for r in rows if r.get("ok") is True]
         scored = [field(r, "scoring.passed") for r in ok_rows if isinstance(field(r, "scoring.passed"), bool)]
-        digest, fields = fingerprint_of(result, case)
+        digest, fields = fingerprints[case]
 
         def med(dotted: str):
             return stats.median(field(r, dotted) for r in ok_rows)

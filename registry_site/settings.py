@@ -44,13 +44,17 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "rest_framework",
+    "csp",
     "registry_site",
     "accounts",
     "submissions",
 ]
 
 MIDDLEWARE = [
+    # First: refuses an oversized body by its Content-Length before anything reads it.
+    "registry_site.limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -85,8 +89,17 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # Celery workers and granian write concurrently; wait instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Celery workers and granian write concurrently. A deferred transaction that
+    # reads and then writes cannot upgrade its lock and fails at once with
+    # "database is locked" (the busy timeout never applies); IMMEDIATE takes the
+    # write lock at BEGIN, where the timeout does apply. WAL lets readers run
+    # beside the one writer (it persists in the file).
+    DATABASES["default"]["OPTIONS"] = {
+        **DATABASES["default"].get("OPTIONS", {}),
+        "transaction_mode": "IMMEDIATE",
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1),
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -100,7 +113,26 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
-SITE_ID = 1
+SITE_ID = 1  # its domain and name follow SITE_URL after every `migrate` (registry_site.apps)
+
+# Every limit and throttle (allauth's login rate limits, DRF throttles) counts in
+# this cache, shared by all web processes and kept across restarts: the database
+# cache by default (its table is created after `migrate`), Redis when CACHE_URL is set.
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "benchpack_cache"}}
+
+# How many proxies stand in front of granian and append to X-Forwarded-For
+# (1 behind Traefik). 0 trusts no X-Forwarded-For at all: the client address is
+# the socket's. Never more than the real count, or a client picks its own
+# throttle key by sending the header.
+NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
+ALLAUTH_TRUSTED_PROXY_COUNT = NUM_PROXIES
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+}
 
 # allauth: login by email, verified email mandatory before anything else.
 ACCOUNT_LOGIN_METHODS = {"email"}
@@ -116,18 +148,33 @@ LOGIN_REDIRECT_URL = "/submissions/"
 LOGIN_URL = "/accounts/login/"
 
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Benchpack <noreply@benchpack.local>")
+# EMAIL_DELIVERY_BACKEND sends; EMAIL_BACKEND (what Django and allauth call)
+# only queues the message in the database, inside the caller's transaction, and
+# a worker delivers it (submissions.mailqueue): an SMTP server that is down
+# never fails a request, and a message is never lost.
 if ENV == "production":
-    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_DELIVERY_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     EMAIL_HOST = env_str("EMAIL_HOST")
     EMAIL_PORT = env_int("EMAIL_PORT", 587)
     EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
     EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
     EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+    EMAIL_TIMEOUT = 20
 elif ENV == "test":
-    EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    EMAIL_DELIVERY_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 else:
-    EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    EMAIL_DELIVERY_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
     EMAIL_FILE_PATH = str(VAR_DIR / "outbox")
+    EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+    EMAIL_PORT = env_int("EMAIL_PORT", 25)
+    EMAIL_TIMEOUT = 10
+# The unit tests read django.core.mail.outbox directly; the live tests and every
+# other mode go through the queue.
+EMAIL_QUEUE = env_bool("EMAIL_QUEUE", ENV != "test")
+EMAIL_BACKEND = "submissions.mailqueue.QueuedEmailBackend" if EMAIL_QUEUE else EMAIL_DELIVERY_BACKEND
+EMAIL_MAX_DELIVERY_ATTEMPTS = env_int("EMAIL_MAX_DELIVERY_ATTEMPTS", 20, minimum=1)
+# How often beat retries queued email that could not be sent (SMTP down).
+EMAIL_DELIVERY_INTERVAL_S = env_int("EMAIL_DELIVERY_INTERVAL_S", 30, minimum=1)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -146,13 +193,68 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("API_ANON_RATE", "120/minute"),
+        "user": env_str("API_USER_RATE", "600/minute"),
+    },
+    "NUM_PROXIES": NUM_PROXIES,
 }
 
-# Submissions
+# Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.
+# Pages put their JavaScript and CSS in static files (docs/service.md).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'none'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'none'"],
+    },
+}
+
+# Request bodies: refused by Content-Length before they are read
+# (registry_site.limits). Upload views take one archive plus form overhead.
+REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
 SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024, minimum=1)
-DATA_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + 1024 * 1024
+UPLOAD_REQUEST_OVERHEAD_BYTES = 64 * 1024
+UPLOAD_URL_NAMES = {"submissions:upload", "api_submissions"}
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + UPLOAD_REQUEST_OVERHEAD_BYTES  # archives stay in memory
+FILE_UPLOAD_HANDLERS = [
+    "registry_site.limits.SizeLimitedUploadHandler",  # counts and stops; the next two store
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+
+# Submissions
 SUBMISSION_RATE_LIMIT_PER_HOUR = env_int("SUBMISSION_RATE_LIMIT_PER_HOUR", 10, minimum=1)
+# What a bundle may expand to and store (submissions.validation): the
+# expanded bytes are capped at a multiple of the upload and absolutely.
+SUBMISSION_MAX_EXPANSION_RATIO = env_int("SUBMISSION_MAX_EXPANSION_RATIO", 50, minimum=1)
+SUBMISSION_MAX_EXPANDED_BYTES = env_int("SUBMISSION_MAX_EXPANDED_BYTES", 64 * 1024 * 1024, minimum=1024)
+SUBMISSION_MAX_ROWS_PER_RUN = env_int("SUBMISSION_MAX_ROWS_PER_RUN", 20_000, minimum=1)
+SUBMISSION_MAX_CASES_PER_RUN = env_int("SUBMISSION_MAX_CASES_PER_RUN", 2_000, minimum=1)
+SUBMISSION_MAX_ROW_BYTES = env_int("SUBMISSION_MAX_ROW_BYTES", 64 * 1024, minimum=1024)
+# Validation jobs (registry_site.jobs): a running validation writes a heartbeat
+# every SUBMISSION_HEARTBEAT_S; one silent for SUBMISSION_HEARTBEAT_TIMEOUT_S
+# (its worker died) is handed back by the reaper, which runs every
+# SUBMISSION_REAPER_INTERVAL_S wherever a worker runs (beat). After
+# SUBMISSION_MAX_VALIDATION_ATTEMPTS starts the submission ends `failed`.
+SUBMISSION_HEARTBEAT_S = env_int("SUBMISSION_HEARTBEAT_S", 5, minimum=1)
+SUBMISSION_HEARTBEAT_TIMEOUT_S = env_int("SUBMISSION_HEARTBEAT_TIMEOUT_S", 30, minimum=2)
+SUBMISSION_REAPER_INTERVAL_S = env_int("SUBMISSION_REAPER_INTERVAL_S", 10, minimum=1)
+SUBMISSION_MAX_VALIDATION_ATTEMPTS = env_int("SUBMISSION_MAX_VALIDATION_ATTEMPTS", 3, minimum=1)
+# An upload whose validation message was queued this long ago and is still
+# `received` is sent again (a broker that lost it); one never queued (broker
+# down at upload) is sent by the next reaper run.
 SUBMISSION_VALIDATING_TIMEOUT_S = env_int("SUBMISSION_VALIDATING_TIMEOUT_S", 900, minimum=1)
 
 # Celery: a real worker always. Locally a kombu filesystem transport needs no
@@ -176,8 +278,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30 if CELERY_TASK_TIME_LIMIT > 60 else CELERY_TASK_TIME_LIMIT
 CELERY_TASK_IGNORE_RESULT = True
+# A broker that is down must not hold a web request for long: the upload is
+# committed either way and the reaper sends its message later.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 CELERY_BEAT_SCHEDULE = {
-    "reap-stuck-validations": {"task": "submissions.tasks.reap_stuck_validations", "schedule": 300.0},
+    "reap-stuck-validations": {
+        "task": "submissions.tasks.reap_stuck_validations",
+        "schedule": float(SUBMISSION_REAPER_INTERVAL_S),
+    },
+    "deliver-queued-email": {"task": "submissions.tasks.deliver_queued_email", "schedule": float(EMAIL_DELIVERY_INTERVAL_S)},
 }
 
 LOGGING = {

@@ -13,3 +13,10 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; te
 # CELERY_TASK_ALWAYS_EAGER=false in its environment.
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", True)  # noqa: F405
 CELERY_TASK_EAGER_PROPAGATES = True
+
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    # A file, not memory, so that the race tests' threads (each its own
+    # connection) share one database, as granian and the workers do. WAL and
+    # IMMEDIATE come with the main settings.
+    VAR_DIR.mkdir(parents=True, exist_ok=True)  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}  # noqa: F405

@@ -35,6 +35,13 @@ def send_received(submission) -> None:
 
 def send_validation_outcome(submission) -> None:
     # Quarantined bundles wait silently for review; only failures need the submitter now.
+    if submission.state == states.FAILED:
+        _send(
+            submission,
+            "failed",
+            f"Submission could not be validated: {submission.archive_name}",
+            {"findings": (submission.validation_report or {}).get("findings", [])},
+        )
     if submission.state == states.INVALID:
         _send(
             submission,

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -14,7 +15,7 @@ from accounts.operators import has_verified_email
 from benchpack import archives
 from submissions import emails
 from submissions.models import Submission
-from submissions.services import record_received
+from submissions.services import dispatch_validation, record_received
 
 
 class UploadRefused(Exception):
@@ -43,19 +44,12 @@ def receive_upload(user, archive_name: str, data: bytes, *, is_demo: bool = Fals
     if not data:
         raise UploadRefused(f"{archive_name}: the file is empty")
     digest = hashlib.sha256(data).hexdigest()
-    existing = Submission.objects.filter(archive_sha256=digest).first()
+    existing = Submission.objects.judged_with_sha256(digest).first()
     if existing is not None:
         raise _duplicate(user, existing)
-    hour_ago = timezone.now() - timedelta(hours=1)
-    recent = Submission.objects.filter(submitter=user, created_at__gte=hour_ago).count()
-    if recent >= settings.SUBMISSION_RATE_LIMIT_PER_HOUR:
-        raise UploadRefused(
-            f"you have submitted {recent} bundles in the last hour; the limit is "
-            f"{settings.SUBMISSION_RATE_LIMIT_PER_HOUR}. Try again later.",
-            status=429,
-        )
     try:
         with transaction.atomic():
+            _check_rate_limit(user)
             submission = Submission.objects.create(
                 submitter=user,
                 archive_name=archive_name[:255],
@@ -65,13 +59,29 @@ def receive_upload(user, archive_name: str, data: bytes, *, is_demo: bool = Fals
                 is_demo=is_demo,
             )
             record_received(submission)
+            emails.send_received(submission)  # queued in this transaction, delivered by a worker
+            transaction.on_commit(lambda: dispatch_validation(submission.pk), robust=True)
     except IntegrityError:
-        raise _duplicate(user, Submission.objects.get(archive_sha256=digest)) from None
-    emails.send_received(submission)
-    from submissions.tasks import validate_submission
-
-    transaction.on_commit(lambda: validate_submission.delay(str(submission.pk)))
+        existing = Submission.objects.judged_with_sha256(digest).first()
+        if existing is None:
+            raise
+        raise _duplicate(user, existing) from None
     return submission
+
+
+def _check_rate_limit(user) -> None:
+    """Count and insert atomically: the user's row is locked for the rest of the
+    transaction (PostgreSQL), and SQLite's IMMEDIATE transactions hold the write
+    lock from BEGIN, so concurrent uploads of one user are counted one by one."""
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    hour_ago = timezone.now() - timedelta(hours=1)
+    recent = Submission.objects.filter(submitter=user, created_at__gte=hour_ago).count()
+    if recent >= settings.SUBMISSION_RATE_LIMIT_PER_HOUR:
+        raise UploadRefused(
+            f"you have submitted {recent} bundles in the last hour; the limit is "
+            f"{settings.SUBMISSION_RATE_LIMIT_PER_HOUR}. Try again later.",
+            status=429,
+        )
 
 
 def _duplicate(user, existing: Submission) -> UploadRefused:

@@ -28,5 +28,13 @@ class SubmissionQuerySet(models.QuerySet):
         return self.filter(state=states.VALIDATING, validating_since__lt=older_than)
 
     def stuck_received(self, older_than):
-        """Uploads whose validation message was lost (broker restart, say)."""
-        return self.filter(state=states.RECEIVED, created_at__lt=older_than)
+        """Uploads whose validation message reached the broker before `older_than` and was lost."""
+        return self.filter(state=states.RECEIVED, dispatched_at__lt=older_than)
+
+    def undispatched(self, older_than):
+        """Uploads whose validation message never reached the broker (it was down at upload)."""
+        return self.filter(state=states.RECEIVED, dispatched_at__isnull=True, created_at__lt=older_than)
+
+    def judged_with_sha256(self, digest: str):
+        """The submission that holds these bytes; `failed` ones were never judged and do not count."""
+        return self.filter(archive_sha256=digest).exclude(state=states.FAILED)

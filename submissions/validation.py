@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchpack import archives, bundles
-from benchpack.bundle_checks import MANIFEST_NAME
+from benchpack.bundle_checks import MANIFEST_NAME, BundleLimits
 
 
 @dataclass
@@ -37,6 +37,11 @@ class ValidationOutcome:
     provenance: str | None = None
     summary: dict | None = None
     files: list[CompactFile] = field(default_factory=list)
+
+    @property
+    def holds_secret(self) -> bool:
+        """Refused (also) because a file looks like it carries a credential."""
+        return any(f.get("code", "").startswith("secret.") for f in self.report.get("findings", []))
 
     def file_rows(self, submission):
         from submissions.models import SubmissionFile
@@ -60,7 +65,9 @@ def _failure(code: str, message: str) -> ValidationOutcome:
     return ValidationOutcome(ok=False, report=report, reason=f"{code}: {message}")
 
 
-def validate_archive(archive_name: str, data: bytes) -> ValidationOutcome:
+def validate_archive(archive_name: str, data: bytes, archive_limits: archives.ArchiveLimits | None = None,
+                     bundle_limits: BundleLimits | None = None) -> ValidationOutcome:
+    """The verdict on one upload. Infrastructure errors (a full disk, say) propagate: they are not verdicts."""
     try:
         kind = archives.archive_kind(Path(archive_name))
     except archives.ArchiveError as exc:
@@ -69,10 +76,10 @@ def validate_archive(archive_name: str, data: bytes) -> ValidationOutcome:
         archive_path = Path(tmp) / f"upload.{kind}"
         archive_path.write_bytes(data)
         try:
-            bundle_dir = archives.safe_extract(archive_path, Path(tmp) / "bundle")
+            bundle_dir = archives.safe_extract(archive_path, Path(tmp) / "bundle", archive_limits or archives.ArchiveLimits())
         except archives.ArchiveError as exc:
             return _failure(exc.code, exc.message)
-        report = bundles.validate_bundle(bundle_dir)
+        report = bundles.validate_bundle(bundle_dir, bundle_limits)
         report_dict = report.to_dict()
         if not report.ok:
             codes = sorted({f.code for f in report.findings if f.severity == "error"})

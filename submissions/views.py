@@ -1,18 +1,26 @@
 from __future__ import annotations
 
+from collections import defaultdict
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404
+from django.core.paginator import Paginator
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from benchpack.compare import compare_runs
+from benchpack.errors import BenchpackError
+from benchpack.resultdir import ResultDir
+from registry_site.limits import upload_refusal
 from registry_site.models import PublishedCase
-from registry_site.publishing import fingerprint_of, result_dirs_of
+from registry_site.publishing import case_fingerprints, result_dirs_of, rows_by_case
 from submissions.forms import RejectForm, UploadForm
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
-from submissions.review import approve, reject
+from submissions.review import DecisionError, approve, reject, self_approval_refusal
 
 
 @login_required
@@ -24,6 +32,11 @@ def my_submissions(request):
 @login_required
 def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and upload_refusal(request):
+        form = UploadForm(data={}, files={})
+        form.is_valid()
+        form.errors["archive"] = form.error_class([upload_refusal(request)])
+        return render(request, "submissions/upload.html", {"form": form}, status=413)
     if request.method == "POST" and form.is_valid():
         uploaded = form.cleaned_data["archive"]
         try:
@@ -33,6 +46,7 @@ def upload(request):
                 messages.info(request, refused.message)
                 return redirect("submissions:detail", refused.existing.pk)
             form.add_error("archive", refused.message)
+            return render(request, "submissions/upload.html", {"form": form}, status=refused.status)
         else:
             messages.success(request, "Received. A worker is validating your bundle now.")
             return redirect("submissions:detail", submission.pk)
@@ -64,17 +78,39 @@ def review_queue(request):
     return render(request, "submissions/review_queue.html", {"queue": queue})
 
 
+REVIEW_CASES_PER_PAGE = 100
+SIMILAR_PER_CASE = 5
+
+
 @permission_required("submissions.review_submission", raise_exception=True)
 def review_detail(request, pk):
-    submission = get_object_or_404(Submission.objects.defer("archive"), pk=pk)
+    """One page of cases at a time: the per-case medians, fingerprints and approved
+    matches of at most REVIEW_CASES_PER_PAGE cases, however many the run has."""
+    submission = get_object_or_404(Submission.objects.defer("archive").select_related("submitter"), pk=pk)
     results = result_dirs_of(submission)
-    comparison = compare_runs(results) if results else None
+    grouped = [rows_by_case(result) for result in results]
+    case_order = list(dict.fromkeys(case for by_case in grouped for case in by_case))
+    page = Paginator(case_order, REVIEW_CASES_PER_PAGE).get_page(request.GET.get("page"))
+    on_page = list(page.object_list)
+    subset = [
+        ResultDir(path=result.path, rows=[row for case in on_page for row in by_case.get(case, ())],
+                  hardware=result.hardware, run_metadata=result.run_metadata)
+        for result, by_case in zip(results, grouped)
+    ]
+    try:
+        comparison = compare_runs(subset) if subset else None
+    except BenchpackError:
+        comparison = None  # rows the comparison cannot read; the report above says what the validator saw
     similar = []
     for result in results:
-        for case in dict.fromkeys(str(r.get("case", "")) for r in result.rows):
-            digest, fields = fingerprint_of(result, case)
-            approved = PublishedCase.objects.filter(fingerprint=digest).select_related("run")[:5]
-            similar.append({"run": str(result.path), "case": case, "fingerprint": digest, "fields": fields, "approved": approved})
+        fingerprints = case_fingerprints(result)
+        for case in on_page:
+            if case in fingerprints:
+                digest, fields = fingerprints[case]
+                similar.append({"run": str(result.path), "case": case, "fingerprint": digest, "fields": fields, "approved": []})
+    approved = _approved_matches({item["fingerprint"] for item in similar})
+    for item in similar:
+        item["approved"] = approved.get(item["fingerprint"], [])
     return render(
         request,
         "submissions/review_detail.html",
@@ -83,16 +119,41 @@ def review_detail(request, pk):
             "results": results,
             "comparison": comparison,
             "similar": similar,
+            "page": page,
+            "case_count": len(case_order),
             "reject_form": RejectForm(),
-            "events": submission.events.all(),
+            "events": submission.events.select_related("actor"),
+            "self_approval_refusal": self_approval_refusal(submission, request.user),
+            "own_submission": submission.submitter_id == request.user.pk,
         },
     )
+
+
+def _approved_matches(digests: set[str]) -> dict[str, list[PublishedCase]]:
+    """Up to SIMILAR_PER_CASE newest approved cases per fingerprint, in one query."""
+    if not digests:
+        return {}
+    ranked = (
+        PublishedCase.objects.filter(fingerprint__in=digests)
+        .annotate(rank=Window(RowNumber(), partition_by=F("fingerprint"), order_by=F("pk").desc()))
+        .filter(rank__lte=SIMILAR_PER_CASE)
+        .select_related("run")
+    )
+    found: dict[str, list[PublishedCase]] = defaultdict(list)
+    for case in ranked:
+        found[case.fingerprint].append(case)
+    return found
 
 
 @require_POST
 @permission_required("submissions.review_submission", raise_exception=True)
 def approve_view(request, pk):
-    if approve(pk, request.user):
+    try:
+        approved = approve(pk, request.user)
+    except DecisionError as refused:
+        messages.error(request, f"Not approved: {refused}.")
+        return redirect("submissions:review_detail", pk)
+    if approved:
         messages.success(request, "Approved and published.")
     else:
         messages.warning(request, "Nothing changed: this submission is no longer waiting for review.")

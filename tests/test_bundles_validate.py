@@ -2,14 +2,12 @@ import hashlib
 import json
 import shutil
 import threading
-from types import SimpleNamespace
 
 import pytest
 
 from benchpack.bundle_checks import CHECKS, BundleLimits
 from benchpack.bundles import create_bundle, validate_bundle
 from benchpack.cli import main
-from benchpack.secrets_scan import scan_bytes
 from tests.hostile import REAL_RESULTS, SECRETS, row, write_result_dir
 
 
@@ -145,11 +143,12 @@ def test_it_fails_closed_when_the_background_secret_prefilter_crashes(bundle, mo
     def broken(data):
         raise RuntimeError("prefilter bug")
 
-    # Only the validator's prefilter breaks; the report's own redaction still works.
-    monkeypatch.setattr("benchpack.bundle_checks.secrets_scan", SimpleNamespace(might_contain_secret=broken, scan_bytes=scan_bytes))
+    # Only the validator's prefilter (secrets and numbers, one RE2 pass) breaks;
+    # the report's own redaction still works.
+    monkeypatch.setattr("benchpack.bundle_checks._prefilter", broken)
     report = validate_bundle(bundle)
     assert not report.ok
-    assert report.checks["secrets"] == "failed"
-    assert [f.code for f in report.errors] == ["check.internal-error"]
+    assert report.checks["secrets"] == "failed" and report.checks["json-values"] == "failed"
+    assert [f.code for f in report.errors] == ["check.internal-error"] * 2
     assert not [t for t in threading.enumerate() if t.name.startswith("bundle-secret-prefilter")]  # worker stopped
 

@@ -48,3 +48,19 @@ def test_it_needs_a_token_and_an_http_url(tmp_path):
         submit_bundle(tmp_path, "http://registry.test", "")
     with pytest.raises(ConfigError, match="not an http"):
         submit_bundle(tmp_path, "ftp://registry.test", "bp_x")
+
+
+@pytest.mark.parametrize("state, code", [("quarantined", 0), ("invalid", 1), ("failed", 1)])
+def test_the_command_exits_nonzero_unless_the_bundle_was_accepted(state, code, monkeypatch, capsys, tmp_path):
+    """`failed` (the server could not finish validating) is no success: the user must send it again."""
+    from argparse import Namespace
+
+    from benchpack.commands import submit as command
+    from benchpack.submit import SubmitResult
+
+    submission = {"id": "abc", "state": state, "error_codes": ["validation.attempts-exhausted"] if state == "failed" else []}
+    monkeypatch.setattr(command, "submit_bundle", lambda *a, **k: SubmitResult(submission, True))
+    args = Namespace(bundle=tmp_path, server="http://registry.test", token="bp_x", no_wait=False, timeout=1.0)
+    assert command.run(args) == code
+    if state == "failed":
+        assert "not judged: submit it again later" in capsys.readouterr().err

@@ -43,4 +43,8 @@ def run(args) -> int:
     if submission["state"] == "invalid":
         print("failed checks: " + ", ".join(submission.get("error_codes") or []), file=sys.stderr)
         return 1
+    if submission["state"] == "failed":  # the server could not finish; not a verdict on the bundle
+        print("validation could not be completed (" + ", ".join(submission.get("error_codes") or [])
+              + "); the bundle was not judged: submit it again later", file=sys.stderr)
+        return 1
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -26,10 +27,19 @@ class RunSerializer(serializers.ModelSerializer):
                   "provenance", "is_demo", "row_count", "ok_count", "published_at", "cases"]
 
 
+class RunSummarySerializer(RunSerializer):
+    """The list's shape: a run's cases are on its detail URL (a run may have thousands)."""
+
+    case_count = serializers.IntegerField(read_only=True)
+
+    class Meta(RunSerializer.Meta):
+        fields = [f for f in RunSerializer.Meta.fields if f != "cases"] + ["case_count"]
+
+
 class RunList(APIView):
     def get(self, request):
-        runs = PublishedRun.objects.public().prefetch_related("cases")[:200]
-        return Response(RunSerializer(runs, many=True).data)
+        runs = PublishedRun.objects.public().annotate(case_count=Count("cases"))[:200]
+        return Response(RunSummarySerializer(runs, many=True).data)
 
 
 class RunDetail(APIView):

@@ -8,6 +8,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from registry_site.limits import upload_refusal
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
 
@@ -42,6 +43,8 @@ class SubmissionList(APIView):
 
     def post(self, request):
         uploaded = request.FILES.get("archive")
+        if upload_refusal(request):
+            return Response({"error": upload_refusal(request)}, status=413)
         if uploaded is None:
             return Response({"error": "send the bundle archive as multipart field 'archive'"}, status=400)
         try:

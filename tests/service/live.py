@@ -59,24 +59,54 @@ class LiveService:
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 
-    def start_worker(self, extra_env: dict | None = None) -> subprocess.Popen:
+    def start_worker(self, extra_env: dict | None = None, pool: str = "solo", concurrency: int = 1,
+                     beat: bool = False) -> subprocess.Popen:
+        """A real Celery worker; `beat=True` embeds beat (the reaper and email runs), as the demo does."""
         log = open(self.tmp / f"worker-{len(self.logs)}.log", "w")
         self.logs.append(log)
+        extra = ["-B", f"--schedule={self.tmp / 'celerybeat-schedule'}"] if beat else []
         self.worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "registry_site", "worker", "--pool=solo", "--concurrency=1",
-             "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            [sys.executable, "-m", "celery", "-A", "registry_site", "worker", f"--pool={pool}",
+             f"--concurrency={concurrency}", "--prefetch-multiplier=1", "--loglevel=INFO", "--without-gossip",
+             "--without-mingle", "--without-heartbeat", *extra],
             cwd=ROOT, env={**self.env, **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         return self.worker
 
+    def restart_web(self, extra_env: dict | None = None) -> None:
+        if self.web is not None and self.web.poll() is None:
+            self.web.terminate()
+            self.web.wait(timeout=20)
+        self.web = _start_web(self, {**self.env, **(extra_env or {})})
+
+    def wait_for_email(self, needle: str, timeout_s: float = 30) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for message in self.emails():
+                if needle in message:
+                    return message
+            time.sleep(0.3)
+        raise AssertionError(f"no email with {needle!r} after {timeout_s}s: {[m[:200] for m in self.emails()]}")
+
+    def worker_log(self) -> str:
+        return "".join(p.read_text(errors="replace") for p in sorted(self.tmp.glob("worker-*.log")))
+
     def stop_worker(self, sig=signal.SIGTERM) -> None:
-        if self.worker and self.worker.poll() is None:
+        """Stop the worker and its pool and beat processes (its own process group)."""
+        if self.worker is None:
+            return
+        if self.worker.poll() is None:
             self.worker.send_signal(sig)
             try:
                 self.worker.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.worker.kill()
-                self.worker.wait()
+                pass
+        try:
+            os.killpg(self.worker.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.worker.wait()
 
     def emails(self) -> list[str]:
         return [p.read_text() for p in sorted(self.outbox.glob("*.log"))]
@@ -109,7 +139,7 @@ def require_redis() -> None:
         pytest.skip(message)
 
 
-def start_live_service(tmp: Path, redis_db: int = 13):
+def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None = None, worker: bool = True):
     require_redis()
     # Two checkouts testing at once on one machine must not flush each other's
     # broker: BENCHPACK_TEST_REDIS_DB_OFFSET moves this checkout's databases.
@@ -128,6 +158,12 @@ def start_live_service(tmp: Path, redis_db: int = 13):
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
         "SITE_URL": f"http://127.0.0.1:{port}",
         "SUBMISSION_VALIDATING_TIMEOUT_S": "4",
+        # fast heartbeats so a dead worker is noticed in seconds (defaults: 5 s / 30 s / 10 s)
+        "SUBMISSION_HEARTBEAT_S": "1",
+        "SUBMISSION_HEARTBEAT_TIMEOUT_S": "5",
+        "SUBMISSION_REAPER_INTERVAL_S": "2",
+        "EMAIL_DELIVERY_INTERVAL_S": "2",
+        **(env_overrides or {}),
     }
     env.pop("BENCHPACK_TEST_VALIDATION_DELAY_S", None)
     service = LiveService(tmp=tmp, env=env, url=f"http://127.0.0.1:{port}", outbox=outbox)
@@ -137,25 +173,9 @@ def start_live_service(tmp: Path, redis_db: int = 13):
     redis.Redis(db=redis_db).flushdb()
     service.manage("migrate", "--verbosity=0")
     service.manage("collectstatic", "--noinput", "--verbosity=0")
-    web_log = open(tmp / "web.log", "w")
-    service.logs.append(web_log)
-    service.web = subprocess.Popen(
-        [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1", "--static-path-route", "/static", "--static-path-mount", str(tmp / "var" / "staticfiles"),
-         "registry_site.wsgi:application"],
-        cwd=ROOT, env=env, stdout=web_log, stderr=subprocess.STDOUT,
-    )
-    service.start_worker()
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(service.url + "/", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline or service.web.poll() is not None:
-            raise RuntimeError("granian did not start: " + (tmp / "web.log").read_text()[-2000:])
-        time.sleep(0.3)
+    service.web = _start_web(service, env)
+    if worker:
+        service.start_worker()
 
     def stop():
         service.stop_worker()
@@ -167,3 +187,25 @@ def start_live_service(tmp: Path, redis_db: int = 13):
         drop_database()
 
     return service, stop
+
+
+def _start_web(service: LiveService, env: dict) -> subprocess.Popen:
+    port = service.url.rsplit(":", 1)[1]
+    web_log = open(service.tmp / "web.log", "a")
+    service.logs.append(web_log)
+    web = subprocess.Popen(
+        [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", port,
+         "--workers", "1", "--static-path-route", "/static", "--static-path-mount",
+         str(service.tmp / "var" / "staticfiles"), "registry_site.wsgi:application"],
+        cwd=ROOT, env=env, stdout=web_log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(service.url + "/", timeout=2).status_code == 200:
+                return web
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or web.poll() is not None:
+            raise RuntimeError("granian did not start: " + (service.tmp / "web.log").read_text()[-2000:])
+        time.sleep(0.3)

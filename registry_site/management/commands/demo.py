@@ -24,8 +24,8 @@ from django.core.management.base import BaseCommand, CommandError
 OPERATOR_EMAIL = "operator@benchpack.local"
 
 
-def _stop_on_sigterm(signum, frame):
-    raise KeyboardInterrupt
+class _Stop(KeyboardInterrupt):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) or SIGTERM."""
 
 
 class Command(BaseCommand):
@@ -38,40 +38,79 @@ class Command(BaseCommand):
         parser.add_argument("--exit-after-seed", action="store_true", help="stop once the demo data is public")
 
     def handle(self, *args, host, port, no_seed, exit_after_seed, **options):
-        signal.signal(signal.SIGTERM, _stop_on_sigterm)  # so `kill` also stops the children
+        self.children: list[subprocess.Popen] = []
+        self.stopping = False
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+        try:
+            self.run(host, port, no_seed, exit_after_seed)
+        except KeyboardInterrupt:
+            self.say("stopping")
+        finally:
+            # A second Ctrl-C while the children stop must not cut the cleanup short.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            self.stop_children()
+        if self.stopping:
+            self.say("stopped")
+            sys.exit(130)
+
+    def _on_signal(self, signum, frame):
+        if self.stopping:
+            return  # already on the way out
+        self.stopping = True
+        raise _Stop
+
+    def run(self, host, port, no_seed, exit_after_seed):
+        url = f"http://{host}:{port}"
+        # Links in emails (and the Sites row that allauth's emails name) point here;
+        # set before `migrate`, which writes the Sites row, and before the children start.
+        os.environ["SITE_URL"] = settings.SITE_URL = url
+        # The demo is what a newcomer sees: real 404/500 pages, never Django's debug
+        # pages (granian serves the static files either way). DEBUG=true in the
+        # environment keeps them for development.
+        os.environ.setdefault("DEBUG", "false")
+        hosts = set(settings.ALLOWED_HOSTS) | {host}
+        os.environ["ALLOWED_HOSTS"] = ",".join(sorted(hosts))
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
         self.say(f"database: {settings.DATABASES['default']['NAME']}")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         operator, password = self.ensure_operator()
-        url = f"http://{host}:{port}"
-        # links in emails sent by this process and by the children point here
-        os.environ["SITE_URL"] = settings.SITE_URL = url
-        children = [self.start_worker(), self.start_granian(host, port)]
-        try:
-            self.wait_until_up(url, children)
-            if not no_seed:
-                from registry_site.demo_data import seed
+        self.children.append(self.start_worker())
+        self.children.append(self.start_granian(host, port))
+        self.wait_until_up(url, self.children)
+        if not no_seed:
+            from registry_site.demo_data import seed
 
-                published = seed(url, operator, say=self.say)
-                self.say(f"demo data: {published} runs published")
-            self.banner(url, password)
-            if exit_after_seed:
-                return
-            while all(child.poll() is None for child in children):
-                time.sleep(0.5)
-            raise CommandError("a child process stopped; see its output above")
-        except KeyboardInterrupt:
-            self.say("stopping")
-        finally:
-            for child in children:
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-            for child in children:
-                try:
-                    child.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    child.kill()
+            published = seed(url, operator, say=self.say_unless_stopping)
+            self.say(f"demo data: {published} runs published")
+        self.banner(url, password)
+        if exit_after_seed:
+            return
+        while all(child.poll() is None for child in self.children):
+            time.sleep(0.5)
+        raise CommandError("a child process stopped; see its output above")
+
+    def stop_children(self, timeout_s: float = 15.0) -> None:
+        """SIGTERM to each child's whole process group (granian's and Celery's own
+        workers included), then SIGKILL to any group still there after timeout_s."""
+        for child in self.children:
+            _signal_group(child, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for child in self.children:
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            _signal_group(child, signal.SIGKILL)  # whatever of the group is left (workers of a dead parent too)
+            child.wait()
+
+    def say_unless_stopping(self, message: str) -> None:
+        """For long steps that may swallow KeyboardInterrupt (a run keeps its rows on Ctrl-C)."""
+        if self.stopping:
+            raise _Stop
+        self.say(message)
 
     def say(self, message: str) -> None:
         self.stdout.write(message)
@@ -105,19 +144,20 @@ class Command(BaseCommand):
                 if isinstance(folder, str):
                     Path(folder).mkdir(parents=True, exist_ok=True)
         self.say(f"celery worker: broker {settings.CELERY_BROKER_URL}")
-        return subprocess.Popen(
+        # -B embeds beat, so the reaper (stuck validations, undelivered uploads) and
+        # the email queue run here too: the demo has no separate beat process.
+        return _start_child(
             [sys.executable, "-m", "celery", "-A", "registry_site", "worker", "--loglevel=WARNING",
-             "--concurrency=1", "--prefetch-multiplier=1", "--without-gossip", "--without-mingle"],
-            env=os.environ.copy(),
+             "--concurrency=1", "--prefetch-multiplier=1", "--without-gossip", "--without-mingle",
+             "-B", f"--schedule={settings.VAR_DIR / 'celerybeat-schedule'}"]
         )
 
     def start_granian(self, host: str, port: int) -> subprocess.Popen:
         self.say(f"granian: http://{host}:{port}")
-        return subprocess.Popen(
+        return _start_child(
             [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", host, "--port", str(port),
              "--workers", "1", "--static-path-route", "/static", "--static-path-mount", str(settings.STATIC_ROOT),
-             "registry_site.wsgi:application"],
-            env=os.environ.copy(),
+             "registry_site.wsgi:application"]
         )
 
     def wait_until_up(self, url: str, children, timeout_s: float = 60.0) -> None:
@@ -139,3 +179,27 @@ class Command(BaseCommand):
         self.say(f"  operator login: {OPERATOR_EMAIL} / {password}   (review queue: {url}/review/)")
         self.say("  sign-up emails (verification links) are printed on this console")
         self.say("  Ctrl-C stops the web server and the worker")
+
+
+def _start_child(argv: list[str]) -> subprocess.Popen:
+    """A child in its own session: the terminal's Ctrl-C reaches only this command,
+    which then stops each child's whole group in order (no child racing to exit
+    first, no "a child process stopped", no traceback). If this command is
+    killed outright, the kernel sends the child SIGTERM (Linux)."""
+    return subprocess.Popen(argv, env=os.environ.copy(), start_new_session=True, preexec_fn=_die_with_parent)
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: Ctrl-C and SIGTERM still stop the children
+
+
+def _signal_group(child: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(child.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,111 @@
+"""Email from the worker, never from the request (an outbox in the database).
+
+`QueuedEmailBackend` is Django's EMAIL_BACKEND in every mode but the unit
+tests: `send_mail`, allauth's verification mail and our own notices only
+write a `QueuedEmail` row, inside whatever transaction the caller is in (so a
+state change and its email commit together, or not at all), then ask a
+worker to deliver once that commits. `deliver_pending` is the worker's side:
+it claims each row with a conditional UPDATE (two workers never send one
+message twice at the same moment), sends it with EMAIL_DELIVERY_BACKEND, and
+marks it sent; a failure (SMTP down) leaves it for the next run — the beat
+schedule runs one every 30 s — until EMAIL_MAX_DELIVERY_ATTEMPTS.
+Delivery is at-least-once: a worker killed between sending and marking sends
+that one message again after the claim expires.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import get_connection
+from django.core.mail.backends.base import BaseEmailBackend
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
+
+CLAIM_TIMEOUT = timedelta(minutes=5)
+
+
+class QueuedEmailBackend(BaseEmailBackend):
+    def send_messages(self, email_messages):
+        from submissions.models import QueuedEmail
+
+        rows = [
+            QueuedEmail(
+                message=_pickled(message),
+                recipients=", ".join(message.recipients())[:10_000],
+                subject=str(message.subject)[:998],
+            )
+            for message in email_messages
+        ]
+        if not rows:
+            return 0
+        QueuedEmail.objects.bulk_create(rows)
+        transaction.on_commit(kick_delivery, robust=True)
+        return len(rows)
+
+
+def _pickled(message) -> bytes:
+    connection, message.connection = message.connection, None  # this backend is not part of the message
+    try:
+        return pickle.dumps(message)
+    finally:
+        message.connection = connection
+
+
+def kick_delivery() -> None:
+    """Ask a worker to deliver now; if the broker is down the beat schedule does it later."""
+    from submissions.tasks import deliver_queued_email
+
+    try:
+        deliver_queued_email.delay()
+    except Exception:  # noqa: BLE001 - the rows are safe in the database
+        log.warning("could not queue email delivery; the periodic run will send it", exc_info=True)
+
+
+def deliver_pending(limit: int = 100) -> int:
+    """Send up to `limit` queued messages; returns how many were sent."""
+    from submissions.models import QueuedEmail
+
+    now = timezone.now()
+    ready = (
+        QueuedEmail.objects.filter(sent_at__isnull=True, attempts__lt=settings.EMAIL_MAX_DELIVERY_ATTEMPTS)
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - CLAIM_TIMEOUT))
+        .values_list("pk", flat=True)[:limit]
+    )
+    sent = 0
+    connection = None
+    try:
+        for pk in list(ready):
+            claimed = QueuedEmail.objects.filter(pk=pk, sent_at__isnull=True).filter(
+                Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - CLAIM_TIMEOUT)
+            ).update(claimed_at=timezone.now())
+            if claimed != 1:
+                continue  # another worker has it
+            row = QueuedEmail.objects.get(pk=pk)
+            message = pickle.loads(bytes(row.message))
+            try:
+                if connection is None:
+                    connection = get_connection(settings.EMAIL_DELIVERY_BACKEND, fail_silently=False)
+                message.connection = connection
+                message.send()
+            except Exception as exc:  # noqa: BLE001 - SMTP down, refused, timed out: try again later
+                QueuedEmail.objects.filter(pk=pk).update(
+                    claimed_at=None, attempts=row.attempts + 1, last_error=f"{type(exc).__name__}: {exc}"[:255]
+                )
+                log.warning("email %s not delivered (attempt %d): %s", pk, row.attempts + 1, exc)
+                break  # the server is probably down: the next run tries again
+            QueuedEmail.objects.filter(pk=pk).update(sent_at=timezone.now(), attempts=row.attempts + 1, last_error="")
+            sent += 1
+    finally:
+        if connection is not None:
+            try:
+                connection.close()
+            except Exception:  # noqa: BLE001
+                pass
+    return sent
