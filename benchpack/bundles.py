@@ -43,7 +43,7 @@ from benchpack.bundle_checks import (
 )
 from benchpack.bundle_validate import ValidationReport, validate_bundle
 from benchpack.errors import BenchpackError, ConfigError, Problem
-from benchpack.resultdir import RUN_FILE, read_rows
+from benchpack.resultdir import RUN_FILE, RUN_METADATA_FILE, read_rows
 
 __all__ = ["create_bundle", "validate_bundle", "ValidationReport", "Finding", "BundleLimits", "PROVENANCES"]
 
@@ -52,11 +52,16 @@ HOST_LABEL_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 
 
 def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bool = False,
-                  host_label: str | None = None) -> Path:
-    """`host_label`: publish this as every run's hostname; None: an opaque label (see the module docstring)."""
+                  host_label: str | None = None, allow_incomplete: bool = False) -> Path:
+    """Bundle `result_dirs` into `out`.
+
+    `host_label`: publish this as every run's hostname; None: an opaque label
+    (see the module docstring). A run whose run-metadata.json says it did not
+    finish (`complete: false`) is refused unless `allow_incomplete`; then it
+    goes in as it is, and its metadata keeps saying so to every reader."""
     sources = [Path(path) for path in result_dirs]
     out = Path(out)
-    _check_arguments(sources, out, provenance, force, host_label)
+    _check_arguments(sources, out, provenance, force, host_label, allow_incomplete)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
     hostnames = _HostLabels(host_label)
@@ -84,7 +89,20 @@ def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bo
     return out
 
 
-def _check_arguments(sources: list[Path], out: Path, provenance: str, force: bool, host_label: str | None) -> None:
+def _incomplete_reason(source: Path) -> str | None:
+    """Why the run did not finish, from its run-metadata.json; None when it finished or does not say."""
+    try:
+        metadata = json.loads((source / RUN_METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(metadata, dict) or metadata.get("complete") is not False:
+        return None
+    reason = metadata.get("incomplete_reason")
+    return reason if isinstance(reason, str) and reason else "no reason recorded"
+
+
+def _check_arguments(sources: list[Path], out: Path, provenance: str, force: bool,
+                     host_label: str | None = None, allow_incomplete: bool = False) -> None:
     problems: list[Problem] = []
     if provenance not in PROVENANCES:
         problems.append(Problem("--provenance", "", f"must be one of {', '.join(PROVENANCES)}"))
@@ -101,6 +119,11 @@ def _check_arguments(sources: list[Path], out: Path, provenance: str, force: boo
         run_file = source / RUN_FILE
         if not run_file.is_file() or run_file.is_symlink():
             problems.append(Problem(str(source), "", f"has no regular {RUN_FILE}"))
+        incomplete = None if allow_incomplete else _incomplete_reason(source)
+        if incomplete:
+            problems.append(Problem(str(source / RUN_METADATA_FILE), "complete",
+                                    f"the run did not finish ({incomplete}); rerun it, or pass --allow-incomplete "
+                                    "to bundle it as an incomplete run"))
         resolved = source.resolve()
         if not re.fullmatch(LABEL_PATTERN, resolved.name):
             problems.append(Problem(str(source), "", "directory name must be letters, digits, '.', '_' or '-' (it becomes the run label)"))

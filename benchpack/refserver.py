@@ -65,6 +65,19 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "split_events": False,   # each token event written in two pieces
     "timings": True,         # llama-server `timings` object in the final chunk
     "usage_in_final_chunk": False,  # usage on the finish chunk instead of a usage-only chunk
+    # A simulated prompt cache, as llama-server keeps one per slot: the words a
+    # prompt shares with the previous prompt's start are reported as cached
+    # (cached_tokens/cache_n) and cost no prefill time, unless the request
+    # sends "cache_prompt": false. TTFT scales with the words evaluated.
+    "prompt_cache": False,
+    "served_model": None,    # the "model" in responses; None echoes the request's
+    # What the server says about itself (None: the route answers 404).
+    "props": None,           # GET /props, llama-server style
+    "models": None,          # GET /v1/models: a list of model ids
+    "ollama_version": None,  # GET /api/version
+    "ollama_show": None,     # POST /api/show answers this for the models in `ollama_models`
+    "ollama_models": [],
+    "ollama_ps": None,       # GET /api/ps: the "models" list
 }
 
 _TOKEN_RE = re.compile(r"\S+\s*|\s+")
@@ -111,6 +124,23 @@ class _State:
         self.cursor = 0
         self.stopping = threading.Event()
         self.writer = TimedWriter()
+        self.cached_words: list[str] = []  # the simulated prompt cache's last prompt
+
+    def prompt_cache_hit(self, config: dict, words: list[str], cache_prompt: Any) -> int:
+        """Words of `words` served from the simulated cache (0 when it is off or bypassed)."""
+        if not config["prompt_cache"]:
+            return int(config["cached_tokens"])
+        with self.lock:
+            previous, self.cached_words = self.cached_words, list(words)
+        if cache_prompt is False:
+            return 0
+        shared = 0
+        for mine, theirs in zip(words, previous):
+            if mine != theirs:
+                break
+            shared += 1
+        # A real server always evaluates at least the last prompt token.
+        return min(shared, max(0, len(words) - 1))
 
     def next_reply(self) -> tuple[dict, Reply]:
         with self.lock:
@@ -217,8 +247,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, log)
         elif self.path in ("/_ref/health", "/health"):
             self._send_json(200, {"status": "ok"})
+        elif self.path in self._SELF_DESCRIPTION:
+            self._describe(self._SELF_DESCRIPTION[self.path])
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    # GET routes where a server describes itself -> how to build the answer from config.
+    _SELF_DESCRIPTION = {
+        "/props": lambda c: c["props"],
+        "/v1/models": lambda c: None if c["models"] is None else
+        {"object": "list", "data": [{"id": m, "object": "model"} for m in c["models"]]},
+        "/api/version": lambda c: None if c["ollama_version"] is None else {"version": c["ollama_version"]},
+        "/api/ps": lambda c: None if c["ollama_ps"] is None else {"models": c["ollama_ps"]},
+    }
+
+    def _describe(self, build) -> None:
+        with self.state.lock:
+            answer = build(dict(self.state.config))
+        if answer is None:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+        else:
+            self._send_json(200, answer)
 
     def do_POST(self) -> None:
         received = perf_counter()
@@ -237,6 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if body is None or not isinstance(body, dict):
             self._send_json(400, {"error": {"message": "request body is not a JSON object", "code": 400}})
+            return
+        if self.path == "/api/show":
+            with self.state.lock:
+                config = dict(self.state.config)
+            if config["ollama_show"] is not None and body.get("model") in config["ollama_models"]:
+                self._send_json(200, config["ollama_show"])
+            else:
+                self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
             return
         if self.path not in ("/v1/chat/completions", "/api/generate"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
@@ -287,6 +344,18 @@ class _Handler(BaseHTTPRequestHandler):
             prompt_tokens = len(prompt.split())
         return int(prompt_tokens), len(reply.reasoning) + len(reply.content), reply
 
+    def _prefill(self, config: dict, body: dict, prompt: str, prompt_tokens: int,
+                 ttft: float) -> tuple[int, float]:
+        """(cached prompt tokens, seconds to the first token) for this request, from the
+        reply's own `ttft` for a whole prompt."""
+        cached = min(self.state.prompt_cache_hit(config, prompt.split(), body.get("cache_prompt")), prompt_tokens)
+        if config["prompt_cache"] and prompt_tokens:
+            ttft *= max(prompt_tokens - cached, 1) / prompt_tokens
+        return cached, ttft
+
+    def _model(self, config: dict, body: dict) -> str:
+        return config["served_model"] or body.get("model", "ref")
+
     # ---- OpenAI ---------------------------------------------------------
     def _chat(self, body: dict, config: dict, reply: Reply, record: dict) -> None:
         if self._failures(config, body, record):
@@ -296,16 +365,19 @@ class _Handler(BaseHTTPRequestHandler):
         full_reply = reply
         prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, body.get("max_tokens"))
         finish = "length" if output_tokens < len(full_reply.reasoning) + len(full_reply.content) else "stop"
-        cached = min(int(config["cached_tokens"]), prompt_tokens)
+        ttft, itl = reply_timing(reply, config)
+        cached, ttft = self._prefill(config, body, prompt, prompt_tokens, ttft)
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
                  "total_tokens": prompt_tokens + output_tokens,
                  "prompt_tokens_details": {"cached_tokens": cached}}
-        ttft, itl = reply_timing(reply, config)
         first_at = record["received_at"] + ttft
+        predicted_ms = max(0, output_tokens - 1) * itl * 1000
         timings = {"cache_n": cached, "prompt_n": prompt_tokens - cached, "prompt_ms": ttft * 1000,
-                   "predicted_n": output_tokens, "predicted_ms": max(0, output_tokens - 1) * itl * 1000}
+                   "prompt_per_second": (prompt_tokens - cached) / ttft if ttft > 0 else None,
+                   "predicted_n": output_tokens, "predicted_ms": predicted_ms,
+                   "predicted_per_second": (output_tokens - 1) / (predicted_ms / 1000) if predicted_ms else None}
         base = {"id": f"chatcmpl-ref{record['id']}", "object": "chat.completion.chunk", "created": int(time.time()),
-                "model": body.get("model", "ref")}
+                "model": self._model(config, body)}
         if not body.get("stream"):
             self._wait_until(first_at + max(0, output_tokens - 1) * itl)
             message = {"role": "assistant", "content": "".join(reply.content)}
@@ -365,17 +437,20 @@ class _Handler(BaseHTTPRequestHandler):
         if self._failures(config, body, record):
             return
         options = body.get("options") or {}
-        prompt_tokens, output_tokens, reply = self._counts(config, str(body.get("prompt", "")), reply,
-                                                           options.get("num_predict"))
+        prompt = str(body.get("prompt", ""))
+        prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, options.get("num_predict"))
+        # Ollama has no per-request cache switch, and reports only the prompt
+        # tokens it evaluated.
         ttft, itl = reply_timing(reply, config)
+        cached, ttft = self._prefill(config, {}, prompt, prompt_tokens, ttft)
         first_at = record["received_at"] + ttft
-        base = {"model": body.get("model", "ref"), "created_at": "2026-01-01T00:00:00Z"}
+        base = {"model": self._model(config, body), "created_at": "2026-01-01T00:00:00Z"}
 
         def final() -> dict:
             eval_ns = int(max(0, output_tokens - 1) * itl * 1e9) or 1
             return {**base, "response": "", "done": True, "done_reason": "stop",
                     "total_duration": int((perf_counter() - record["received_at"]) * 1e9),
-                    "load_duration": 1000, "prompt_eval_count": prompt_tokens,
+                    "load_duration": 1000, "prompt_eval_count": prompt_tokens - cached,
                     "prompt_eval_duration": int(ttft * 1e9), "eval_count": output_tokens, "eval_duration": eval_ns}
 
         if body.get("stream", True) is False:
@@ -508,20 +583,35 @@ class RefServer:
         self.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchpack.refserver", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `benchpack refserver` and `python -m benchpack.refserver`."""
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
     parser.add_argument("--config", help="JSON file with DEFAULT_CONFIG keys, or - for stdin")
     parser.add_argument("--reply-file", action="append", default=[],
                         help="a file whose text is one scripted reply (repeat for several; cycled)")
-    parser.add_argument("--ttft-ms", type=float)
-    parser.add_argument("--itl-ms", type=float)
-    parser.add_argument("--scenario", choices=SCENARIOS)
-    args = parser.parse_args(argv)
+    parser.add_argument("--ttft-ms", type=float, help="time to the first token (default 20)")
+    parser.add_argument("--itl-ms", type=float, help="time between tokens (default 2)")
+    parser.add_argument("--scenario", choices=SCENARIOS, help="fail the way real servers fail (default ok)")
+    parser.add_argument("--like", choices=("llama-server",),
+                        help="describe itself as llama-server does (GET /props, /v1/models) and keep a prompt "
+                             "cache that cold prompts bypass")
+
+
+LIKE_LLAMA_SERVER = {
+    "prompt_cache": True, "served_model": "refserver-model", "models": ["refserver-model"],
+    "props": {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1,
+              "model_alias": "refserver-model", "model_path": "refserver-model.gguf",
+              "build_info": "benchpack-refserver"},
+}
+
+
+def config_from_args(args: argparse.Namespace) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if args.config:
         config = json.loads(sys.stdin.read() if args.config == "-" else open(args.config, encoding="utf-8").read())
+    if getattr(args, "like", None) == "llama-server":
+        config = {**LIKE_LLAMA_SERVER, **config}
     if args.reply_file:
         config["responses"] = [open(path, encoding="utf-8").read() for path in args.reply_file]
     if args.ttft_ms is not None:
@@ -530,7 +620,14 @@ def main(argv: list[str] | None = None) -> int:
         config["itl_s"] = args.itl_ms / 1000
     if args.scenario:
         config["scenario"] = args.scenario
-    serve(config, args.host, args.port)
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchpack.refserver", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    serve(config_from_args(args), args.host, args.port)
     return 0
 
 

@@ -1,5 +1,6 @@
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,21 @@ def test_the_cli_takes_a_host_label_for_the_bundle(tmp_path, capsys):
     assert main(["registry", "bundle", "create", "--out", str(tmp_path / "c"), "--provenance", "self-reported",
                  "--host-label", "bad label", *sources]) == 2
     assert "--host-label" in capsys.readouterr().err and not (tmp_path / "c").exists()
+
+
+def test_a_run_that_did_not_finish_is_refused_unless_allowed(tmp_path):
+    import json as _json
+
+    from benchpack.bundles import create_bundle
+    from benchpack.errors import ConfigError
+
+    source = tmp_path / "cut-run"
+    shutil.copytree(REAL_RESULTS / "2026-04-29-llama-server-smoke", source)
+    (source / "run-metadata.json").write_text(_json.dumps(
+        {"complete": False, "incomplete_reason": "interrupted (Ctrl-C) after 1 of 3 executions"}))
+    with pytest.raises(ConfigError) as info:
+        create_bundle([source], tmp_path / "bundle", "self-reported")
+    assert "the run did not finish (interrupted (Ctrl-C) after 1 of 3 executions)" in info.value.lines()[0]
+    assert not (tmp_path / "bundle").exists()
+    out = create_bundle([source], tmp_path / "bundle", "self-reported", allow_incomplete=True)
+    assert _json.loads((out / "runs" / "cut-run" / "run-metadata.json").read_text())["complete"] is False

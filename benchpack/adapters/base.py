@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
+TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s",
+               "rate_source")
+# Where `prefill_tps` / `decode_tps` came from: the client's own clock, or
+# the server's own counters (Ollama's prompt_eval_* / eval_* when a
+# non-streamed response has no arrival times to compute them from).
+RATE_SOURCES = ("client", "native")
 TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
 
 
@@ -43,6 +48,10 @@ class AdapterResult:
     backend: dict | None
     request_payload: dict
     response_payload: Any
+    # What the server says it did: the model name in its response, and why it
+    # stopped ("stop", "length", ...). None when the response does not say.
+    served_model: str | None = None
+    finish_reason: str | None = None
 
 
 class Adapter(Protocol):
@@ -91,15 +100,18 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
         if trace.token_times:
             ttft_any_s = trace.token_times[0] - trace.start
         tpot_s = time_per_output_token(trace, output_tokens)
+    prefill_tps = rate(prompt_tokens, ttft_s)
+    decode_tps = rate(output_tokens, wall_s - ttft_s) if ttft_s is not None else None
     return {
         "wall_s": wall_s,
         "ttft_s": ttft_s,
-        "prefill_tps": rate(prompt_tokens, ttft_s),
-        "decode_tps": rate(output_tokens, wall_s - ttft_s) if ttft_s is not None else None,
+        "prefill_tps": prefill_tps,
+        "decode_tps": decode_tps,
         "total_tps": rate(output_tokens, wall_s),
         "ttfb_s": ttfb_s,
         "ttft_any_s": ttft_any_s,
         "tpot_s": tpot_s,
+        "rate_source": "client" if prefill_tps is not None or decode_tps is not None else None,
     }
 
 
@@ -111,6 +123,10 @@ def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> floa
     if output_tokens is None or output_tokens < 2 or len(times) < 2:
         return None
     return (times[-1] - times[0]) / (output_tokens - 1)
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def empty_tokens() -> dict:

@@ -79,13 +79,13 @@ class _RichAutoRefresh:
 
     def started(self, total_executions: int) -> None:
         self.progress.start()
-        self.task = self.progress.add_task("starting", total=total_executions, failed="")
+        self.task = self.progress.add_task("starting", total=total_executions, count="", detail="")
 
     def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None:
         self.progress.update(self.task, description=f"{case_id} rep {repetition}")
 
     def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None:
-        self.progress.update(self.task, advance=1, failed="")
+        self.progress.update(self.task, advance=1, count="", detail="")
 
     def finished(self) -> None:
         self.progress.stop()
