@@ -327,3 +327,28 @@ def test_its_numbers_never_come_from_raw_or_run_metadata(tmp_path):
 def test_it_raises_for_no_result_dirs():
     with pytest.raises(BenchpackError):
         compare_runs([])
+
+
+class CountingRows(list):
+    """A run's rows that count how often they are walked: compare must walk
+    them a fixed number of times, not once per case (a run with thousands of
+    cases made compare, and the review page that calls it, quadratic)."""
+
+    walks = 0
+
+    def __iter__(self):
+        CountingRows.walks += 1
+        return super().__iter__()
+
+
+def test_compare_walks_each_runs_rows_a_fixed_number_of_times(tmp_path):
+    from benchpack.resultdir import ResultDir
+
+    def walks_for(cases):
+        runs = [ResultDir(tmp_path / f"run-{n}", rows=CountingRows(make_row(f"case-{i}") for i in range(cases)))
+                for n in range(2)]
+        CountingRows.walks = 0
+        compare_runs(runs, noise=False)
+        return CountingRows.walks
+
+    assert walks_for(200) == walks_for(20)
