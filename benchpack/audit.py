@@ -23,6 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchpack.errors import PackError, Problem
+from benchpack.repo_task.cheats import (
+    ALL_CLASSES,
+    DESCRIPTIONS,
+    EXTERNAL_AGENT_CLASSES,
+    FENCED_PATCH_CLASSES,
+    CheatSpec,
+)
 
 AUDIT_KINDS = (
     "known-good",
@@ -32,6 +39,7 @@ AUDIT_KINDS = (
     "collateral",
     "corrupt-evidence",
     "missing-evidence",
+    "cheat",
 )
 # What every audited case should cover (eval-engineering "Test the decision boundary").
 REQUIRED_COVERAGE = (
@@ -43,7 +51,14 @@ REQUIRED_COVERAGE = (
     ("corrupt-evidence", "missing-evidence"),
 )
 VERDICTS = ("pass", "fail")
-FIXTURE_KEYS = {"id", "kind", "model_output", "agent", "expected", "description", "failed_check"}
+FIXTURE_KEYS = {"id", "kind", "model_output", "agent", "expected", "description", "failed_check", "cheat"}
+CHEATS_KEYS = {"module", "base"}
+# Pseudo-check ids the audit derives from the row (not from the verifier JSON).
+GUARDED_WRITE = "guarded-write"
+# The failed check a synthesized cheat must fail with: a cheat that flips a
+# wrong answer to "pass" is caught when the hidden checks still fail; planted
+# bytecode is caught by the scope check.
+CHEAT_FAILED_CHECK = {"bytecode-sitecustomize": "scope", "bytecode-shadow": "scope"}
 MANIFEST = "audit.toml"
 AUDIT_MODEL = "benchpack-audit"
 
@@ -58,6 +73,9 @@ class AuditFixture:
     model_output: Path | None  # text the model "answers" (fenced-patch cases)
     agent: Path | None  # Python script run as the external agent (external-agent cases)
     failed_check: str | None  # for expected fails: a verifier check that must be among the failed ones
+    cheat: str | None = None  # cheat class (kind "cheat")
+    harness: str = "fenced-patch"
+    cheat_spec: CheatSpec | None = None  # synthesized from [cheats]: the answer is built at run time
 
 
 @dataclass(frozen=True)
@@ -122,12 +140,42 @@ def _parse_fixture(entry, index: int, case, audit_dir: Path, pack_root: Path, pr
         problems.append(Problem(where, f"{field}.{unwanted}", f"not used by a {'external-agent' if external else 'fenced-patch'} case (use {wanted})"))
     if entry.get(wanted) is None:
         problems.append(Problem(where, f"{field}.{wanted}", "is required"))
+    cheat = entry.get("cheat")
+    if entry.get("kind") == "cheat" and cheat not in ALL_CLASSES:
+        problems.append(Problem(where, f"{field}.cheat", f"kind = \"cheat\" needs cheat = one of {', '.join(ALL_CLASSES)}"))
+    elif entry.get("kind") != "cheat" and cheat is not None:
+        problems.append(Problem(where, f"{field}.cheat", 'only with kind = "cheat"'))
     model_output = _fixture_file(entry.get("model_output"), where, f"{field}.model_output", audit_dir, pack_root, problems)
     agent = _fixture_file(entry.get("agent"), where, f"{field}.agent", audit_dir, pack_root, problems)
     if len(problems) > before:
         return None
     return AuditFixture(case.id, entry["id"], entry["kind"], entry["expected"], entry["description"],
-                        model_output, agent, failed_check)  # fmt: skip
+                        model_output, agent, failed_check, cheat, "external-agent" if external else "fenced-patch")  # fmt: skip
+
+
+def _cheat_fixtures(table, case, audit_dir: Path, pack_root: Path, problems: list[Problem]) -> list[AuditFixture]:
+    """One synthesized fixture per fenced-patch cheat class from the case's `[cheats]` table."""
+    where = f"{(audit_dir / MANIFEST).relative_to(pack_root).as_posix()}"
+    if not isinstance(table, dict):
+        problems.append(Problem(where, "cheats", "must be a table"))
+        return []
+    before = len(problems)
+    for key in sorted(set(table) - CHEATS_KEYS):
+        problems.append(Problem(where, f"cheats.{key}", "unknown key"))
+    if case.harness is not None and case.harness.id == "external-agent":
+        problems.append(Problem(where, "cheats", "is for fenced-patch cases; external-agent cases list cheat fixtures with agent scripts"))
+    module = table.get("module")
+    if not isinstance(module, str) or not module or Path(module).is_absolute() or ".." in Path(module).parts:
+        problems.append(Problem(where, "cheats.module", "must be a relative path inside the repo fixture"))
+    base = _fixture_file(table.get("base"), where, "cheats.base", audit_dir, pack_root, problems)
+    if len(problems) > before:
+        return []
+    spec = CheatSpec(module, base)
+    return [
+        AuditFixture(case.id, f"cheat-{cheat}", "cheat", "fail", DESCRIPTIONS[cheat], None, None,
+                     CHEAT_FAILED_CHECK.get(cheat, "hidden-tests"), cheat, "fenced-patch", spec)  # fmt: skip
+        for cheat in FENCED_PATCH_CLASSES
+    ]
 
 
 def load_audit(pack, case_ids: list[str] | None = None) -> list[AuditFixture]:
@@ -158,9 +206,13 @@ def load_audit(pack, case_ids: list[str] | None = None) -> list[AuditFixture]:
         if not isinstance(entries, list) or not entries:
             problems.append(Problem(f"audit/{case.id}/{MANIFEST}", "fixtures", "must be a non-empty array of tables"))
             continue
+        for key in sorted(set(data) - {"fixtures", "cheats"}):
+            problems.append(Problem(f"audit/{case.id}/{MANIFEST}", key, "unknown key"))
         seen: set[str] = set()
-        for index, entry in enumerate(entries):
-            fixture = _parse_fixture(entry, index, case, audit_dir, pack.root, problems)
+        parsed = [_parse_fixture(entry, index, case, audit_dir, pack.root, problems) for index, entry in enumerate(entries)]
+        if "cheats" in data:
+            parsed += _cheat_fixtures(data["cheats"], case, audit_dir, pack.root, problems)
+        for index, fixture in enumerate(parsed):
             if fixture is None:
                 continue
             if fixture.id in seen:
@@ -173,15 +225,23 @@ def load_audit(pack, case_ids: list[str] | None = None) -> list[AuditFixture]:
 
 
 def missing_coverage(fixtures: list[AuditFixture]) -> dict[str, list[str]]:
-    """case id → the required fixture kinds it lacks (see REQUIRED_COVERAGE)."""
+    """case id → the required fixture kinds and cheat classes it lacks (REQUIRED_COVERAGE, cheats.py)."""
     kinds: dict[str, set[str]] = {}
+    cheats: dict[str, set[str]] = {}
+    harness: dict[str, str] = {}
     for fixture in fixtures:
         kinds.setdefault(fixture.case_id, set()).add(fixture.kind)
-    return {
-        case: ["/".join(group) for group in REQUIRED_COVERAGE if not kinds_of.intersection(group)]
-        for case, kinds_of in kinds.items()
-        if any(not kinds_of.intersection(group) for group in REQUIRED_COVERAGE)
-    }
+        harness[fixture.case_id] = fixture.harness
+        if fixture.cheat:
+            cheats.setdefault(fixture.case_id, set()).add(fixture.cheat)
+    missing: dict[str, list[str]] = {}
+    for case, kinds_of in kinds.items():
+        lacking = ["/".join(group) for group in REQUIRED_COVERAGE if not kinds_of.intersection(group)]
+        required = EXTERNAL_AGENT_CLASSES if harness[case] == "external-agent" else FENCED_PATCH_CLASSES
+        lacking += [f"cheat {c}" for c in required if c not in cheats.get(case, set())]
+        if lacking:
+            missing[case] = lacking
+    return missing
 
 
 # -- running ------------------------------------------------------------------
@@ -218,6 +278,9 @@ def verdict_from_row(row: dict | None, out: Path, aborted: str | None) -> tuple[
     verify = _read_json(out / row["verify"]["path"]) if isinstance(row.get("verify"), dict) else {}
     failed = verify.get("failed_checks")
     failed_checks = tuple(c for c in failed if isinstance(c, str)) if isinstance(failed, list) else ()
+    repo = row.get("repo_task") if isinstance(row.get("repo_task"), dict) else {}
+    if repo.get("guarded_writes"):
+        failed_checks += (GUARDED_WRITE,)
     task_stderr = _first_line(out / row["task"]["stderr_path"]) if isinstance(row.get("task"), dict) else ""
     parts = []
     if aborted or row.get("error"):
@@ -226,16 +289,39 @@ def verdict_from_row(row: dict | None, out: Path, aborted: str | None) -> tuple[
         parts.append(f"task: {task_stderr}")
     if failed_checks:
         parts.append("failed: " + ", ".join(failed_checks))
+    if repo.get("guarded_writes") or repo.get("status") == "error":
+        parts.append(repo.get("failure_reason", ""))
     return ("pass" if passed else "fail"), failed_checks, "; ".join(parts)
 
 
-def run_fixture(pack, fixture: AuditFixture, server, workdir: Path) -> AuditResult:
+def fixture_answer(pack, fixture: AuditFixture) -> str:
+    """The model output a fixture plays: its file, a synthesized cheat, or a placeholder for agents."""
+    if fixture.cheat_spec is not None:
+        from benchpack.repo_task.cheats import synthesize_answer
+        from benchpack.repo_task.executors import fenced_patch_text
+
+        case = next(c for c in pack.cases if c.id == fixture.case_id)
+        pristine = Path(pack.root / pack.repo_fixture(case).path).resolve()
+
+        def apply(workspace: Path, text: str) -> str | None:
+            result = fenced_patch_text(workspace, text)
+            return result.stderr.strip() or None
+
+        try:
+            return synthesize_answer(pristine, fixture.cheat_spec, fixture.cheat, apply)
+        except (OSError, RuntimeError) as exc:
+            raise PackError(Problem(f"audit/{fixture.case_id}/{MANIFEST}", "cheats", str(exc))) from exc
+    if fixture.model_output:
+        return fixture.model_output.read_text(encoding="utf-8")
+    return "(external agent)"
+
+
+def run_fixture(pack, fixture: AuditFixture, server, workdir: Path, *, unsandboxed: bool = False) -> AuditResult:
     """One fixture through `run_pack`: fresh workspace, real executor, real verifier."""
     from benchpack.runner import RunOptions, run_pack
 
     out = workdir / fixture.case_id / fixture.id
-    text = fixture.model_output.read_text(encoding="utf-8") if fixture.model_output else "(external agent)"
-    server.configure(responses=[text])
+    server.configure(responses=[fixture_answer(pack, fixture)])
     options = RunOptions(
         adapter="openai-chat",
         model=AUDIT_MODEL,
@@ -243,15 +329,26 @@ def run_fixture(pack, fixture: AuditFixture, server, workdir: Path) -> AuditResu
         out=out,
         host_label="benchpack-audit",
         external_agent_argv=[sys.executable, str(fixture.agent)] if fixture.agent else None,
+        unsandboxed=unsandboxed,
     )
-    outcome = run_pack(_one_case_pack(pack, fixture.case_id), options)
+    one_case = _one_case_pack(pack, fixture.case_id)
+    executor = None
+    if fixture.agent:
+        from benchpack.repo_task.integration import RepoTaskExecutor
+
+        # Fixture agents are the pack author's code: besides their own directory they
+        # may read the pack's scripts/ (never verify/, which stays unmounted).
+        scripts = tuple(p for p in (pack.root / "scripts",) if p.is_dir())
+        executor = RepoTaskExecutor(one_case, options, external_agent_argv=options.external_agent_argv,
+                                    agent_read_only=scripts)  # fmt: skip
+    outcome = run_pack(one_case, options, repo_task_executor=executor)
     row = outcome.rows[0] if outcome.rows else None
     actual, failed_checks, note = verdict_from_row(row, out, outcome.aborted)
     return AuditResult(fixture, actual, failed_checks, note)
 
 
 def audit_pack(pack, fixtures: list[AuditFixture], *, workdir: Path | None = None,
-               on_result: Callable[[AuditResult], None] | None = None) -> list[AuditResult]:  # fmt: skip
+               on_result: Callable[[AuditResult], None] | None = None, unsandboxed: bool = False) -> list[AuditResult]:  # fmt: skip
     """Run every fixture; `workdir` keeps the result dirs (default: a temporary directory)."""
     from benchpack.refserver import RefServer
 
@@ -260,7 +357,7 @@ def audit_pack(pack, fixtures: list[AuditFixture], *, workdir: Path | None = Non
         base = Path(workdir) if workdir is not None else Path(tmp)
         with RefServer(ttft_s=0.0, itl_s=0.0) as server:
             for fixture in fixtures:
-                result = run_fixture(pack, fixture, server, base)
+                result = run_fixture(pack, fixture, server, base, unsandboxed=unsandboxed)
                 results.append(result)
                 if on_result is not None:
                     on_result(result)
@@ -276,6 +373,7 @@ def results_to_dict(pack, results: list[AuditResult]) -> dict:
                 "case": r.fixture.case_id,
                 "fixture": r.fixture.id,
                 "kind": r.fixture.kind,
+                "cheat": r.fixture.cheat,
                 "expected": r.fixture.expected,
                 "actual": r.actual,
                 "failed_check": r.fixture.failed_check,

@@ -209,6 +209,9 @@ ROW_SCHEMA: dict = {
         "task": _OPT_OBJ,
         "verify": _OPT_OBJ,
         "repo_task": _OPT_OBJ,
+        # How the repo task's candidate code was isolated (docs/repo-tasks.md); a
+        # "none" result ranks below a "bubblewrap" one.
+        "sandbox": {"enum": ["bubblewrap", "none"]},
     },
 }
 # The row schema again as msgspec types, decoded and checked in C in one pass.
@@ -288,6 +291,7 @@ class _Row(msgspec.Struct, kw_only=True, gc=False):
     task: Optional[dict] = None
     verify: Optional[dict] = None
     repo_task: Optional[dict] = None
+    sandbox: Union[Literal["bubblewrap", "none"], msgspec.UnsetType] = msgspec.UNSET
 
 
 _VALID_ROW = msgspec.json.Decoder(_Row)

@@ -6,13 +6,22 @@ safe model-call logs) and records every other regular file by hash and size.
 It is built in a temporary directory beside `out`, validated with the same
 checks a receiver runs, and only then renamed into place, so a refused or
 interrupted creation leaves nothing half-written.
+
+Privacy: a bundle never carries a machine's real hostname. hardware.json's
+`hostname` becomes an opaque label (`host-` + 10 hex digits of an HMAC with
+a key made for this bundle and then thrown away: runs from one machine share
+a label inside the bundle, and labels cannot be linked across bundles or
+turned back into the name), unless the run recorded a label the user chose
+(`benchpack run --host-label`) or the bundle is made with `--host-label`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import re
 import shutil
 import stat
@@ -34,19 +43,30 @@ from benchpack.bundle_checks import (
 )
 from benchpack.bundle_validate import ValidationReport, validate_bundle
 from benchpack.errors import BenchpackError, ConfigError, Problem
-from benchpack.resultdir import RUN_FILE, read_rows
+from benchpack.resultdir import RUN_FILE, RUN_METADATA_FILE, read_rows
 
 __all__ = ["create_bundle", "validate_bundle", "ValidationReport", "Finding", "BundleLimits", "PROVENANCES"]
 
 
-def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bool = False) -> Path:
+HOST_LABEL_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+
+
+def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bool = False,
+                  host_label: str | None = None, allow_incomplete: bool = False) -> Path:
+    """Bundle `result_dirs` into `out`.
+
+    `host_label`: publish this as every run's hostname; None: an opaque label
+    (see the module docstring). A run whose run-metadata.json says it did not
+    finish (`complete: false`) is refused unless `allow_incomplete`; then it
+    goes in as it is, and its metadata keeps saying so to every reader."""
     sources = [Path(path) for path in result_dirs]
     out = Path(out)
-    _check_arguments(sources, out, provenance, force)
+    _check_arguments(sources, out, provenance, force, host_label, allow_incomplete)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    hostnames = _HostLabels(host_label)
     try:
-        runs = [_copy_run(source, staging) for source in sources]
+        runs = [_copy_run(source, staging, hostnames) for source in sources]
         manifest = {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
@@ -69,10 +89,25 @@ def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bo
     return out
 
 
-def _check_arguments(sources: list[Path], out: Path, provenance: str, force: bool) -> None:
+def _incomplete_reason(source: Path) -> str | None:
+    """Why the run did not finish, from its run-metadata.json; None when it finished or does not say."""
+    try:
+        metadata = json.loads((source / RUN_METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(metadata, dict) or metadata.get("complete") is not False:
+        return None
+    reason = metadata.get("incomplete_reason")
+    return reason if isinstance(reason, str) and reason else "no reason recorded"
+
+
+def _check_arguments(sources: list[Path], out: Path, provenance: str, force: bool,
+                     host_label: str | None = None, allow_incomplete: bool = False) -> None:
     problems: list[Problem] = []
     if provenance not in PROVENANCES:
         problems.append(Problem("--provenance", "", f"must be one of {', '.join(PROVENANCES)}"))
+    if host_label is not None and not re.fullmatch(HOST_LABEL_PATTERN, host_label):
+        problems.append(Problem("--host-label", "", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"))
     if not sources:
         problems.append(Problem("bundle create", "", "give at least one result directory"))
     out_resolved = out.resolve()
@@ -84,6 +119,11 @@ def _check_arguments(sources: list[Path], out: Path, provenance: str, force: boo
         run_file = source / RUN_FILE
         if not run_file.is_file() or run_file.is_symlink():
             problems.append(Problem(str(source), "", f"has no regular {RUN_FILE}"))
+        incomplete = None if allow_incomplete else _incomplete_reason(source)
+        if incomplete:
+            problems.append(Problem(str(source / RUN_METADATA_FILE), "complete",
+                                    f"the run did not finish ({incomplete}); rerun it, or pass --allow-incomplete "
+                                    "to bundle it as an incomplete run"))
         resolved = source.resolve()
         if not re.fullmatch(LABEL_PATTERN, resolved.name):
             problems.append(Problem(str(source), "", "directory name must be letters, digits, '.', '_' or '-' (it becomes the run label)"))
@@ -101,7 +141,32 @@ def _check_arguments(sources: list[Path], out: Path, provenance: str, force: boo
         raise ConfigError(problems)
 
 
-def _copy_run(source: Path, staging: Path) -> dict:
+class _HostLabels:
+    """What a bundle says instead of each hostname (see the module docstring)."""
+
+    def __init__(self, chosen: str | None) -> None:
+        self.chosen = chosen
+        self._key = secrets.token_bytes(32)  # lives only while this bundle is made
+
+    def replace(self, hardware: dict) -> dict:
+        if self.chosen is not None:
+            return {**hardware, "hostname": self.chosen, "host_label": True}
+        if hardware.get("host_label") is True or not isinstance(hardware.get("hostname"), str):
+            return hardware  # a label the user chose at run time, or no hostname at all
+        digest = hmac.new(self._key, hardware["hostname"].encode("utf-8"), hashlib.sha256).hexdigest()
+        return {**hardware, "hostname": f"host-{digest[:10]}", "host_label": False}
+
+    def rewrite(self, data: bytes) -> bytes:
+        try:
+            hardware = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return data  # not JSON: validation refuses the bundle and says why
+        if not isinstance(hardware, dict):
+            return data
+        return (json.dumps(self.replace(hardware), indent=2) + "\n").encode("utf-8")
+
+
+def _copy_run(source: Path, staging: Path, hostnames: _HostLabels) -> dict:
     label = source.resolve().name
     referenced_patches = _referenced_patch_paths(source)
     files: list[dict] = []
@@ -117,6 +182,8 @@ def _copy_run(source: Path, staging: Path) -> dict:
             omitted.append({"path": relative, "reason": reason, **_hash_file(full)})
             continue
         data = full.read_bytes()  # hash what is copied, not what is on disk later
+        if role == "hardware":
+            data = hostnames.rewrite(data)
         if role == "model-calls" and not _is_safe_model_call_log(data):
             omitted.append({"path": relative, "reason": "unsafe-model-call-log", **_digest(data)})
             continue

@@ -30,14 +30,25 @@ def _number(value) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def cold_by_construction(row: Mapping) -> bool:
+    """The runner made this request's prompt uncacheable: a unique nonce line
+    first (benchpack.prompt_cache), so no earlier prompt shares its start."""
+    policy = row.get("prompt_cache") if isinstance(row, Mapping) else None
+    return (isinstance(policy, Mapping) and policy.get("policy") == "cold"
+            and isinstance(policy.get("nonce"), str) and bool(policy.get("nonce")))
+
+
 def row_cache_state(row: Mapping) -> str:
-    """`cold`, `cached` or `unknown` for one result row (unknown: the server did not say)."""
+    """`cold`, `cached` or `unknown` for one result row.
+
+    The server's own count decides when it gave one. When it did not (Ollama
+    never does), a row whose prompt was cold by construction is `cold`;
+    otherwise `unknown`."""
     tokens = row.get("tokens") if isinstance(row, Mapping) else None
-    if not isinstance(tokens, Mapping):
-        return UNKNOWN
+    tokens = tokens if isinstance(tokens, Mapping) else {}
     cached, prompt = _number(tokens.get("cached_prompt")), _number(tokens.get("prompt"))
     if cached is None or prompt is None or prompt <= 0 or cached < 0:
-        return UNKNOWN
+        return COLD if cold_by_construction(row) else UNKNOWN
     return COLD if cached <= COLD_MAX_CACHED_FRACTION * prompt else CACHED
 
 
@@ -50,3 +61,21 @@ def group_cache_state(rows: Iterable[Mapping]) -> str:
     if states == {COLD}:
         return COLD
     return UNKNOWN
+
+
+def server_prefill_tps(row: Mapping) -> float | None:
+    """The server's own prompt-evaluation rate for a row, shown beside the client's.
+
+    llama-server reports it as `timings.prompt_per_second` (kept in
+    `backend`); Ollama's `prompt_eval_count / prompt_eval_duration` is kept as
+    `backend.prefill_tps`. For a cached prompt it is a rate over the few
+    tokens the server did evaluate, so it reads only beside the cache state.
+    """
+    backend = row.get("backend") if isinstance(row, Mapping) else None
+    if not isinstance(backend, Mapping):
+        return None
+    for key in ("prompt_per_second", "prefill_tps"):
+        value = _number(backend.get(key))
+        if value is not None and value > 0:
+            return value
+    return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from benchpack import __version__
@@ -25,6 +26,8 @@ COMMAND_MODULES = [
     "benchpack.commands.submit",
     "benchpack.commands.selftest",
     "benchpack.commands.audit",
+    "benchpack.commands.refserver",
+    "benchpack.commands.list",
 ]
 
 
@@ -56,6 +59,23 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("benchpack: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+SIGPIPE_STATUS = 128 + 13
+
+
+def _reader_went_away() -> int:
+    """`benchpack … | head`: the reader closed the pipe. Stop quietly, as Unix
+    tools do (status 141, as if killed by SIGPIPE), and keep Python from
+    complaining when it flushes stdout on the way out."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return SIGPIPE_STATUS
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -23,6 +24,7 @@ from typing import Any
 import jsonschema
 
 from benchpack.errors import PackError, Problem
+from benchpack.prompt_cache import POLICIES as PROMPT_CACHE_POLICIES
 
 MANIFEST_NAME = "benchpack.toml"
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
@@ -72,6 +74,9 @@ class Defaults:
     stream: bool = False
     warmup: int = 0
     repetitions: int = 1
+    # "cold": every request gets a fresh prompt the server cannot have cached
+    # (benchpack.prompt_cache); "server-default": sent as written.
+    prompt_cache: str = "server-default"
 
 
 @dataclass(frozen=True)
@@ -128,8 +133,13 @@ def resolve_pack_path(name_or_path: str) -> Path:
         bundled = bundled_packs_dir() / name_or_path
         if (bundled / MANIFEST_NAME).is_file():
             return bundled
-    known = ", ".join(sorted(p.parent.name for p in bundled_packs_dir().glob(f"*/{MANIFEST_NAME}")))
-    raise PackError(Problem(name_or_path, "", f"no such pack directory or bundled pack id (bundled: {known or 'none'})"))
+    bundled = sorted(p.parent.name for p in bundled_packs_dir().glob(f"*/{MANIFEST_NAME}"))
+    nearest = difflib.get_close_matches(name_or_path, bundled, n=1, cutoff=0.6)
+    if nearest:
+        reason = f"no such pack directory or bundled pack id; did you mean {nearest[0]!r}? (`benchpack list` shows all)"
+    else:
+        reason = f"no such pack directory or bundled pack id (bundled: {', '.join(bundled) or 'none'})"
+    raise PackError(Problem(name_or_path, "", reason))
 
 
 def load_pack(path: str | Path) -> Pack:
@@ -286,6 +296,13 @@ class _Loader:
                     self.problem(f"defaults.{key}", f"must be an integer >= {minimum}, got {value!r}")
                 else:
                     values[key] = value
+        if "prompt_cache" in table:
+            value = table["prompt_cache"]
+            if value not in PROMPT_CACHE_POLICIES:
+                self.problem("defaults.prompt_cache",
+                             f"must be one of {', '.join(map(repr, PROMPT_CACHE_POLICIES))}, got {value!r}")
+            else:
+                values["prompt_cache"] = value
         return dataclasses.replace(Defaults(), **values)
 
     # -- pack-relative paths -----------------------------------------------
@@ -646,10 +663,13 @@ class _Loader:
 
 
 def _append_fixture(prompt: str, fixture: Fixture, text: str) -> str:
-    # The spec's delimiter shape; a file that ends without a newline gets one so
-    # the END line always starts on its own line.
+    # The spec's delimiter shape: exactly one blank line between the prompt
+    # and the BEGIN line, so a prompt file that ends in a newline (as most
+    # files do) gets one more newline, not two. A fixture that ends without a
+    # newline gets one so the END line always starts on its own line.
+    separator = "\n" if prompt.endswith("\n") else "\n\n"
     body = text if text.endswith("\n") else text + "\n"
     return (
-        f"{prompt}\n\n--- BEGIN FIXTURE {fixture.id} ({fixture.kind}, {fixture.path}) ---\n"
+        f"{prompt}{separator}--- BEGIN FIXTURE {fixture.id} ({fixture.kind}, {fixture.path}) ---\n"
         f"{body}--- END FIXTURE {fixture.id} ---"
     )

@@ -11,9 +11,17 @@ being measured) on 127.0.0.1 and serves:
   before each write), and live reconfiguration.
 
 The first token goes out `ttft_s` after the request was read, then one token
-every `itl_s`, on an absolute schedule (sleep, then busy-wait the last
-~200 µs) so gaps do not drift. The stream can be made as awkward as real
-servers are (role-only first chunk, empty deltas, keep-alive comments, events
+every `itl_s`, on an absolute schedule so gaps do not drift; a `responses`
+entry may carry its own `ttft_s` / `itl_s`, so concurrent streams can each
+follow their own script. Every write of every stream is made by one writer
+thread at its scheduled time (`benchpack.measurement.writer`: it sleeps,
+and busy-waits the last ~200 µs while a single stream is active), which
+keeps 64 concurrent streams on time where a sleeping thread per stream
+would fight the others for the GIL. The log keeps, per content token, the
+planned time and the `perf_counter()` readings just before and just after
+the write (`content_planned`, `content_times`, `content_done`).
+
+The stream can be made as awkward as real servers are (role-only first chunk, empty deltas, keep-alive comments, events
 split across writes, usage-only final chunk, reasoning deltas), and a
 `scenario` makes it fail the ways real servers fail.
 
@@ -32,9 +40,11 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from benchpack.measurement.writer import Stream, TimedWriter
 
 perf_counter = time.perf_counter
 
@@ -43,7 +53,7 @@ SCENARIOS = ("ok", "reject-stream-options", "http-500", "close-mid-stream", "han
 DEFAULT_CONFIG: dict[str, Any] = {
     "ttft_s": 0.02,          # request read -> first content/reasoning token
     "itl_s": 0.002,          # gap between tokens
-    "responses": [],         # cycled per request: "text" | {"content", "reasoning", "tokens"}
+    "responses": [],         # cycled per request: "text" | {"content", "reasoning", "tokens", "ttft_s", "itl_s"}
     "default_tokens": 16,    # synthetic output length when `responses` is empty
     "prompt_tokens": None,   # None: whitespace word count of the prompt
     "cached_tokens": 0,      # reported as usage.prompt_tokens_details.cached_tokens / timings.cache_n
@@ -55,6 +65,19 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "split_events": False,   # each token event written in two pieces
     "timings": True,         # llama-server `timings` object in the final chunk
     "usage_in_final_chunk": False,  # usage on the finish chunk instead of a usage-only chunk
+    # A simulated prompt cache, as llama-server keeps one per slot: the words a
+    # prompt shares with the previous prompt's start are reported as cached
+    # (cached_tokens/cache_n) and cost no prefill time, unless the request
+    # sends "cache_prompt": false. TTFT scales with the words evaluated.
+    "prompt_cache": False,
+    "served_model": None,    # the "model" in responses; None echoes the request's
+    # What the server says about itself (None: the route answers 404).
+    "props": None,           # GET /props, llama-server style
+    "models": None,          # GET /v1/models: a list of model ids
+    "ollama_version": None,  # GET /api/version
+    "ollama_show": None,     # POST /api/show answers this for the models in `ollama_models`
+    "ollama_models": [],
+    "ollama_ps": None,       # GET /api/ps: the "models" list
 }
 
 _TOKEN_RE = re.compile(r"\S+\s*|\s+")
@@ -69,6 +92,8 @@ def split_tokens(text: str) -> list[str]:
 class Reply:
     reasoning: list[str]
     content: list[str]
+    ttft_s: float | None = None  # this reply's own timing; None: the server's config
+    itl_s: float | None = None
 
 
 def reply_for(entry: Any, default_tokens: int) -> Reply:
@@ -77,19 +102,18 @@ def reply_for(entry: Any, default_tokens: int) -> Reply:
     if isinstance(entry, str):
         return Reply([], split_tokens(entry))
     reasoning = split_tokens(entry.get("reasoning", ""))
+    timing = {key: float(entry[key]) for key in ("ttft_s", "itl_s") if entry.get(key) is not None}
     if "content" in entry:
-        return Reply(reasoning, split_tokens(entry["content"]))
+        return Reply(reasoning, split_tokens(entry["content"]), **timing)
     count = int(entry.get("tokens", default_tokens))
-    return Reply(reasoning, [f" tok{i}" for i in range(count)])
+    return Reply(reasoning, [f" tok{i}" for i in range(count)], **timing)
 
 
-def sleep_until(deadline: float) -> None:
-    # time.sleep can overshoot by a scheduler tick; spin the last stretch.
-    remaining = deadline - perf_counter()
-    if remaining > 0.0004:
-        time.sleep(remaining - 0.0002)
-    while perf_counter() < deadline:
-        pass
+def reply_timing(reply: Reply, config: dict) -> tuple[float, float]:
+    """(ttft_s, itl_s) for this reply: its own, else the server's."""
+    ttft = reply.ttft_s if reply.ttft_s is not None else float(config["ttft_s"])
+    itl = reply.itl_s if reply.itl_s is not None else float(config["itl_s"])
+    return ttft, itl
 
 
 class _State:
@@ -99,6 +123,24 @@ class _State:
         self.log: list[dict] = []
         self.cursor = 0
         self.stopping = threading.Event()
+        self.writer = TimedWriter()
+        self.cached_words: list[str] = []  # the simulated prompt cache's last prompt
+
+    def prompt_cache_hit(self, config: dict, words: list[str], cache_prompt: Any) -> int:
+        """Words of `words` served from the simulated cache (0 when it is off or bypassed)."""
+        if not config["prompt_cache"]:
+            return int(config["cached_tokens"])
+        with self.lock:
+            previous, self.cached_words = self.cached_words, list(words)
+        if cache_prompt is False:
+            return 0
+        shared = 0
+        for mine, theirs in zip(words, previous):
+            if mine != theirs:
+                break
+            shared += 1
+        # A real server always evaluates at least the last prompt token.
+        return min(shared, max(0, len(words) - 1))
 
     def next_reply(self) -> tuple[dict, Reply]:
         with self.lock:
@@ -121,6 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "benchpack-refserver"
     state: _State  # set on the subclass made per server
+    out: Stream  # this request's planned writes (benchpack.measurement.writer)
 
     def setup(self) -> None:
         super().setup()
@@ -154,19 +197,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         record["sends"].append([perf_counter(), "headers"])
 
-    def _write(self, record: dict, kind: str, data: bytes) -> None:
-        now = perf_counter()
-        self.connection.sendall(_chunk(data))
-        record["sends"].append([now, kind])
-        if kind in ("content", "reasoning"):
-            record["token_times"].append(now)
-            if kind == "content":
-                record["content_times"].append(now)
+    def _write(self, record: dict, kind: str, data: bytes, at: float | None = None) -> None:
+        """Plan one chunk for `at` (None: right after the previous); the writer thread logs when it went out."""
+
+        def sent(before: float, after: float) -> None:
+            record["sends"].append([before, kind])
+            if kind in ("content", "reasoning"):
+                record["token_times"].append(before)
+                if kind == "content":
+                    record["content_times"].append(before)
+                    record["content_done"].append(after)
+                    record["content_planned"].append(at)
+
+        self.out.write(_chunk(data), at, sent)
+
+    def _wait_until(self, at: float) -> None:
+        self.out.write(b"", at)
+        self.out.flush()
 
     def _end_chunked(self) -> None:
-        self.connection.sendall(b"0\r\n\r\n")
+        self.out.write(b"0\r\n\r\n")
+        self.out.flush()
 
     def _cut(self) -> None:
+        self.out.flush()
         self.close_connection = True
         try:
             self.connection.shutdown(socket.SHUT_RDWR)
@@ -193,8 +247,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, log)
         elif self.path in ("/_ref/health", "/health"):
             self._send_json(200, {"status": "ok"})
+        elif self.path in self._SELF_DESCRIPTION:
+            self._describe(self._SELF_DESCRIPTION[self.path])
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    # GET routes where a server describes itself -> how to build the answer from config.
+    _SELF_DESCRIPTION = {
+        "/props": lambda c: c["props"],
+        "/v1/models": lambda c: None if c["models"] is None else
+        {"object": "list", "data": [{"id": m, "object": "model"} for m in c["models"]]},
+        "/api/version": lambda c: None if c["ollama_version"] is None else {"version": c["ollama_version"]},
+        "/api/ps": lambda c: None if c["ollama_ps"] is None else {"models": c["ollama_ps"]},
+    }
+
+    def _describe(self, build) -> None:
+        with self.state.lock:
+            answer = build(dict(self.state.config))
+        if answer is None:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+        else:
+            self._send_json(200, answer)
 
     def do_POST(self) -> None:
         received = perf_counter()
@@ -214,12 +287,22 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None or not isinstance(body, dict):
             self._send_json(400, {"error": {"message": "request body is not a JSON object", "code": 400}})
             return
+        if self.path == "/api/show":
+            with self.state.lock:
+                config = dict(self.state.config)
+            if config["ollama_show"] is not None and body.get("model") in config["ollama_models"]:
+                self._send_json(200, config["ollama_show"])
+            else:
+                self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
+            return
         if self.path not in ("/v1/chat/completions", "/api/generate"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         config, reply = self.state.next_reply()
         record = {"path": self.path, "body": body, "received_at": received, "status": 200,
-                  "sends": [], "token_times": [], "content_times": [], "end_at": None}
+                  "sends": [], "token_times": [], "content_times": [], "content_done": [], "content_planned": [],
+                  "end_at": None}
+        self.out = self.state.writer.stream(self.connection)
         with self.state.lock:
             record["id"] = len(self.state.log)
             self.state.log.append(record)
@@ -255,11 +338,23 @@ class _Handler(BaseHTTPRequestHandler):
             budget = max_tokens
             reasoning = reply.reasoning[:budget]
             content = reply.content[: max(0, budget - len(reasoning))]
-            reply = Reply(reasoning, content)
+            reply = replace(reply, reasoning=reasoning, content=content)
         prompt_tokens = config["prompt_tokens"]
         if prompt_tokens is None:
             prompt_tokens = len(prompt.split())
         return int(prompt_tokens), len(reply.reasoning) + len(reply.content), reply
+
+    def _prefill(self, config: dict, body: dict, prompt: str, prompt_tokens: int,
+                 ttft: float) -> tuple[int, float]:
+        """(cached prompt tokens, seconds to the first token) for this request, from the
+        reply's own `ttft` for a whole prompt."""
+        cached = min(self.state.prompt_cache_hit(config, prompt.split(), body.get("cache_prompt")), prompt_tokens)
+        if config["prompt_cache"] and prompt_tokens:
+            ttft *= max(prompt_tokens - cached, 1) / prompt_tokens
+        return cached, ttft
+
+    def _model(self, config: dict, body: dict) -> str:
+        return config["served_model"] or body.get("model", "ref")
 
     # ---- OpenAI ---------------------------------------------------------
     def _chat(self, body: dict, config: dict, reply: Reply, record: dict) -> None:
@@ -270,18 +365,21 @@ class _Handler(BaseHTTPRequestHandler):
         full_reply = reply
         prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, body.get("max_tokens"))
         finish = "length" if output_tokens < len(full_reply.reasoning) + len(full_reply.content) else "stop"
-        cached = min(int(config["cached_tokens"]), prompt_tokens)
+        ttft, itl = reply_timing(reply, config)
+        cached, ttft = self._prefill(config, body, prompt, prompt_tokens, ttft)
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
                  "total_tokens": prompt_tokens + output_tokens,
                  "prompt_tokens_details": {"cached_tokens": cached}}
-        ttft, itl = float(config["ttft_s"]), float(config["itl_s"])
         first_at = record["received_at"] + ttft
+        predicted_ms = max(0, output_tokens - 1) * itl * 1000
         timings = {"cache_n": cached, "prompt_n": prompt_tokens - cached, "prompt_ms": ttft * 1000,
-                   "predicted_n": output_tokens, "predicted_ms": max(0, output_tokens - 1) * itl * 1000}
+                   "prompt_per_second": (prompt_tokens - cached) / ttft if ttft > 0 else None,
+                   "predicted_n": output_tokens, "predicted_ms": predicted_ms,
+                   "predicted_per_second": (output_tokens - 1) / (predicted_ms / 1000) if predicted_ms else None}
         base = {"id": f"chatcmpl-ref{record['id']}", "object": "chat.completion.chunk", "created": int(time.time()),
-                "model": body.get("model", "ref")}
+                "model": self._model(config, body)}
         if not body.get("stream"):
-            sleep_until(first_at + max(0, output_tokens - 1) * itl)
+            self._wait_until(first_at + max(0, output_tokens - 1) * itl)
             message = {"role": "assistant", "content": "".join(reply.content)}
             if reply.reasoning:
                 message["reasoning_content"] = "".join(reply.reasoning)
@@ -306,16 +404,15 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             field = "reasoning_content" if kind == "reasoning" else "content"
             event = _sse({**base, "choices": [{"index": 0, "delta": {field: text}, "finish_reason": None}]})
+            at = first_at + i * itl
             if config["keepalive"] and i and i % 4 == 0:
                 self._write(record, "keepalive", b": keep-alive\n\n")
-            sleep_until(first_at + i * itl)
             if config["split_events"]:
                 cut = 3 if i == 0 else len(event) // 2
-                self._write(record, "split", event[:cut])
-                sleep_until(perf_counter() + 0.0002)
-                self._write(record, kind, event[cut:])
+                self._write(record, "split", event[:cut], at)
+                self._write(record, kind, event[cut:], at + 0.0002)
             else:
-                self._write(record, kind, event)
+                self._write(record, kind, event, at)
             if every and (i + 1) % every == 0:
                 self._write(record, "empty", _sse({**base, "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": None}]}))
         if config["scenario"] == "close-mid-stream":
@@ -340,21 +437,24 @@ class _Handler(BaseHTTPRequestHandler):
         if self._failures(config, body, record):
             return
         options = body.get("options") or {}
-        prompt_tokens, output_tokens, reply = self._counts(config, str(body.get("prompt", "")), reply,
-                                                           options.get("num_predict"))
-        ttft, itl = float(config["ttft_s"]), float(config["itl_s"])
+        prompt = str(body.get("prompt", ""))
+        prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, options.get("num_predict"))
+        # Ollama has no per-request cache switch, and reports only the prompt
+        # tokens it evaluated.
+        ttft, itl = reply_timing(reply, config)
+        cached, ttft = self._prefill(config, {}, prompt, prompt_tokens, ttft)
         first_at = record["received_at"] + ttft
-        base = {"model": body.get("model", "ref"), "created_at": "2026-01-01T00:00:00Z"}
+        base = {"model": self._model(config, body), "created_at": "2026-01-01T00:00:00Z"}
 
         def final() -> dict:
             eval_ns = int(max(0, output_tokens - 1) * itl * 1e9) or 1
             return {**base, "response": "", "done": True, "done_reason": "stop",
                     "total_duration": int((perf_counter() - record["received_at"]) * 1e9),
-                    "load_duration": 1000, "prompt_eval_count": prompt_tokens,
+                    "load_duration": 1000, "prompt_eval_count": prompt_tokens - cached,
                     "prompt_eval_duration": int(ttft * 1e9), "eval_count": output_tokens, "eval_duration": eval_ns}
 
         if body.get("stream", True) is False:
-            sleep_until(first_at + max(0, output_tokens - 1) * itl)
+            self._wait_until(first_at + max(0, output_tokens - 1) * itl)
             obj = {**final(), "response": "".join(reply.content)}
             if reply.reasoning:
                 obj["thinking"] = "".join(reply.reasoning)
@@ -369,8 +469,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._cut()
                 return
             line = json.dumps({**base, field: text, "done": False}).encode() + b"\n"
-            sleep_until(first_at + i * itl)
-            self._write(record, "content" if field == "response" else "reasoning", line)
+            self._write(record, "content" if field == "response" else "reasoning", line, first_at + i * itl)
         self._write(record, "final", json.dumps(final()).encode() + b"\n")
         self._end_chunked()
 
@@ -378,6 +477,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 256  # 64+ clients connecting at once must not wait for a SYN retry
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client hanging up is part of the script (timeouts, closed sessions), not a server fault.
@@ -483,17 +583,30 @@ class RefServer:
         self.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchpack.refserver", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `benchpack refserver` and `python -m benchpack.refserver`."""
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
     parser.add_argument("--config", help="JSON file with DEFAULT_CONFIG keys, or - for stdin")
     parser.add_argument("--reply-file", action="append", default=[],
                         help="a file whose text is one scripted reply (repeat for several; cycled)")
-    parser.add_argument("--ttft-ms", type=float)
-    parser.add_argument("--itl-ms", type=float)
-    parser.add_argument("--scenario", choices=SCENARIOS)
-    args = parser.parse_args(argv)
+    parser.add_argument("--ttft-ms", type=float, help="time to the first token (default 20)")
+    parser.add_argument("--itl-ms", type=float, help="time between tokens (default 2)")
+    parser.add_argument("--scenario", choices=SCENARIOS, help="fail the way real servers fail (default ok)")
+    parser.add_argument("--like", choices=("llama-server",),
+                        help="describe itself as llama-server does (GET /props, /v1/models) and keep a prompt "
+                             "cache that cold prompts bypass")
+
+
+LIKE_LLAMA_SERVER = {
+    "prompt_cache": True, "served_model": "refserver-model", "models": ["refserver-model"],
+    "props": {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1,
+              "model_alias": "refserver-model", "model_path": "refserver-model.gguf",
+              "build_info": "benchpack-refserver"},
+}
+
+
+def config_from_args(args: argparse.Namespace) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if args.config:
         source = "stdin" if args.config == "-" else args.config
@@ -501,9 +614,10 @@ def main(argv: list[str] | None = None) -> int:
             config = json.loads(sys.stdin.read() if args.config == "-" else open(args.config, encoding="utf-8").read())
         except (OSError, ValueError) as exc:
             # Also what a child sees when its parent stops mid-handshake (stdin closed):
-            # one line, not a traceback in the parent's console.
-            print(f"benchpack-refserver: --config {source}: not a JSON object of settings ({exc})", file=sys.stderr)
-            return 2
+            # one line and exit status 1, not a traceback in the parent's console.
+            raise SystemExit(f"benchpack-refserver: --config {source}: not a JSON object of settings ({exc})") from None
+    if getattr(args, "like", None) == "llama-server":
+        config = {**LIKE_LLAMA_SERVER, **config}
     if args.reply_file:
         config["responses"] = [open(path, encoding="utf-8").read() for path in args.reply_file]
     if args.ttft_ms is not None:
@@ -512,7 +626,14 @@ def main(argv: list[str] | None = None) -> int:
         config["itl_s"] = args.itl_ms / 1000
     if args.scenario:
         config["scenario"] = args.scenario
-    serve(config, args.host, args.port)
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchpack.refserver", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    serve(config_from_args(args), args.host, args.port)
     return 0
 
 

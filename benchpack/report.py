@@ -1,9 +1,12 @@
-"""Markdown for `benchpack compare` and `benchpack report`.
+"""`benchpack compare` and `benchpack report` as documents (Markdown or terminal).
 
 Written for someone deciding between runtimes: overview first, side-by-side
-numbers next, per-run detail (host, run metadata, spread, repo tasks) last.
-Every number comes from `benchpack.compare` or from the row fields directly;
-nothing here re-derives timings.
+numbers next (per case: TTFT, prefill or "cached", the server's own prefill
+rate, decode rate from `tpot_s`, output length and finish reason, pass
+rate), the differences between runs with their noise verdicts, then
+per-run detail (host, run metadata, spread, repo tasks). Every number comes
+from `benchpack.compare` or from the row fields directly; nothing here
+re-derives timings. The tables are built to fit a 100-column terminal.
 """
 
 from __future__ import annotations
@@ -15,52 +18,52 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
-from benchpack.compare import CaseStats, Comparison, compare_runs
+from benchpack.cache_state import CACHED
+from benchpack.compare import CaseComparison, CaseStats, Comparison, RunInfo, compare_runs
 from benchpack.errors import BenchpackError
+from benchpack.reporting.document import (
+    DASH,
+    Block,
+    Bullets,
+    Heading,
+    Paragraph,
+    Table,
+    columns,
+    to_markdown,
+)
 from benchpack.resultdir import HARDWARE_FILE, RUN_METADATA_FILE, ResultDir, field
 from benchpack.stats import is_number, median, spread
 
-DASH = "—"
-# D-025: the sections of run-metadata.json that are objects when present.
+# The sections of run-metadata.json that are objects when present.
 METADATA_SECTIONS = ("runtime", "model", "operating_conditions")
 MAX_ERRORS_SHOWN = 5
 
-COMPARE_NOTE = (
-    "Medians use `ok` rows only. `prefill_tps med` is shown only when the case's prefill parity is "
-    "`comparable`: every run has the case, and every ok row reports prompt and cached-prompt token "
-    "counts whose medians agree across runs."
+PREFILL_NOTE = (
+    "Medians over ok rows; ± is the 95 % bootstrap interval of the median, as a share of it. `decode` is "
+    "1/tpot_s (tokens per second between tokens). `prefill` is prompt tokens / TTFT, shown only when the "
+    "server evaluated the prompt in every compared run (parity `comparable`); `cached` means the prompt came "
+    "from the server's prompt cache, so there is no rate to show. `server prefill` is the server's own "
+    "prompt rate (llama-server `prompt_per_second`, Ollama's prompt_eval counters). "
+    "Details: docs/compare-and-report.md."
 )
-PARITY_LEGEND = "\n".join([
-    "Prefill parity, first match wins:",
-    "`missing-case` a run has no rows for the case ·",
-    "`prompt-missing` an ok row lacks `tokens.prompt` (or a run has no ok row) ·",
-    "`prompt-diff` prompt-token medians differ ·",
-    "`cache-missing` an ok row lacks `tokens.cached_prompt` ·",
-    "`cache-diff` cached-prompt medians differ ·",
-    "`comparable`.",
-])
+PARITY_LEGEND = (
+    "Prefill parity, first match wins: `missing-case` a run has no rows for the case · `prompt-missing` an ok "
+    "row lacks a prompt-token count · `prompt-diff` prompt-token medians differ · `cache-missing` some rows do "
+    "not say whether the prompt was cached · `cached` the prompt was served from cache · `cache-diff` "
+    "cached-prompt medians differ · `comparable`."
+)
+VERDICTS = {"outside-noise": "outside the noise", "within-noise": "within the noise",
+            "too-few": "too few repetitions to tell"}
+DIFFERENCE_LABELS = {"ttft_s": "TTFT", "decode_rate": "decode", "prefill_tps": "prefill", "wall_s": "wall"}
 
 # ---------------------------------------------------------------- formatting
 
 
 def cell(value: Any) -> str:
-    """One Markdown table cell: `|` would split the cell, newlines would end the row."""
-    if value is None:
-        return DASH
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return ", ".join(cell(v) for v in value) or DASH
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {cell(v)}" for k, v in value.items()) or DASH
-    text = str(value).replace("\r\n", " ").replace("\n", " ").replace("|", "\\|")
-    return text if text.strip() else DASH
+    """One Markdown table cell (kept for callers of the first version)."""
+    from benchpack.reporting.document import _md_cell
 
-
-def table(headers: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return _md_cell(value)
 
 
 def seconds(value: Any) -> str | None:
@@ -78,10 +81,56 @@ def count(value: Any) -> str | None:
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
+def with_band(formatted: str | None, med: Any, band: list[float] | None) -> str | None:
+    """`0.2031 ±3%`: the larger distance from the median to its interval's ends, as a share of it."""
+    if formatted is None or not band or not is_number(med) or med == 0:
+        return formatted
+    half = max(abs(med - band[0]), abs(band[1] - med)) / abs(med) * 100
+    return f"{formatted} ±{half:.0f}%" if half >= 1 else f"{formatted} ±<1%"
+
+
 def pass_rate(stats: CaseStats) -> str | None:
     if not stats.scored:
         return None
     return f"{stats.passed}/{stats.scored}"
+
+
+def finish_text(reasons: dict[str, int]) -> str:
+    if not reasons:
+        return ""
+    if len(reasons) == 1:
+        return next(iter(reasons))
+    return ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))
+
+
+def output_cell(stats: CaseStats) -> str | None:
+    tokens = count(stats.output_tokens_med)
+    reasons = finish_text(stats.finish_reasons)
+    if tokens is None:
+        return reasons or None
+    return f"{tokens} {reasons}".strip()
+
+
+def decode_cell(stats: CaseStats) -> str | None:
+    """1/tpot_s with its band; rows without tpot_s (older formats) fall back to
+    decode_tps, marked `*` because that formula overstates by n/(n−1)."""
+    m = stats.medians
+    if is_number(m.get("decode_rate")):
+        return with_band(rate(m["decode_rate"]), m["decode_rate"], stats.bands.get("decode_rate"))
+    fallback = rate(m.get("decode_tps"))
+    return f"{fallback}*" if fallback else None
+
+
+DECODE_FALLBACK_NOTE = ("* decode_tps = output / (wall − TTFT): these rows carry no tpot_s, the figure "
+                        "`decode` is made from everywhere else.")
+
+
+def prefill_cell(stats: CaseStats, comparable: bool) -> str | None:
+    if stats.cache_state == CACHED:
+        return "cached"
+    if not comparable:
+        return None
+    return rate(stats.medians.get("prefill_tps"))
 
 
 def redact_endpoint(endpoint: Any) -> Any:
@@ -96,48 +145,122 @@ def redact_endpoint(endpoint: Any) -> Any:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+def _pack_labels(packs: list[dict]) -> list[str]:
+    return [f"{p['id']} {p['version']}" for p in packs]
+
+
+def _model_label(run: RunInfo) -> str:
+    asked = ", ".join(run.models)
+    served = [m for m in run.models_served if m not in run.models]
+    return f"{', '.join(served)} (asked {asked})" if served else asked
+
+
 # ---------------------------------------------------------------- compare
 
 
-def render_compare(comparison: Comparison, heading_level: int = 1) -> str:
-    h = "#" * heading_level
-    parts = [f"{h} Compare", "", runs_table(comparison), "", f"{h}# Cases", "", cases_table(comparison), ""]
-    parts += [COMPARE_NOTE, "", PARITY_LEGEND, ""]
-    parts += [f"{h}# Warnings", "", warnings_list(comparison), ""]
-    return "\n".join(parts)
+def case_table(case: CaseComparison, *, with_run: bool = True) -> Table:
+    """One case, one line per run: the figures to decide with."""
+    specs = (["run"] if with_run else []) + ["#ok", "#TTFT s", "#prefill tok/s", "#server prefill",
+                                             "#decode tok/s", "output", "#pass"]
+    table = Table(columns(*specs), title=f"{case.case} · prefill parity: {case.parity}")
+    comparable = case.parity == "comparable"
+    for s in case.runs:
+        m = s.medians
+        row = [s.run] if with_run else []
+        if not s.present:
+            table.add(*(row + ["0/0", None, None, None, None, None, None]))
+            continue
+        row += [
+            f"{s.ok}/{s.n}",
+            with_band(seconds(m.get("ttft_s")), m.get("ttft_s"), s.bands.get("ttft_s")),
+            prefill_cell(s, comparable),
+            rate(m.get("server_prefill_tps")),
+            decode_cell(s),
+            output_cell(s),
+            pass_rate(s),
+        ]
+        table.add(*row)
+    return table
 
 
-def runs_table(comparison: Comparison) -> str:
-    rows = [
-        [run.label, _pack_labels(run.packs), run.models, run.adapters, run.rows, run.ok]
-        for run in comparison.runs
-    ]
-    return table(["run", "pack", "model", "adapter", "rows", "ok"], rows)
+def _uses_decode_fallback(comparison: Comparison) -> bool:
+    return any(not is_number(s.medians.get("decode_rate")) and is_number(s.medians.get("decode_tps"))
+               for case in comparison.cases for s in case.runs)
 
 
-def cases_table(comparison: Comparison) -> str:
-    headers = [
-        "case", "run", "n", "ok", "wall_s med", "ttft_s med", "tpot_s med", "decode_tps med",
-        "total_tps med", "prompt med", "cached med", "prefill_tps med", "pass", "prefill parity",
-    ]
-    rows = []
+def differences(comparison: Comparison) -> list[str]:
+    lines = []
     for case in comparison.cases:
-        for stats in case.runs:
-            m = stats.medians
-            rows.append([
-                case.case, stats.run, stats.n, stats.ok, seconds(m.get("wall_s")), seconds(m.get("ttft_s")),
-                seconds(m.get("tpot_s")), rate(m.get("decode_tps")), rate(m.get("total_tps")),
-                count(stats.prompt_tokens_med), count(stats.cached_prompt_tokens_med),
-                rate(m.get("prefill_tps")) if case.parity == "comparable" else None,
-                pass_rate(stats), case.parity,
-            ])
-    return table(headers, rows)
+        first = next((s for s in case.runs if s.present), None)
+        for s in case.runs:
+            if not s.vs_first or s is first:
+                continue
+            parts = []
+            for name, label in DIFFERENCE_LABELS.items():
+                diff = s.vs_first.get(name)
+                if not diff:
+                    continue
+                detail = VERDICTS[diff["verdict"]]
+                if diff["verdict"] != "too-few":
+                    detail += f", 95 % interval {diff['low']:.2f}–{diff['high']:.2f}"
+                parts.append(f"{label} ×{diff['ratio']:.2f} ({detail})")
+            if parts:
+                lines.append(f"{case.case}: {s.run} vs {first.run}: " + "; ".join(parts))
+    return lines
 
 
-def warnings_list(comparison: Comparison) -> str:
-    if not comparison.warnings:
-        return "None."
-    return "\n".join(f"- {w.message}" for w in comparison.warnings)
+def percentile_table(comparison: Comparison) -> Table | None:
+    table = Table(columns("case", "run", "#n", "#TTFT p50", "#p90", "#p99", "#decode p50", "#p90", "#p99"))
+    for case in comparison.cases:
+        for s in case.runs:
+            ttft, decode = s.percentiles.get("ttft_s", {}), s.percentiles.get("decode_rate", {})
+            if "p90" not in ttft and "p90" not in decode:
+                continue
+            table.add(case.case, s.run, s.ok, seconds(ttft.get("p50")), seconds(ttft.get("p90")),
+                      seconds(ttft.get("p99")), rate(decode.get("p50")), rate(decode.get("p90")),
+                      rate(decode.get("p99")))
+    return table if table.rows else None
+
+
+def warnings_list(comparison: Comparison) -> list[str]:
+    return [f"{w.message} [{w.code}]" for w in comparison.warnings]
+
+
+def runs_table(comparison: Comparison, results: list[ResultDir] | None = None) -> Table:
+    table = Table(columns("run", "pack", "model", "runtime", "#ok/rows", "complete"))
+    metadata = [r.run_metadata for r in results] if results else [None] * len(comparison.runs)
+    for run, meta in zip(comparison.runs, metadata):
+        complete = {True: "yes", False: "NO", None: None}[run.complete]
+        table.add(run.label, _pack_labels(run.packs), _model_label(run), runtime_label(meta),
+                  f"{run.ok}/{run.rows}", complete)
+    return table
+
+
+def compare_blocks(comparison: Comparison, results: list[ResultDir] | None = None, level: int = 1,
+                   *, heading: str = "Compare", with_runs: bool = True, with_warnings: bool = True) -> list[Block]:
+    blocks: list[Block] = [Heading(heading, level)]
+    if with_runs:
+        blocks.append(runs_table(comparison, results))
+    blocks += [case_table(case) for case in comparison.cases]
+    blocks.append(Paragraph(PREFILL_NOTE, muted=True))
+    if _uses_decode_fallback(comparison):
+        blocks.append(Paragraph(DECODE_FALLBACK_NOTE, muted=True))
+    diffs = differences(comparison)
+    if diffs:
+        blocks += [Heading("Differences from the first run", level + 1), Bullets(diffs),
+                   Paragraph("A ratio is the later run's median over the first run's; outside the noise means "
+                             "the 95 % bootstrap interval of that ratio excludes 1.", muted=True)]
+    spread_table = percentile_table(comparison)
+    if spread_table:
+        blocks += [Heading("Percentiles (cases with 10 or more ok rows)", level + 1), spread_table]
+    if with_warnings:
+        blocks += [Heading("Warnings", level + 1), Bullets(warnings_list(comparison))]
+    blocks.append(Paragraph(PARITY_LEGEND, muted=True))
+    return blocks
+
+
+def render_compare(comparison: Comparison, heading_level: int = 1, results: list[ResultDir] | None = None) -> str:
+    return to_markdown(compare_blocks(comparison, results, heading_level))
 
 
 # ---------------------------------------------------------------- artifacts (the only file reads)
@@ -196,137 +319,140 @@ def default_model_call_summarizer() -> Callable[[list[Path]], dict] | None:
 _UNSET = object()
 
 
-def render_report(results: list[ResultDir], model_call_summarizer: Any = _UNSET) -> str:
+def report_blocks(results: list[ResultDir], model_call_summarizer: Any = _UNSET) -> list[Block]:
     if model_call_summarizer is _UNSET:
         model_call_summarizer = default_model_call_summarizer()
     comparison = compare_runs(results)
-    parts = ["# Benchpack report", "", overview_table(results, comparison), ""]
+    blocks: list[Block] = [Heading("Benchpack report", 1), overview_table(results, comparison)]
     if len(results) > 1:
-        parts += ["## Across runs", "", cases_table(comparison), ""]
-        parts += [COMPARE_NOTE, "", PARITY_LEGEND, ""]
-    parts += ["## Warnings", "", warnings_list(comparison), ""]
+        # The runs are in the overview already.
+        blocks += compare_blocks(comparison, results, 2, heading="Across runs", with_runs=False, with_warnings=False)
+    blocks += [Heading("Warnings", 2), Bullets(warnings_list(comparison))]
     for run, result in zip(comparison.runs, results):
-        parts.append(render_run(run.label, result, collect_artifacts(result), model_call_summarizer))
-    return "\n".join(parts).rstrip() + "\n"
+        blocks += run_blocks(run.label, result, collect_artifacts(result), model_call_summarizer)
+    return blocks
 
 
-def overview_table(results: list[ResultDir], comparison: Comparison) -> str:
-    rows = []
+def render_report(results: list[ResultDir], model_call_summarizer: Any = _UNSET) -> str:
+    return to_markdown(report_blocks(results, model_call_summarizer))
+
+
+def overview_table(results: list[ResultDir], comparison: Comparison) -> Table:
+    table = Table(columns("run", "pack", "model", "runtime", "host", "#ok rows", "#scoring pass", "complete"))
     for run, result in zip(comparison.runs, results):
-        metadata = result.run_metadata or {}
-        runtime = metadata.get("runtime") if isinstance(metadata.get("runtime"), dict) else {}
         hardware = result.hardware or {}
         verdicts = [v for v in (field(r, "scoring.passed") for r in result.rows) if isinstance(v, bool)]
-        rows.append([
-            run.label,
-            _pack_labels(run.packs),
-            run.models,
-            _runtime_label(runtime),
-            hardware.get("chip") or hardware.get("cpu_model"),
-            f"{run.ok}/{run.rows}",
-            f"{sum(verdicts)}/{len(verdicts)}" if verdicts else None,
-        ])
-    return table(["run", "pack", "model", "runtime", "host", "ok rows", "scoring pass"], rows)
+        table.add(run.label, _pack_labels(run.packs), _model_label(run), runtime_label(result.run_metadata),
+                  hardware.get("chip") or hardware.get("cpu_model"), f"{run.ok}/{run.rows}",
+                  f"{sum(verdicts)}/{len(verdicts)}" if verdicts else None,
+                  {True: "yes", False: "NO", None: None}[run.complete])
+    return table
 
 
-def _pack_labels(packs: list[dict]) -> list[str]:
-    return [f"{p['id']} {p['version']}" for p in packs]
-
-
-def _runtime_label(runtime: dict) -> str | None:
+def runtime_label(metadata: dict | None) -> str | None:
+    """`llama-server b6100 (context_size=4096, parallel_slots=1)` from run-metadata.json."""
+    runtime = (metadata or {}).get("runtime")
+    if not isinstance(runtime, dict):
+        return None
     name = runtime.get("name") or runtime.get("id")
     version = runtime.get("version")
-    if name and version:
-        return f"{name} {version}"
-    return name or version
+    if isinstance(version, list):
+        version = ", ".join(map(str, version))
+    label = " ".join(str(v) for v in (name, version) if v) or None
+    config = runtime.get("config")
+    if isinstance(config, dict) and config:
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(config.items()))
+        label = f"{label} ({detail})" if label else detail
+    return label
 
 
-def render_run(label: str, result: ResultDir, artifacts: RunArtifacts, model_call_summarizer) -> str:
+def run_blocks(label: str, result: ResultDir, artifacts: RunArtifacts, model_call_summarizer) -> list[Block]:
     single = compare_runs([result])
     (info,) = single.runs
     endpoints = list(dict.fromkeys(redact_endpoint(r.get("endpoint")) for r in result.rows if r.get("endpoint")))
-    parts = [f"## Run: {label}", "", f"Path: `{result.path}`", ""]
-    parts += [
-        f"- Pack: {cell(_pack_labels(info.packs))}",
-        f"- Model: {cell(info.models)}",
-        f"- Adapter: {cell(info.adapters)}",
-        f"- Endpoint: {cell(endpoints)}",
-        f"- Rows: {info.rows} ({info.ok} ok, {info.rows - info.ok} failed)",
-        "",
-    ]
-    parts += [hardware_section(result.hardware), "", metadata_section(result.run_metadata), ""]
-    parts += ["### Per-case medians", "", run_cases_table(single), ""]
-    parts += [
-        "Medians over `ok` rows. `prefill_tps med` is shown only when every ok row of the case "
-        "reports both `tokens.prompt` and `tokens.cached_prompt`.",
-        "",
-    ]
-    parts += ["### Repetition spread", "", spread_table(result), ""]
-    parts += ["### Cache rows", "", cache_table(single), ""]
+    blocks: list[Block] = [Heading(f"Run: {label}", 2), Bullets([
+        f"Path: `{result.path}`",
+        f"Pack: {', '.join(_pack_labels(info.packs)) or DASH}",
+        f"Model: {_model_label(info) or DASH}",
+        f"Adapter: {', '.join(info.adapters) or DASH}",
+        f"Endpoint: {', '.join(map(str, endpoints)) or DASH}",
+        f"Rows: {info.rows} ({info.ok} ok, {info.rows - info.ok} failed)",
+    ] + ([f"**Incomplete**: {info.incomplete_reason or 'the run did not finish'}"] if info.complete is False else []))]
+    blocks += hardware_blocks(result.hardware) + metadata_blocks(result.run_metadata)
+    blocks += [Heading("Per-case medians", 3), run_cases_table(single)]
+    if _uses_decode_fallback(single):
+        blocks.append(Paragraph(DECODE_FALLBACK_NOTE, muted=True))
+    blocks += [Paragraph("Medians over `ok` rows. `prefill` is shown when every ok row of the case was evaluated "
+                         "cold (the server's cached-prompt count, or a nonce prompt); `cached` when the prompt "
+                         "came from the server's cache.", muted=True)]
+    blocks += [Heading("Repetition spread", 3), spread_table(result),
+               Paragraph("`wall_s range` is (max − min) / median: how much repetitions disagree.", muted=True)]
+    percentiles = percentile_table(single)
+    if percentiles:
+        blocks += [Heading("Percentiles (cases with 10 or more ok rows)", 3), percentiles]
+    blocks += [Heading("Cache rows", 3)] + cache_blocks(single)
     if artifacts.patch_bytes:
-        parts += ["### Repo tasks", "", repo_task_table(result, artifacts), ""]
+        blocks += [Heading("Repo tasks", 3), repo_task_table(result, artifacts),
+                   Paragraph("Patch sizes are read from `patch.path`; `unknown` means the row has no path or the "
+                             "file is not in the result directory.", muted=True)]
     if artifacts.model_call_logs:
-        parts += ["### Model calls", "", model_calls_section(artifacts, model_call_summarizer), ""]
+        blocks += [Heading("Model calls", 3)] + model_calls_blocks(artifacts, model_call_summarizer)
     failures = failed_rows_list(result)
     if failures:
-        parts += ["### Failed rows", "", failures, ""]
-    return "\n".join(parts)
+        blocks += [Heading("Failed rows", 3), Bullets(failures)]
+    return blocks
 
 
-def hardware_section(hardware: dict | None) -> str:
+def hardware_blocks(hardware: dict | None) -> list[Block]:
     if not hardware:
-        return f"### Host\n\n_No {HARDWARE_FILE}._"
-    return "### Host\n\n" + key_value_table(hardware)
+        return [Heading("Host", 3), Paragraph(f"_No {HARDWARE_FILE}._")]
+    return [Heading("Host", 3), key_value_table(hardware)]
 
 
-def metadata_section(metadata: dict | None) -> str:
+def metadata_blocks(metadata: dict | None) -> list[Block]:
+    blocks: list[Block] = [Heading("Run metadata", 3)]
     if metadata is None:
-        return f"### Run metadata\n\n_No {RUN_METADATA_FILE} (pass `--run-metadata` to `benchpack run`)._"
-    parts = ["### Run metadata"]
+        return blocks + [Paragraph(f"_No {RUN_METADATA_FILE} (pass `--run-metadata` to `benchpack run`)._")]
     for section in METADATA_SECTIONS:
         value = metadata.get(section)
         if isinstance(value, dict) and value:
-            parts += ["", f"**{section}**", "", key_value_table(value)]
+            blocks += [Paragraph(f"**{section}**"), key_value_table(value)]
     notes = metadata.get("notes")
     if isinstance(notes, str) and notes.strip():
         # Notes are free prose; keep their paragraphs, quoted so they cannot open headings.
-        parts += ["", "**notes**", "", "\n".join(f"> {line}" for line in notes.strip().splitlines())]
+        blocks += [Paragraph("**notes**"), Paragraph("\n".join(f"> {line}" for line in notes.strip().splitlines()))]
     other = {k: v for k, v in metadata.items() if k not in (*METADATA_SECTIONS, "notes")}
     if other:
-        parts += ["", "**other**", "", key_value_table(other)]
-    if len(parts) == 1:
-        parts += ["", "_Empty._"]
-    return "\n".join(parts)
+        blocks += [Paragraph("**other**"), key_value_table(other)]
+    if len(blocks) == 1:
+        blocks.append(Paragraph("_Empty._"))
+    return blocks
 
 
-def key_value_table(data: dict) -> str:
-    return table(["key", "value"], [[f"`{key}`", value] for key, value in data.items()])
+def key_value_table(data: dict) -> Table:
+    return Table(columns("key", "value"), [[f"`{key}`", value] for key, value in data.items()])
 
 
-def run_cases_table(single: Comparison) -> str:
-    headers = [
-        "case", "n", "ok", "wall_s med", "ttft_s med", "tpot_s med", "decode_tps med",
-        "total_tps med", "prefill_tps med", "prompt med", "pass",
-    ]
-    rows = []
+def run_cases_table(single: Comparison) -> Table:
+    table = Table(columns("case", "#ok", "#TTFT s", "#prefill tok/s", "#server prefill", "#decode tok/s",
+                          "output", "#pass"))
     for case in single.cases:
-        (stats,) = case.runs
-        m = stats.medians
-        rows.append([
-            case.case, stats.n, stats.ok, seconds(m.get("wall_s")), seconds(m.get("ttft_s")),
-            seconds(m.get("tpot_s")), rate(m.get("decode_tps")), rate(m.get("total_tps")),
-            rate(m.get("prefill_tps")) if case.parity == "comparable" else None,
-            count(stats.prompt_tokens_med), pass_rate(stats),
-        ])
-    return table(headers, rows)
+        (s,) = case.runs
+        m = s.medians
+        table.add(case.case, f"{s.ok}/{s.n}",
+                  with_band(seconds(m.get("ttft_s")), m.get("ttft_s"), s.bands.get("ttft_s")),
+                  prefill_cell(s, case.parity == "comparable"), rate(m.get("server_prefill_tps")),
+                  decode_cell(s), output_cell(s), pass_rate(s))
+    return table
 
 
 SPREAD_FIELDS = (("wall_s", "timing.wall_s", seconds), ("ttft_s", "timing.ttft_s", seconds),
-                 ("tpot_s", "timing.tpot_s", seconds), ("decode_tps", "timing.decode_tps", rate))
+                 ("tpot_s", "timing.tpot_s", seconds))
 
 
-def spread_table(result: ResultDir) -> str:
-    rows = []
+def spread_table(result: ResultDir) -> Table:
+    headers = ["case", "#ok reps"] + [f"#{name} min / med / max" for name, _, _ in SPREAD_FIELDS] + ["#wall_s range"]
+    table = Table(columns(*headers))
     for case in _cases_in_order(result.rows):
         ok_rows = [r for r in result.rows if r.get("case") == case and r.get("ok") is True]
         row: list[Any] = [case, len(ok_rows)]
@@ -335,36 +461,36 @@ def spread_table(result: ResultDir) -> str:
             row.append(f"{fmt(s.min)} / {fmt(s.median)} / {fmt(s.max)}" if s else None)
         wall = spread(field(r, "timing.wall_s") for r in ok_rows)
         row.append(f"{(wall.max - wall.min) / wall.median * 100:.1f}%" if wall and wall.median else None)
-        rows.append(row)
-    headers = ["case", "ok reps"] + [f"{name} min / med / max" for name, _, _ in SPREAD_FIELDS] + ["wall_s range"]
-    return table(headers, rows) + "\n\n`wall_s range` is (max − min) / median: how much repetitions disagree."
+        table.add(*row)
+    return table
 
 
-def cache_table(single: Comparison) -> str:
-    if not any(s.cache_rows for case in single.cases for s in case.runs):
-        return "_No row reports `tokens.cached_prompt` (older rows, or the backend did not report it)._"
-    rows = []
+def cache_blocks(single: Comparison) -> list[Block]:
+    if not any(s.cache_rows or s.cache_state != "unknown" for case in single.cases for s in case.runs):
+        return [Paragraph("_No row reports `tokens.cached_prompt` (older rows, or the backend did not report it)._")]
+    table = Table(columns("case", "#ok rows", "#reporting cached", "#prompt med", "#cached med", "state"))
     for case in single.cases:
-        (stats,) = case.runs
-        rows.append([case.case, stats.ok, stats.cache_rows, count(stats.prompt_tokens_med), count(stats.cached_prompt_tokens_med)])
-    return table(["case", "ok rows", "rows reporting cached_prompt", "prompt med", "cached med"], rows)
+        (s,) = case.runs
+        table.add(case.case, s.ok, s.cache_rows, count(s.prompt_tokens_med), count(s.cached_prompt_tokens_med),
+                  s.cache_state)
+    return [table]
 
 
-def repo_task_table(result: ResultDir, artifacts: RunArtifacts) -> str:
-    rows = []
+def repo_task_table(result: ResultDir, artifacts: RunArtifacts) -> Table:
+    table = Table(columns("case", "#rows", "#passed", "#failed", "other status", "patch bytes per rep",
+                          "#patch bytes med", "#empty patches"))
     for case in repo_task_cases(result.rows):
         case_rows = [r for r in result.rows if r.get("case") == case]
         statuses = Counter(_status(r) for r in case_rows)
         sizes = [size for c, size in artifacts.patch_bytes if c == case]
         known = [s for s in sizes if s is not None]
-        rows.append([
+        table.add(
             case, len(case_rows), statuses.pop("passed", 0), statuses.pop("failed", 0),
             ", ".join(f"{k} {v}" for k, v in statuses.items()) or None,
             ", ".join(str(s) if s is not None else "unknown" for s in sizes),
             count(median(known)), sum(1 for s in known if s == 0),
-        ])
-    headers = ["case", "rows", "passed", "failed", "other status", "patch bytes per rep", "patch bytes med", "empty patches"]
-    return table(headers, rows) + "\n\nPatch sizes are read from `patch.path`; `unknown` means the row has no path or the file is not in the result directory."
+        )
+    return table
 
 
 def _status(row: dict) -> str:
@@ -372,10 +498,10 @@ def _status(row: dict) -> str:
     return status if isinstance(status, str) and status else "unknown"
 
 
-def model_calls_section(artifacts: RunArtifacts, summarizer) -> str:
+def model_calls_blocks(artifacts: RunArtifacts, summarizer) -> list[Block]:
     files = sum(len(paths) for paths in artifacts.model_call_logs.values())
     if summarizer is None:
-        return f"{files} model-call log file(s) present; the summarizer is not available in this build."
+        return [Paragraph(f"{files} model-call log file(s) present; the summarizer is not available in this build.")]
     summaries: dict[str, dict] = {}
     for case, paths in artifacts.model_call_logs.items():
         try:
@@ -383,9 +509,9 @@ def model_calls_section(artifacts: RunArtifacts, summarizer) -> str:
         except (BenchpackError, ValueError, OSError) as exc:  # a broken log should not sink the whole report
             summaries[case] = {"summary": f"could not be summarized ({type(exc).__name__})"}
     keys = list(dict.fromkeys(k for summary in summaries.values() for k in summary))
-    rows = [[f"`{key}`"] + [summaries[case].get(key) for case in summaries] for key in keys]
+    table = Table(columns("field", *summaries), [[f"`{key}`"] + [summaries[c].get(key) for c in summaries] for key in keys])
     note = "Only allowlisted telemetry fields are summarized; prompts, responses and error text are never shown."
-    return table(["field"] + list(summaries), rows) + "\n\n" + note
+    return [table, Paragraph(note, muted=True)]
 
 
 def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -401,20 +527,18 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def failed_rows_list(result: ResultDir) -> str:
+def failed_rows_list(result: ResultDir) -> list[str]:
     failed = [r for r in result.rows if r.get("ok") is not True]
-    if not failed:
-        return ""
     lines = []
     for row in failed[:MAX_ERRORS_SHOWN]:
         where = row.get("case")
         if row.get("repetition") is not None:
             where = f"{where} rep {row['repetition']}"
-        error = cell(str(row.get("error") or "no error recorded")[:160])
-        lines.append(f"- `{where}`: {error}")
+        error = " ".join(str(row.get("error") or "no error recorded")[:160].split())
+        lines.append(f"`{where}`: {error}")
     if len(failed) > MAX_ERRORS_SHOWN:
-        lines.append(f"- … and {len(failed) - MAX_ERRORS_SHOWN} more")
-    return "\n".join(lines)
+        lines.append(f"… and {len(failed) - MAX_ERRORS_SHOWN} more")
+    return lines
 
 
 def _cases_in_order(rows: list[dict]) -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Protocol
 
 from benchpack import run_metadata as run_metadata_module
+from benchpack.adapters.base import TIMING_KEYS, TOKEN_KEYS  # one definition of the row's keys
 from benchpack.resultdir import (  # noqa: F401  (re-exported)
     ResultDir,
     field,
@@ -19,8 +20,6 @@ from benchpack.resultdir import (  # noqa: F401  (re-exported)
     read_rows,
 )
 
-TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
-TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
 REPO_TASK_FIELDS = ("workspace", "patch", "task", "verify", "repo_task")
 SUMMARY_FILE = "summary.md"
 DASH = "—"

@@ -15,15 +15,16 @@ An endpoint that fails (refused, HTTP error, dies mid-stream) gives an
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import urlsplit
 
-from benchpack import repo_task, scoring
+from benchpack import prompt_cache, repo_task, scoring, server_info
 from benchpack.adapters import get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
@@ -31,7 +32,13 @@ from benchpack.hardware import collect_hardware, write_hardware
 from benchpack.progress import NullProgress, ProgressSink
 from benchpack.resultdir import RUN_FILE, read_rows
 from benchpack.results import append_row, build_row, write_summary
-from benchpack.run_metadata import validate_run_metadata, write_run_metadata
+from benchpack.run_metadata import (
+    RunRecord,
+    finish_run_metadata,
+    start_run_metadata,
+    validate_run_metadata,
+    write_run_metadata,
+)
 
 if TYPE_CHECKING:
     from benchpack.adapters.base import Adapter
@@ -52,8 +59,18 @@ class RunOptions:
     openai_stream_usage: str = "include"
     force: bool = False
     # Seam for the repo-task executor factory; None means it reads
-    # BENCHPACK_EXTERNAL_AGENT_ARGV itself when a pack needs it (D-026).
+    # BENCHPACK_EXTERNAL_AGENT_ARGV itself when a pack needs it.
     external_agent_argv: list[str] | None = None
+    # Run repo-task candidate code without a sandbox (rows then say sandbox: none).
+    unsandboxed: bool = False
+    # `--repetitions N`: measured executions per case instead of the pack's
+    # default (recorded in every row's `run_plan`).
+    repetitions: int | None = None
+    # `--prompt-cache`: "cold" / "server-default" instead of the pack's.
+    prompt_cache: str | None = None
+    # Ask the server what it is (runtime, configuration, models) before and
+    # after the run; False for tests and callers that know there is no server.
+    probe_server: bool = True
 
 
 @dataclass
@@ -65,6 +82,13 @@ class RunOutcome:
     # Set when the run stopped early because it could not be trusted to go on
     # (a repo-task runner failure); the last row carries the same message.
     aborted: str | None = None
+    planned_rows: int = 0
+    complete: bool = True
+    incomplete_reason: str | None = None
+    # Things a reader must know (a model other than the one asked for, a
+    # configuration the run-metadata file contradicts), also in run-metadata.json.
+    warnings: list[str] = field(default_factory=list)
+    server: server_info.ServerInfo = field(default_factory=server_info.ServerInfo)
 
 
 class RepoTaskExecutor(Protocol):
@@ -95,7 +119,36 @@ def check_options(options: RunOptions) -> list[Problem]:
         problems.append(
             Problem("benchpack run", "--openai-stream-usage", f"must be one of {', '.join(OPENAI_STREAM_USAGE)}")
         )
+    if options.repetitions is not None and (isinstance(options.repetitions, bool)
+                                            or not isinstance(options.repetitions, int) or options.repetitions < 1):
+        problems.append(Problem("benchpack run", "--repetitions", f"must be an integer >= 1, got {options.repetitions!r}"))
+    if options.prompt_cache is not None and options.prompt_cache not in prompt_cache.POLICIES:
+        problems.append(Problem("benchpack run", "--prompt-cache",
+                                f"must be one of {', '.join(prompt_cache.POLICIES)}, got {options.prompt_cache!r}"))
     return problems
+
+
+def effective_pack(pack: Pack, options: RunOptions) -> Pack:
+    """The pack as this run executes it: command-line overrides applied to its defaults."""
+    changes: dict[str, Any] = {}
+    if options.repetitions is not None:
+        changes["repetitions"] = options.repetitions
+    if options.prompt_cache is not None:
+        changes["prompt_cache"] = options.prompt_cache
+    if not changes:
+        return pack
+    return dataclasses.replace(pack, defaults=dataclasses.replace(pack.defaults, **changes))
+
+
+def run_plan(pack: Pack, options: RunOptions) -> dict:
+    """The row's `run_plan`: how many executions this run made of each case, and who said so."""
+    return {
+        "warmup": pack.defaults.warmup,
+        "repetitions": pack.defaults.repetitions,
+        "repetitions_source": "--repetitions" if options.repetitions is not None else "pack",
+        "prompt_cache": pack.defaults.prompt_cache,
+        "prompt_cache_source": "--prompt-cache" if options.prompt_cache is not None else "pack",
+    }
 
 
 def _resolve_adapter(options: RunOptions) -> Adapter:
@@ -161,17 +214,24 @@ def raw_stem(case_id: str, number: int, warmup: bool, repetitions: int) -> str:
     return f"{case_id}.rep-{number:03d}"
 
 
-def _request(pack: Pack, case: Case, options: RunOptions) -> AdapterRequest:
+def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache.PreparedPrompt) -> AdapterRequest:
     defaults = pack.defaults
     return AdapterRequest(
         model=options.model,
-        prompt=case.prompt,
+        prompt=prepared.prompt,
         endpoint=options.endpoint,
         temperature=defaults.temperature,
         max_tokens=defaults.max_tokens,
         stream=defaults.stream,
         openai_stream_usage=options.openai_stream_usage,
+        extra_body=prepared.extra_body,
     )
+
+
+def requested_url(adapter: Adapter, endpoint: str) -> str:
+    """The URL the adapter sends requests to (the row's `endpoint`), e.g. `…/v1` -> `…/v1/chat/completions`."""
+    resolve = getattr(adapter, "endpoint_url", None)
+    return resolve(endpoint) if callable(resolve) else endpoint
 
 
 def _call_adapter(adapter: Adapter, request: AdapterRequest) -> AdapterResult:
@@ -208,11 +268,24 @@ def _write_raw(out: Path, stem: str, result: AdapterResult) -> dict:
 class _Run:
     """State of one run in progress; `run_pack` is the public entry."""
 
-    def __init__(self, pack, options, progress, adapter, executor):
+    def __init__(self, pack, options, progress, adapter, executor, server: server_info.ServerInfo):
         self.pack, self.options, self.progress = pack, options, progress
-        self.adapter, self.executor = adapter, executor
+        self.adapter, self.executor, self.server = adapter, executor, server
         self.out = Path(options.out)
         self.rows: list[dict] = []
+        self.executions_done = 0
+        self.endpoint = requested_url(adapter, options.endpoint)
+        self.plan = run_plan(pack, options)
+        # The per-request cache switch only exists on llama-server's chat endpoint.
+        self.cache_prompt_param = server.honours_cache_prompt and options.adapter == "openai-chat"
+
+    def prepared(self, case: Case) -> prompt_cache.PreparedPrompt:
+        return prompt_cache.prepare(case.prompt, self.pack.defaults.prompt_cache,
+                                    cache_prompt_param=self.cache_prompt_param)
+
+    def row_warnings(self, served: str | None) -> list[dict]:
+        mismatch = server_info.model_mismatch(self.options.model, served)
+        return [{"code": "model-mismatch", "message": mismatch}] if mismatch else []
 
     def _score(self, case: Case, result: AdapterResult) -> dict | None:
         if case.scoring is not None and case.scoring.mode == "verify-script":
@@ -223,8 +296,9 @@ class _Run:
 
     def warmup(self, case: Case, number: int) -> None:
         self.progress.execution_started(case.id, number, True)
-        result = _call_adapter(self.adapter, _request(self.pack, case, self.options))
+        result = _call_adapter(self.adapter, _request(self.pack, case, self.options, self.prepared(case)))
         _write_raw(self.out, raw_stem(case.id, number, True, 1), result)
+        self.executions_done += 1
         self.progress.execution_finished(case.id, number, True, None)
 
     def measured(self, case: Case, repetition: int, run_file) -> str | None:
@@ -232,31 +306,44 @@ class _Run:
         repetitions = self.pack.defaults.repetitions
         self.progress.execution_started(case.id, repetition, False)
         context, extra, abort = None, {}, None
+        prepared = self.prepared(case)
         try:
             if case.kind == REPO_TASK:
                 context = self.executor.prepare(case, repetition, self.out)
-            result = _call_adapter(self.adapter, _request(self.pack, case, self.options))
+            result = _call_adapter(self.adapter, _request(self.pack, case, self.options, prepared))
             if case.kind == REPO_TASK:
                 extra = dict(self.executor.finish(context, result) or {})
         except BenchpackError as exc:
             abort = "; ".join(exc.lines())
             result = _failed_result(f"repo-task runner failure: {abort}")
+        if case.kind == REPO_TASK:  # every repo-task row says how its candidate code was isolated
+            extra.setdefault("sandbox", getattr(self.executor, "sandbox_mode", "none"))
         raw = _write_raw(self.out, raw_stem(case.id, repetition, False, repetitions), result)
         row_scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
+        row_scoring = scoring.never_passed_when_failed(row_scoring, result.ok)
+        served = server_info.served_model(self.server, result.served_model)
         row = build_row(
             pack=self.pack,
             case_id=case.id,
             adapter_id=self.options.adapter,
-            endpoint=self.options.endpoint,
+            endpoint=self.endpoint,
             model=self.options.model,
             result=result,
             scoring=row_scoring,
             raw=raw,
             repetition=repetition if repetitions > 1 else None,
-            extra=extra,
+            extra={
+                "model_served": served,
+                "finish_reason": result.finish_reason,
+                "prompt_cache": prepared.record,
+                "run_plan": self.plan,
+                "warnings": self.row_warnings(served),
+                **extra,
+            },
         )
         append_row(run_file, row)
         self.rows.append(row)
+        self.executions_done += 1
         self.progress.execution_finished(case.id, repetition, False, row)
         return abort
 
@@ -277,6 +364,10 @@ def total_executions(pack: Pack) -> int:
     return len(pack.cases) * (pack.defaults.warmup + pack.defaults.repetitions)
 
 
+def planned_rows(pack: Pack) -> int:
+    return len(pack.cases) * pack.defaults.repetitions
+
+
 def run_pack(
     pack: Pack,
     options: RunOptions,
@@ -284,12 +375,16 @@ def run_pack(
     *,
     adapter: Adapter | None = None,
     repo_task_executor: RepoTaskExecutor | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run every case of `pack` and write the result directory `options.out`.
 
     `adapter` and `repo_task_executor` default to the registered ones for
     `options.adapter` / `benchpack.repo_task.make_executor`; callers pass
-    their own to run against something else (tests, a worker).
+    their own to run against something else (tests, a worker). `warn` is
+    told, before the first request, what the server's answers to the probes
+    make doubtful (a model it does not serve, a configuration the
+    run-metadata file contradicts), so a person can stop the run early.
     Raises BenchpackError (and writes nothing) for invalid input.
     """
     progress = progress or NullProgress()
@@ -302,34 +397,67 @@ def run_pack(
             problems += exc.problems
     if problems:
         raise ConfigError(problems)
+    pack = effective_pack(pack, options)
     adapter = adapter or _resolve_adapter(options)
     if repo_task_executor is None and any(case.kind == REPO_TASK for case in pack.cases):
         repo_task_executor = repo_task.make_executor(pack, options)
     out = Path(options.out)
     check_out_dir(out, force=options.force, pack_root=pack.root)
     hardware = collect_hardware(options.host_label)
+    # Asked before the output directory exists and outside any timed request.
+    server = (server_info.probe_server(options.adapter, options.endpoint, options.model)
+              if options.probe_server else server_info.ServerInfo())
+    outcome = RunOutcome(out=out, planned_rows=planned_rows(pack), server=server)
+    record = RunRecord(options=options, pack=pack, server=server, endpoint=requested_url(adapter, options.endpoint),
+                       plan=run_plan(pack, options))
+    metadata = start_run_metadata(options.run_metadata, record, outcome.warnings)
+    for message in outcome.warnings if warn else ():
+        warn(message)
 
     create_out_dir(out, force=options.force)
     (out / "raw").mkdir()
     write_hardware(out, hardware)
-    if options.run_metadata is not None:
-        write_run_metadata(out, options.run_metadata)
+    write_run_metadata(out, metadata)
 
-    run = _Run(pack, options, progress, adapter, repo_task_executor)
-    outcome = RunOutcome(out=out)
+    run = _Run(pack, options, progress, adapter, repo_task_executor, server)
     progress.started(total_executions(pack))
+    crashed: str | None = None
     try:
         outcome.aborted = run.execute()
     except KeyboardInterrupt:
         outcome.interrupted = True
+    except BaseException as exc:
+        crashed = f"the runner stopped on {type(exc).__name__}: {exc}"
+        raise
     finally:
-        # Also on an unexpected crash: the rows on disk deserve a summary.
+        # Also on an unexpected crash: the rows on disk deserve a summary,
+        # and the metadata must say the run did not finish.
         outcome.rows = _rows_on_disk(out, run.rows)
+        if options.probe_server:
+            server_info.probe_loaded_model(options.adapter, options.endpoint, options.model, server)
+        outcome.complete, outcome.incomplete_reason = _completeness(outcome, crashed, run.executions_done,
+                                                                    total_executions(pack))
+        metadata = finish_run_metadata(metadata, record, outcome.rows, outcome.complete, outcome.incomplete_reason,
+                                       outcome.warnings)
+        write_run_metadata(out, metadata)
         extra_sections = _summary_sections(repo_task_executor, outcome.rows, out)
-        write_summary(out, pack, outcome.rows, hardware, options.run_metadata, extra_sections)
+        write_summary(out, pack, outcome.rows, hardware, metadata, extra_sections)
         progress.finished()
     outcome.all_ok = all(row["ok"] for row in outcome.rows) and not outcome.aborted
     return outcome
+
+
+def _completeness(outcome: RunOutcome, crashed: str | None, done: int, total: int) -> tuple[bool, str | None]:
+    """Whether every planned execution ran, and if not, why (run-metadata `incomplete_reason`)."""
+    if crashed:
+        return False, crashed
+    if outcome.interrupted:
+        return False, f"interrupted (Ctrl-C) after {done} of {total} executions"
+    if outcome.aborted:
+        return False, f"stopped early after {done} of {total} executions: {outcome.aborted}"
+    if len(outcome.rows) < outcome.planned_rows:
+        return False, f"{len(outcome.rows)} of {outcome.planned_rows} planned rows were written"
+    return True, None
 
 
 def _rows_on_disk(out: Path, in_memory: list[dict]) -> list[dict]:

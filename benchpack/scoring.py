@@ -60,6 +60,21 @@ def score(scoring: Scoring | None, output_text: str) -> dict | None:
     raise ValueError(f"scoring mode {scoring.mode!r} is not computed from output text")
 
 
+FAILED_REQUEST_ERROR = "not scored as passed: the request failed (the output may be partial)"
+
+
+def never_passed_when_failed(scoring_envelope: dict | None, request_ok: bool) -> dict | None:
+    """A row whose request failed (`ok: false`) never counts as passed.
+
+    A broken stream can still carry enough partial text (or a partial patch)
+    to satisfy a check; such a row keeps its mode and reads `passed: false`
+    with the reason, so pass rates count it as a failure, not a success.
+    """
+    if request_ok or not isinstance(scoring_envelope, dict) or scoring_envelope.get("passed") is not True:
+        return scoring_envelope
+    return {**scoring_envelope, "passed": False, "error": FAILED_REQUEST_ERROR}
+
+
 def _required(value, mode: str, key: str):
     if value is None:
         raise ValueError(f"scoring mode {mode!r} needs {key!r}")

@@ -155,24 +155,8 @@ class AiohttpClient:
         return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
 
     async def _request(self, url: str, max_tokens: int | None) -> tuple[list[float], int | None]:
-        times: list[float] = []
-        output = None
         async with self.session.post(url, json=_body(max_tokens)) as response:
-            async for raw in response.content:
-                now = perf_counter()
-                line = raw.strip()
-                if not line.startswith(b"data:"):
-                    continue
-                data = line[5:].strip()
-                if data == b"[DONE]":
-                    break
-                chunk = json.loads(data)
-                if chunk.get("usage"):
-                    output = chunk["usage"]["completion_tokens"]
-                choices = chunk.get("choices")
-                if choices and choices[0]["delta"].get("content"):
-                    times.append(now)
-        return times, output
+            return await aiohttp_content_times(response)
 
     def request(self, url: str, max_tokens: int | None) -> Observation:
         cpu = process_time()
@@ -183,6 +167,27 @@ class AiohttpClient:
     def close(self) -> None:
         self.loop.run_until_complete(self.session.close())
         self.loop.close()
+
+
+async def aiohttp_content_times(response: Any) -> tuple[list[float], int | None]:
+    """The plain aiohttp loop's reading of a chat-completions stream: content chunk arrival times, usage's output count."""
+    times: list[float] = []
+    output = None
+    async for raw in response.content:
+        now = perf_counter()
+        line = raw.strip()
+        if not line.startswith(b"data:"):
+            continue
+        data = line[5:].strip()
+        if data == b"[DONE]":
+            break
+        chunk = json.loads(data)
+        if chunk.get("usage"):
+            output = chunk["usage"]["completion_tokens"]
+        choices = chunk.get("choices")
+        if choices and choices[0]["delta"].get("content"):
+            times.append(now)
+    return times, output
 
 
 def make_clients() -> list:

@@ -105,3 +105,20 @@ def test_it_stamps_each_line_with_the_arrival_of_the_read_that_completed_it():
     result, trace = adapter_for(lambda r: httpx.Response(200, content=iter([wire[:cut], wire[cut:]]))).run_traced(req())
     assert result.ok and result.output_text == "ab" and trace.chunks == 2
     assert len(trace.content_times) == 2 and trace.content_times[0] <= trace.content_times[1] <= trace.end
+
+
+def test_a_plain_response_fills_prefill_and_decode_from_ollamas_own_counters_tagged_native():
+    result = adapter_for(lambda r: httpx.Response(200, json={**FINAL, "response": "Paris"})).run(req(stream=False))
+    assert result.ok
+    # 20 prompt tokens in 0.1 s, 4 output tokens in 0.2 s: Ollama's clock, not the client's.
+    assert (result.timing["prefill_tps"], result.timing["decode_tps"]) == (200.0, 20.0)
+    assert result.timing["rate_source"] == "native"
+    assert result.timing["ttft_s"] is None and result.timing["total_tps"] is not None
+    assert result.served_model == "m" and result.finish_reason == "stop"
+
+
+def test_a_streamed_response_keeps_the_clients_own_rates():
+    body = ndjson({"response": "Par", "done": False}, {"response": "is", "done": False}, FINAL)
+    result = adapter_for(lambda r: httpx.Response(200, content=iter([body]))).run(req())
+    assert result.timing["rate_source"] == "client"
+    assert result.timing["prefill_tps"] != 200.0

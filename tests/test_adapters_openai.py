@@ -283,3 +283,14 @@ def test_it_stops_at_an_error_event_over_a_real_connection_the_server_keeps_open
     release.set()
     assert not result.ok and "out of memory" in result.error and result.output_text == "x"
     assert still_open
+
+
+def test_it_reports_the_model_the_server_named_and_why_it_stopped():
+    body = (sse({**delta(content="Hi"), "model": "served-alias"}) + sse({**finish("length"), "model": "served-alias"})
+            + sse({"choices": [], "usage": USAGE}) + sse(b"[DONE]"))
+    streamed = adapter_for(streaming(body)).run(req(model="typo-name"))
+    assert streamed.served_model == "served-alias" and streamed.finish_reason == "length"
+    payload = {"model": "other", "choices": [{"message": {"content": "x"}, "finish_reason": "stop"}], "usage": USAGE}
+    plain = adapter_for(lambda r: httpx.Response(200, json=payload)).run(req(stream=False))
+    assert plain.served_model == "other" and plain.finish_reason == "stop"
+    assert plain.timing["rate_source"] is None and streamed.timing["rate_source"] == "client"

@@ -72,6 +72,7 @@ def test_it_treats_unsafe_delete_paths_as_runner_failures(files, tmp_path):
     assert (tmp_path / "outside" / "secret.txt").exists()
 
 
+@pytest.mark.bubblewrap
 def test_it_runs_an_in_process_harness_behind_the_executor_boundary(tmp_path):
     pack = write_repo_pack(tmp_path, {"app.py": "x = 1\n"}, verifier="raise SystemExit(0)\n")
     before = tree_hash(pack.root)

@@ -1,5 +1,6 @@
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,72 @@ def test_it_rejects_an_unknown_provenance(tmp_path):
     source = write_result_dir(tmp_path / "run-a")
     with pytest.raises(BenchpackError, match="--provenance"):
         create_bundle([source], tmp_path / "out", "trust-me")
+
+
+def hostnames_in(bundle: Path) -> list[str]:
+    return [json.loads((bundle / run["path"] / "hardware.json").read_text())["hostname"]
+            for run in manifest_of(bundle)["runs"]]
+
+
+def test_a_bundle_carries_an_opaque_label_instead_of_the_hostname(tmp_path):
+    sources = sorted(REAL_RESULTS.iterdir())  # three runs from the same machine, "atlas.local"
+    bundle = create_bundle(sources, tmp_path / "bundle", "self-reported")
+    assert validate_bundle(bundle).ok
+    labels = hostnames_in(bundle)
+    assert len(set(labels)) == 1 and labels[0].startswith("host-") and len(labels[0]) == 15
+    for run in manifest_of(bundle)["runs"]:
+        text = (bundle / run["path"] / "hardware.json").read_text()
+        assert "atlas" not in text
+        listed = {f["path"]: f for f in run["files"]}["hardware.json"]
+        assert listed["sha256"] == hashlib.sha256(text.encode()).hexdigest()  # the manifest hashes what is shipped
+    again = create_bundle(sources, tmp_path / "again", "self-reported")
+    assert hostnames_in(again)[0] != labels[0]  # not linkable across bundles
+    source = sources[0]
+    assert json.loads((source / "hardware.json").read_text())["hostname"] == "atlas.local"  # the source is untouched
+
+
+def test_a_bundle_keeps_a_label_the_user_chose(tmp_path):
+    sources = sorted(REAL_RESULTS.iterdir())
+    bundle = create_bundle(sources, tmp_path / "bundle", "self-reported", host_label="lab-4090")
+    assert hostnames_in(bundle) == ["lab-4090"] * len(sources)
+    labelled = write_result_dir(tmp_path / "run-a")
+    hardware = json.loads((labelled / "hardware.json").read_text())
+    (labelled / "hardware.json").write_text(json.dumps({**hardware, "hostname": "bench-1", "host_label": True}))
+    assert hostnames_in(create_bundle([labelled], tmp_path / "out", "self-reported")) == ["bench-1"]
+
+
+def test_a_host_label_that_is_not_a_plain_name_is_refused(tmp_path):
+    source = write_result_dir(tmp_path / "run-a")
+    with pytest.raises(BenchpackError, match="--host-label"):
+        create_bundle([source], tmp_path / "out", "self-reported", host_label="../etc passwd")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_takes_a_host_label_for_the_bundle(tmp_path, capsys):
+    from benchpack.cli import main
+
+    sources = [str(path) for path in sorted(REAL_RESULTS.iterdir())]
+    assert main(["registry", "bundle", "create", "--out", str(tmp_path / "b"), "--provenance", "self-reported",
+                 "--host-label", "my-desktop", *sources]) == 0
+    assert set(hostnames_in(tmp_path / "b")) == {"my-desktop"}
+    assert main(["registry", "bundle", "create", "--out", str(tmp_path / "c"), "--provenance", "self-reported",
+                 "--host-label", "bad label", *sources]) == 2
+    assert "--host-label" in capsys.readouterr().err and not (tmp_path / "c").exists()
+
+
+def test_a_run_that_did_not_finish_is_refused_unless_allowed(tmp_path):
+    import json as _json
+
+    from benchpack.bundles import create_bundle
+    from benchpack.errors import ConfigError
+
+    source = tmp_path / "cut-run"
+    shutil.copytree(REAL_RESULTS / "2026-04-29-llama-server-smoke", source)
+    (source / "run-metadata.json").write_text(_json.dumps(
+        {"complete": False, "incomplete_reason": "interrupted (Ctrl-C) after 1 of 3 executions"}))
+    with pytest.raises(ConfigError) as info:
+        create_bundle([source], tmp_path / "bundle", "self-reported")
+    assert "the run did not finish (interrupted (Ctrl-C) after 1 of 3 executions)" in info.value.lines()[0]
+    assert not (tmp_path / "bundle").exists()
+    out = create_bundle([source], tmp_path / "bundle", "self-reported", allow_incomplete=True)
+    assert _json.loads((out / "runs" / "cut-run" / "run-metadata.json").read_text())["complete"] is False

@@ -15,11 +15,11 @@ FIELDS = [
     "timing", "timing.wall_s", "timing.ttft_s", "timing.tpot_s", "tokens", "tokens.prompt", "tokens.output",
     "tokens.cached_prompt", "tokens.source", "backend", "resources", "resources.memory_mb", "scoring",
     "scoring.mode", "scoring.passed", "scoring.error", "raw", "raw.request_path", "repetition", "workspace",
-    "patch", "patch.path", "task", "verify", "repo_task", "unknown_new_field",
+    "patch", "patch.path", "task", "verify", "repo_task", "sandbox", "unknown_new_field",
 ]  # fmt: skip
 VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([0.0, 1.0, -0.5, 2.5, 1e300]),
-    st.sampled_from(["", "x", "usage"]), st.just({}), st.just({"a": 1}), st.just([]), st.just("DELETE"),
+    st.sampled_from(["", "x", "usage", "bubblewrap", "none"]), st.just({}), st.just({"a": 1}), st.just([]), st.just("DELETE"),
 )  # fmt: skip
 
 
@@ -49,6 +49,23 @@ def test_it_only_fast_accepts_rows_the_schema_accepts(changes):
     except msgspec.DecodeError:
         return  # falls back to the schema, which decides
     assert _ROW_CHECKER.problems(json.loads(line)) == []
+
+
+def test_it_keeps_the_sandbox_field_of_repo_task_rows_and_refuses_unknown_values():
+    for mode in ("bubblewrap", "none"):
+        value = row(sandbox=mode, repo_task={"status": "failed", "verify_exit_code": 1,
+                                             "failure_reason": "guarded-path write: the verifier changed /x",
+                                             "guarded_writes": [{"phase": "verifier", "paths": ["/x"], "count": 1}]})
+        assert _VALID_ROW.decode(json.dumps(value)).sandbox == mode
+        assert _ROW_CHECKER.problems(value) == []
+    for bad in ("maybe", None, True):
+        value = row(sandbox=bad)
+        assert _ROW_CHECKER.problems(value) != []
+        try:
+            _VALID_ROW.decode(json.dumps(value))
+        except msgspec.DecodeError:
+            continue
+        raise AssertionError(f"fast path accepted sandbox={bad!r}")
 
 
 def test_it_takes_the_fast_path_for_every_real_row():

@@ -40,3 +40,24 @@ def test_group_cache_state():
     assert group_cache_state([row(94, 93), row(94, ...)]) == CACHED
     assert group_cache_state([row(94, 0), row(94, ...)]) == UNKNOWN
     assert group_cache_state([]) == UNKNOWN
+
+
+def cold_row(nonce="ab12cd34ef56ab78", **tokens):
+    return {"tokens": tokens, "prompt_cache": {"policy": "cold", "cache_prompt_param": None, "nonce": nonce}}
+
+
+def test_a_prompt_made_cold_by_its_nonce_is_cold_when_the_server_does_not_count():
+    assert row_cache_state(cold_row(prompt=94)) == COLD            # Ollama: no cached count at all
+    assert row_cache_state(cold_row(prompt=94, cached_prompt=93)) == CACHED  # the server's count still wins
+    assert row_cache_state(cold_row(nonce=None, prompt=94)) == UNKNOWN
+    assert row_cache_state({"tokens": {"prompt": 94}, "prompt_cache": {"policy": "server-default"}}) == UNKNOWN
+    assert group_cache_state([cold_row(prompt=94), cold_row(prompt=94, cached_prompt=0)]) == COLD
+
+
+def test_the_servers_own_prefill_rate():
+    from benchpack.cache_state import server_prefill_tps
+
+    assert server_prefill_tps({"backend": {"prompt_per_second": 512.5}}) == 512.5   # llama-server timings
+    assert server_prefill_tps({"backend": {"prefill_tps": 200.0}}) == 200.0         # Ollama's counters
+    assert server_prefill_tps({"backend": None}) is None
+    assert server_prefill_tps({"backend": {"prompt_per_second": math.nan}}) is None

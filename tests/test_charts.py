@@ -252,7 +252,8 @@ def test_it_charts_every_case_of_the_registry_site_with_spread(tmp_path):
     import_result_dirs(db, [RunSource(tmp_path / n) for n in names])
     write_site(open_read_only(db), tmp_path / "site")
     index = (tmp_path / "site" / "index.html").read_text()
-    (svg,) = re.findall(r"<svg\b.*?</svg>", index, flags=re.S)
+    svg, ttft_svg = re.findall(r"<svg\b.*?</svg>", index, flags=re.S)  # decode speed, then TTFT
+    assert "time to first token" in ttft_svg and len(rows(parse(ttft_svg))) == 6
     root = parse(svg)
     assert [g.text for g in root.findall("s:text[@class='bp-group']", NS)] == [
         "runtime-sweep 0.1.0 · long", "runtime-sweep 0.1.0 · medium", "runtime-sweep 0.1.0 · short"]

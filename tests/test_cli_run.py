@@ -154,6 +154,7 @@ def test_it_replaces_a_previous_result_with_force(tmp_path, fresh_server):
 BUNDLED = Path(__file__).resolve().parents[1] / "benchpacks"
 
 
+@pytest.mark.bubblewrap
 @pytest.mark.parametrize("answer, passed", [("known-good.md", True), ("corrupt-context.md", False)])
 def test_it_runs_a_bundled_repo_task_pack_through_the_real_executor(tmp_path, fresh_server, answer, passed):
     pack = BUNDLED / "patch-from-failure"

@@ -51,14 +51,21 @@ def run_cli(argv, monkeypatch):
     return cli.main(argv)
 
 
-def prefill_cell(markdown: str, case: str, run: str) -> str:
-    lines = [line for line in markdown.splitlines() if line.startswith("| case | run |")]
-    headers = [h.strip() for h in lines[0].strip("|").split("|")]
-    for line in markdown.splitlines():
+def table_cell(markdown: str, case: str, run: str, column: str = "prefill tok/s") -> str:
+    """A cell of the per-case table titled `**<case> · prefill parity: …**`."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"**{case} · prefill parity:"))
+    headers = [h.strip() for h in lines[start + 2].strip("|").split("|")]
+    for line in lines[start + 4:]:
+        if not line.startswith("|"):
+            break
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if cells[:2] == [case, run]:
-            return cells[headers.index("prefill_tps med")]
+        if cells[0] == run:
+            return cells[headers.index(column)]
     raise AssertionError(f"no row for {case}/{run}")
+
+
+prefill_cell = table_cell
 
 
 # ---------------------------------------------------------------- real result directories
@@ -120,7 +127,8 @@ PARITY_CASES = {
     "prompt-missing": ([make_row("a"), make_row("a", prompt=None)], [make_row("a", cached=MISSING)]),
     "prompt-diff": ([make_row("a", prompt=100)], [make_row("a", prompt=120, cached=MISSING)]),
     "cache-missing": ([make_row("a", cached=5)], [make_row("a", cached=MISSING)]),
-    "cache-diff": ([make_row("a", cached=0)], [make_row("a", cached=64)]),
+    "cached": ([make_row("a", cached=0)], [make_row("a", cached=64)]),
+    "cache-diff": ([make_row("a", cached=0)], [make_row("a", cached=5)]),
     "comparable": ([make_row("a", cached=0, prefill=900.0)], [make_row("a", cached=0, prefill=1100.0)]),
 }
 
@@ -247,9 +255,10 @@ def test_it_prints_markdown_and_exits_zero(tmp_path, monkeypatch, capsys):
     one = write_run(tmp_path, "one", [make_row("a")])
     two = write_run(tmp_path, "two", [make_row("a")])
     assert run_cli(["compare", str(one), str(two)], monkeypatch) == 0
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out  # not a terminal: Markdown
     assert out.startswith("# Compare")
-    assert "| a | one | 1 | 1 |" in out
+    assert "**a · prefill parity: comparable**" in out
+    assert "| one | 1/1 | 0.1000 |" in out
 
 
 def test_it_prints_json_with_a_stable_shape(tmp_path, monkeypatch, capsys):
@@ -257,7 +266,7 @@ def test_it_prints_json_with_a_stable_shape(tmp_path, monkeypatch, capsys):
     two = write_run(tmp_path, "two", [make_row("a", cached=0, pack=("pack-a", "2.0.0"))])
     assert run_cli(["compare", "--json", str(one), str(two)], monkeypatch) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["format_version"] == 1
+    assert data["format_version"] == 2
     assert data["parity_statuses"] == list(PARITY_STATUSES)
     assert [r["label"] for r in data["runs"]] == ["one", "two"]
     assert data["runs"][1]["packs"] == [{"id": "pack-a", "version": "2.0.0"}]
@@ -300,18 +309,46 @@ def test_it_needs_two_result_directories(tmp_path, monkeypatch, capsys):
     assert "at least two" in capsys.readouterr().err
 
 
-def test_it_never_reads_raw_or_run_metadata(tmp_path):
+def test_its_numbers_never_come_from_raw_or_run_metadata(tmp_path):
     one = write_run(tmp_path, "one", [make_row("a")])
     two = write_run(tmp_path, "two", [make_row("a")])
-    (two / "run-metadata.json").write_text('{"runtime": {"name": "x"}}')
+    (two / "run-metadata.json").write_text('{"runtime": {"name": "x"}, "complete": true}')
     (two / "raw").mkdir()
     (two / "raw" / "a.response.json").write_text("not json at all")
     with_extra = compare_dirs(one, two).to_dict()
     assert "runtime" not in json.dumps(with_extra)
     (two / "run-metadata.json").unlink()
-    assert compare_dirs(one, two).to_dict() == with_extra
+    without = compare_dirs(one, two).to_dict()
+    # Only the run's completeness is read from run-metadata.json.
+    with_extra["runs"][1]["complete"] = None
+    assert without == with_extra
 
 
 def test_it_raises_for_no_result_dirs():
     with pytest.raises(BenchpackError):
         compare_runs([])
+
+
+class CountingRows(list):
+    """A run's rows that count how often they are walked: compare must walk
+    them a fixed number of times, not once per case (a run with thousands of
+    cases made compare, and the review page that calls it, quadratic)."""
+
+    walks = 0
+
+    def __iter__(self):
+        CountingRows.walks += 1
+        return super().__iter__()
+
+
+def test_compare_walks_each_runs_rows_a_fixed_number_of_times(tmp_path):
+    from benchpack.resultdir import ResultDir
+
+    def walks_for(cases):
+        runs = [ResultDir(tmp_path / f"run-{n}", rows=CountingRows(make_row(f"case-{i}") for i in range(cases)))
+                for n in range(2)]
+        CountingRows.walks = 0
+        compare_runs(runs, noise=False)
+        return CountingRows.walks
+
+    assert walks_for(200) == walks_for(20)

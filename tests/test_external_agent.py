@@ -15,6 +15,8 @@ from benchpack.repo_task.executors import load_external_agent_argv
 from benchpack.repo_task.integration import RepoTaskExecutor
 from tests.test_repo_task_support import adapter_result, run_options, tree_hash, write_repo_pack
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 REFERENCE_AGENT = Path(__file__).resolve().parent.parent / "examples" / "external-agent" / "reference-agent.py"
 EXTERNAL = '{ id = "external-agent", timeout_s = 20 }'
 CHECK_MARKER = """\
@@ -33,8 +35,15 @@ def agent_script(tmp_path, body, name="agent.py"):
     return [sys.executable, str(path)]
 
 
-def run_one(tmp_path, pack, argv, text="", grace_s=0.3, repetition=1):
-    executor = RepoTaskExecutor(pack, run_options(tmp_path), external_agent_argv=argv, grace_s=grace_s)
+@pytest.fixture(autouse=True)
+def quiet_home(tmp_path, monkeypatch):
+    """Unsandboxed phases guard $HOME; on a shared machine other programs write there."""
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def run_one(tmp_path, pack, argv, text="", grace_s=0.3, repetition=1, unsandboxed=False):
+    executor = RepoTaskExecutor(pack, run_options(tmp_path, unsandboxed=unsandboxed), external_agent_argv=argv, grace_s=grace_s)
     execution = executor.prepare(pack.cases[0], repetition, tmp_path / "out")
     return executor.finish(execution, adapter_result(text))
 
@@ -143,10 +152,12 @@ def test_it_records_a_nonzero_exit_as_a_task_outcome(tmp_path):
 
 SPAWNER = """\
     import os, subprocess, sys, time
-    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    token = sys.argv[1]
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)  # " + token
     kwargs = {"start_new_session": True} if "--escape" in sys.argv else {}
     child = subprocess.Popen([sys.executable, "-c", stubborn], **kwargs)
-    with open(os.path.join(os.environ.get("PIDS_DIR", "."), "pids"), "w") as f:
+    workspace = sys.argv[sys.argv.index("--workspace") + 1]
+    with open(os.path.join(workspace, "pids"), "w") as f:
         f.write(f"{os.getpid()} {child.pid}")
     print("spawned", flush=True)
     if "--exit" in sys.argv:
@@ -162,51 +173,94 @@ def still_running(pid):
         return False
 
 
+def running_with(token):
+    """Processes (outside any PID namespace view) whose command line carries `token`."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if process.info["status"] != psutil.STATUS_ZOMBIE and any(token in part for part in process.info["cmdline"] or []):
+                found.append(process.pid)
+        except psutil.Error:
+            pass
+    return found
+
+
+def wait_until_gone(token, seconds=5):
+    deadline = time.monotonic() + seconds
+    while running_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return running_with(token)
+
+
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bubblewrap", "none"])
 @pytest.mark.parametrize("extra", [[], ["--escape"]], ids=["same-group", "own-session"])
-def test_it_stops_a_hanging_agent_and_its_sigterm_ignoring_grandchild(tmp_path, monkeypatch, extra):
-    monkeypatch.setenv("PIDS_DIR", str(tmp_path))
+def test_it_stops_a_hanging_agent_and_its_sigterm_ignoring_grandchild(tmp_path, extra, unsandboxed):
+    token = f"benchpack-test-{tmp_path.name}-{unsandboxed}"
     pack = write_repo_pack(tmp_path, harness='{ id = "external-agent", timeout_s = 2.5 }')
     before = tree_hash(pack.root)
-    row = run_one(tmp_path, pack, agent_script(tmp_path, SPAWNER) + extra)
-    pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
-    assert not [pid for pid in pids if still_running(pid)]
+    row = run_one(tmp_path, pack, agent_script(tmp_path, SPAWNER) + [token] + extra, unsandboxed=unsandboxed)
     out = tmp_path / "out"
+    assert wait_until_gone(token) == []
+    if unsandboxed:  # real pids; in a sandbox they are the PID namespace's own
+        pids = [int(p) for p in (out / "workspace/fix/rep-001/pids").read_text().split()]
+        assert not [pid for pid in pids if still_running(pid)]
     assert (out / "task/fix/rep-001.stdout.log").read_text() == "spawned\n"
     assert (out / "task/fix/rep-001.stderr.log").read_text().endswith(
         "benchpack: external agent timed out after 2.5 seconds; process group stopped.\n")
     assert row["repo_task"]["status"] == "passed"  # the verifier still ran after the timeout
+    assert row["sandbox"] == ("none" if unsandboxed else "bubblewrap")
     assert tree_hash(pack.root) == before
 
 
-def test_it_kills_what_an_agent_leaves_running_after_it_exits(tmp_path, monkeypatch):
-    monkeypatch.setenv("PIDS_DIR", str(tmp_path))
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bubblewrap", "none"])
+def test_it_kills_what_an_agent_leaves_running_after_it_exits(tmp_path, unsandboxed):
+    token = f"benchpack-test-{tmp_path.name}-{unsandboxed}"
     pack = write_repo_pack(tmp_path, harness=EXTERNAL)
-    run_one(tmp_path, pack, agent_script(tmp_path, SPAWNER) + ["--exit"])
-    leader, child = (int(p) for p in (tmp_path / "pids").read_text().split())
-    deadline = time.monotonic() + 5
-    while still_running(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not still_running(child)
+    run_one(tmp_path, pack, agent_script(tmp_path, SPAWNER) + [token, "--exit"], unsandboxed=unsandboxed)
+    assert wait_until_gone(token) == []
 
 
-def test_it_warns_about_writes_outside_the_workspace(tmp_path):
-    argv = agent_script(tmp_path, """\
-        import argparse, pathlib
-        p = argparse.ArgumentParser()
-        for n in ("--workspace", "--case", "--output-dir", "--repetition", "--context"):
-            p.add_argument(n)
-        a = p.parse_args()
-        out = pathlib.Path(a.output_dir)
+FORGER = """\
+    import argparse, pathlib
+    p = argparse.ArgumentParser()
+    for n in ("--workspace", "--case", "--output-dir", "--repetition", "--context"):
+        p.add_argument(n)
+    a = p.parse_args()
+    out = pathlib.Path(a.output_dir)
+    try:
         (out / "raw").mkdir(exist_ok=True)
         (out / "raw" / "forged.json").write_text("{}")
-        (pathlib.Path(a.workspace) / "ok.txt").write_text("inside is fine")
-    """)
+        print("forged")
+    except OSError as exc:
+        print("refused", exc.strerror)
+    (pathlib.Path(a.workspace) / "ok.txt").write_text("inside is fine")
+"""
+
+
+def test_it_fails_the_case_when_an_unsandboxed_agent_writes_outside_the_workspace(tmp_path):
     pack = write_repo_pack(tmp_path, harness=EXTERNAL)
-    run_one(tmp_path, pack, argv)
+    row = run_one(tmp_path, pack, agent_script(tmp_path, FORGER), unsandboxed=True)
     out = (tmp_path / "out").resolve()
     stderr = (out / "task/fix/rep-001.stderr.log").read_text()
-    assert stderr == ("\nbenchpack: warning: the external agent changed paths outside the prepared workspace: "
+    assert stderr == ("\nbenchpack: the external agent changed guarded paths outside the workspace (the case fails): "
                       f"{out / 'raw'}, {out / 'raw' / 'forged.json'}\n")
+    assert row["sandbox"] == "none"
+    assert row["scoring"] == {"mode": "verify-script", "passed": False}
+    assert row["repo_task"]["guarded_writes"] == [
+        {"phase": "external agent", "paths": [str(out / "raw"), str(out / "raw" / "forged.json")], "count": 2}]
+    assert row["repo_task"]["failure_reason"] == f"guarded-path write: the external agent changed {out / 'raw'} (+1 more)"
+    summary_lines = RepoTaskExecutor(pack, run_options(tmp_path)).summary_sections([{"case": "fix", **row}], out)
+    assert any("guarded-path write" in section and "sandbox: none" not in section for section in summary_lines)
+
+
+def test_it_keeps_a_sandboxed_agent_away_from_the_run_directory(tmp_path):
+    pack = write_repo_pack(tmp_path, harness=EXTERNAL)
+    row = run_one(tmp_path, pack, agent_script(tmp_path, FORGER))
+    out = (tmp_path / "out").resolve()
+    assert not (out / "raw" / "forged.json").exists()  # it wrote into the sandbox's own empty tree, if at all
+    assert (out / "workspace/fix/rep-001/ok.txt").read_text() == "inside is fine"
+    assert row["sandbox"] == "bubblewrap" and row["repo_task"]["status"] == "passed"
+    assert "guarded" not in (out / "task/fix/rep-001.stderr.log").read_text()
 
 
 def test_it_fails_the_run_when_the_agent_cannot_be_started(tmp_path):
@@ -215,7 +269,7 @@ def test_it_fails_the_run_when_the_agent_cannot_be_started(tmp_path):
         run_one(tmp_path, pack, [str(tmp_path / "no-such-agent")])
 
 
-def test_it_restores_a_pack_an_agent_wrote_into(tmp_path):
+def test_it_restores_a_pack_an_unsandboxed_agent_wrote_into(tmp_path):
     """Detection alone would leave the source modified for the next repetition;
     the executor puts every added, changed or deleted pack path back."""
     argv = agent_script(tmp_path, """\
@@ -233,8 +287,25 @@ def test_it_restores_a_pack_an_agent_wrote_into(tmp_path):
     """)
     pack = write_repo_pack(tmp_path, harness=EXTERNAL)
     before = tree_hash(pack.root)
-    run_one(tmp_path, pack, argv)
+    row = run_one(tmp_path, pack, argv, unsandboxed=True)
     assert tree_hash(pack.root) == before
     stderr = ((tmp_path / "out").resolve() / "task/fix/rep-001.stderr.log").read_text()
-    assert "changed paths outside the prepared workspace" in stderr
+    assert "changed guarded paths outside the workspace (the case fails)" in stderr
     assert "benchpack: restored" in stderr
+    assert row["repo_task"]["status"] == "failed" and row["repo_task"]["guarded_writes"][0]["count"] == 4
+
+
+def test_it_never_shows_a_sandboxed_agent_the_pack(tmp_path):
+    argv = agent_script(tmp_path, """\
+        import argparse, pathlib
+        p = argparse.ArgumentParser()
+        for n in ("--workspace", "--case", "--output-dir", "--repetition", "--context"):
+            p.add_argument(n)
+        a = p.parse_args()
+        pack = pathlib.Path(a.output_dir).parent / "pack"
+        seen = sorted(str(p.relative_to(pack)) for p in pack.rglob("*")) if pack.exists() else None
+        (pathlib.Path(a.workspace) / "seen.txt").write_text(repr(seen))
+    """)
+    pack = write_repo_pack(tmp_path, harness=EXTERNAL)
+    run_one(tmp_path, pack, argv)
+    assert ((tmp_path / "out").resolve() / "workspace/fix/rep-001/seen.txt").read_text() == "None"

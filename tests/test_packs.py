@@ -519,6 +519,35 @@ def repo_pack(tmp_path: Path, refs: str = '["repo"]', extra: str = "", more: str
 VERIFY = 'scoring = {{ mode = "verify-script", script = "verify/check.py"{more} }}'
 
 
+def test_a_prompt_file_ending_in_a_newline_is_followed_by_exactly_one_blank_line(tmp_path):
+    # The seed format's bytes: "<prompt file>\n--- BEGIN…" when the file ends
+    # in a newline (one blank line), "<prompt>\n\n--- BEGIN…" when it does not.
+    manifest = """
+        [pack]
+        id = "p"
+        version = "1"
+
+        [[fixtures]]
+        id = "ctx"
+        kind = "context"
+        path = "ctx.md"
+
+        [[cases]]
+        id = "from-file"
+        prompt_file = "prompt.md"
+        fixture_refs = ["ctx"]
+
+        [[cases]]
+        id = "inline"
+        prompt = "Inline."
+        fixture_refs = ["ctx"]
+        """
+    pack = load_pack(write_pack(tmp_path / "p", manifest, {"prompt.md": "Line one.\nLine two.\n", "ctx.md": "C\n"}))
+    block = "--- BEGIN FIXTURE ctx (context, ctx.md) ---\nC\n--- END FIXTURE ctx ---"
+    assert pack.cases[0].prompt == "Line one.\nLine two.\n\n" + block
+    assert pack.cases[1].prompt == "Inline.\n\n" + block
+
+
 def test_it_loads_a_repo_task_with_verify_script_and_harness(tmp_path):
     extra = (
         'harness = { id = "external-agent", timeout_s = 5 }\n'

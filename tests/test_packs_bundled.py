@@ -12,8 +12,8 @@ from benchpack.scoring import check_runnable, score
 
 BUNDLED = {
     "smoke-chat": "0.1.0",
-    "runtime-sweep": "0.1.0",
-    "desktop-django-wrap": "0.1.5",
+    "runtime-sweep": "1.0.0",
+    "desktop-django-wrap": "1.0.0",
     "tool-json": "0.1.0",
 }
 

@@ -119,6 +119,52 @@ def test_it_refuses_unknown_options():
         RefServer(ttft=1)
 
 
+def test_it_serves_many_concurrent_streams_each_on_its_own_script():
+    from benchpack.measurement import loadtest
+
+    plan = loadtest.LoadPlan(streams=16, rounds=1, tokens=8, ttft_s=(0.05, 0.1), itl_s=(0.01, 0.03), seed=3)
+    scripts = plan.scripts()
+    client = loadtest.aiohttp_client()
+    try:
+        with RefServer(responses=scripts, timings=False) as server:
+            bodies = [loadtest.request_body(f"load-0-{i}", plan.tokens) for i in range(plan.streams)]
+            seen = client(server.openai_url, bodies)
+            records = server.log()
+    finally:
+        client.close()
+    assert len(records) == 16 and all(len(s.content_times) == 8 and s.error is None for s in seen)
+    spacings = set()
+    for record in records:
+        planned, sent = record["content_planned"], record["content_times"]
+        assert len(planned) == len(sent) == len(record["content_done"]) == 8
+        spacing = round((planned[-1] - planned[0]) / 7, 4)
+        ttft = round(planned[0] - record["received_at"], 4)
+        assert {"tokens": 8, "ttft_s": ttft, "itl_s": spacing} in scripts  # each request got a whole script of its own
+        spacings.add(spacing)
+        assert all(out >= due for out, due in zip(sent, planned))  # never early
+        assert all(after >= out for out, after in zip(sent, record["content_done"]))
+    assert len(spacings) > 8  # the streams really ran on different scripts at once
+    overlapping = [r for r in records if r["received_at"] < min(x["content_times"][-1] for x in records)]
+    assert len(overlapping) == 16  # every request was in flight together
+
+
+def test_the_load_figures_pair_client_and_server_by_nonce():
+    from benchpack.measurement import loadtest
+
+    figures = loadtest.LoadFigures()
+    records = [{"body": {"messages": [{"content": "load-0-1 say"}]}, "content_times": [1.0, 1.01, 1.02],
+                "content_planned": [1.0, 1.01, 1.02], "content_done": [1.0001, 1.0101, 1.0201]},
+               {"body": {"messages": [{"content": "load-0-0 say"}]}, "content_times": [2.0, 2.02],
+                "content_planned": [2.0, 2.02], "content_done": [2.0, 2.02]}]
+    seen = [loadtest.StreamTimes([2.001, 2.0212]), loadtest.StreamTimes([1.002, 1.012, 1.022])]
+    loadtest.score_round(records, ["load-0-0", "load-0-1"], seen, figures)
+    assert figures.ttft_overhead_s == pytest.approx([0.001, 0.002])
+    assert figures.tpot_error_pct == pytest.approx([1.0, 0.0], abs=1e-6)
+    assert figures.chunks == 5 and not figures.failures
+    loadtest.score_round(records[:1], ["load-0-0"], [loadtest.StreamTimes([], error="boom")], figures)
+    assert figures.failures == ["load-0-0: not served"]
+
+
 def test_a_missing_or_broken_config_is_one_line_not_a_traceback(tmp_path):
     import subprocess
     import sys
@@ -126,5 +172,5 @@ def test_a_missing_or_broken_config_is_one_line_not_a_traceback(tmp_path):
     for args, stdin in ((["--config", "-"], ""), (["--config", str(tmp_path / "nope.json")], "")):
         proc = subprocess.run([sys.executable, "-m", "benchpack.refserver", "--port", "0", *args], input=stdin,
                               capture_output=True, text=True, timeout=30)
-        assert proc.returncode == 2
+        assert proc.returncode == 1
         assert "Traceback" not in proc.stderr and "not a JSON object of settings" in proc.stderr

@@ -156,6 +156,7 @@ def test_it_reports_from_the_database_alone(db, tmp_path, capsys):
     code, out, _ = run_cli(capsys, "registry", "report", "--db", moved, "--run", "2026-04-30-llama-server-desktop-django-wrap")
     assert code == 0
     assert "desktop-django-wrap 0.1.5" in out and "wrap-plan-context" in out
+    assert "# Pack: desktop-django-wrap" in out
     assert "Apple M5 Max" in out  # hardware.json came from the database
 
 
@@ -177,6 +178,9 @@ def test_it_prints_json_arrays_from_the_query_command(db, capsys):
     assert code == 0
     records = json.loads(out)
     assert [r["run"] for r in records] == ["2026-04-28-mlx-lm-smoke", "2026-04-29-llama-server-smoke"]
+    assert {r["cache_state"] for r in records} == {"unknown"}  # these older rows never reported cached counts
+    code, out, _ = run_cli(capsys, "registry", "query", "--db", db, "--pack", "desktop-django-wrap")
+    assert {r["cache_state"] for r in json.loads(out)} == {"cold"}  # 0 of 569 prompt tokens from cache
 
 
 @pytest.mark.parametrize("content, expected", [
@@ -313,3 +317,16 @@ def test_it_deletes_child_rows_only_for_runs_it_already_had(tmp_path):
     finally:
         conn.close()
     assert counts(db) == before
+
+
+def test_its_report_has_one_section_per_pack_not_a_cross_product(db, capsys):
+    code, out, _ = run_cli(capsys, "registry", "report", "--db", db)
+    assert code == 0
+    sections = [line for line in out.splitlines() if line.startswith("# Pack: ")]
+    assert sections == ["# Pack: runtime-sweep", "# Pack: smoke-chat", "# Pack: desktop-django-wrap"]
+    # Every run appears only under the pack it ran: no case is "missing" from a run.
+    assert "prefill parity: missing-case" not in out and "| 0/0 |" not in out
+    runtime = out[out.index("# Pack: runtime-sweep"):out.index("# Pack: smoke-chat")]
+    assert "2026-04-28-mlx-lm-runtime" in runtime and "smoke" not in runtime
+    code, out, _ = run_cli(capsys, "registry", "report", "--db", db, "--pack", "smoke-chat", "--json")
+    assert [p["pack"] for p in json.loads(out)["packs"]] == ["smoke-chat"]

@@ -12,6 +12,8 @@ from benchpack.resultdir import read_rows
 from benchpack.runner import run_pack
 from tests.test_repo_task_support import GREETING_FIX, fenced, run_options, tree_hash, write_repo_pack
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external-agent"
 CHECK_GREETING = """\
     import argparse, pathlib, sys
@@ -34,8 +36,11 @@ def test_it_applies_a_model_diff_verifies_it_and_records_every_artifact(tmp_path
     before = tree_hash(pack.root)
     outcome, rows = run(tmp_path, pack, [fenced(GREETING_FIX), "I could not fix it."])
     out = outcome.out
-    assert [r["repo_task"] for r in rows] == [{"status": "passed", "verify_exit_code": 0},
-                                              {"status": "failed", "verify_exit_code": 1}]
+    assert [r["repo_task"] for r in rows] == [
+        {"status": "passed", "verify_exit_code": 0},
+        {"status": "failed", "verify_exit_code": 1, "failure_reason": "the verifier exited with status 1"},
+    ]
+    assert [r["sandbox"] for r in rows] == ["bubblewrap", "bubblewrap"]
     first, second = rows
     assert first["workspace"] == {"path": "workspace/fix/rep-001", "source_fixture_id": "repo", "source_path": "fixtures/repo"}
     assert first["patch"] == {"path": "patch/fix/rep-001.diff"}
@@ -69,7 +74,7 @@ def test_it_records_hostile_model_output_as_a_failed_row_with_a_precise_log(tmp_
     [row] = rows
     assert row["ok"] is True and outcome.aborted is None
     assert (outcome.out / row["task"]["stderr_path"]).read_text().startswith(message)
-    assert row["repo_task"] == {"status": "failed", "verify_exit_code": 1}
+    assert row["repo_task"] == {"status": "failed", "verify_exit_code": 1, "failure_reason": "the verifier exited with status 1"}
     assert (outcome.out / row["patch"]["path"]).read_text() == ""
     assert tree_hash(pack.root) == before
     assert not list(tmp_path.rglob("escape.py")) and not Path("/tmp/benchpack-escape.py").exists()
@@ -112,3 +117,31 @@ def test_it_ships_a_model_call_agent_that_refuses_non_loopback_or_credentialed_u
                             capture_output=True, text=True)
     assert result.returncode == 2 and "--model-call-url" in result.stderr
     assert url not in result.stderr  # never echo a URL that may carry credentials
+
+
+def test_it_records_a_missing_git_as_a_task_outcome_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """Issue 9 §9: no git on PATH is an infrastructure error in the row, the run goes on."""
+    import shutil
+
+    from benchpack.cli import main
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bwrap").symlink_to(shutil.which("bwrap"))  # the sandbox stays available, git does not
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert shutil.which("git") is None
+    pack = write_repo_pack(tmp_path, verifier=CHECK_GREETING, repetitions=2)
+    with RefServer(responses=[fenced(GREETING_FIX)], ttft_s=0.0, itl_s=0.0) as srv:
+        code = main(["run", str(pack.root), "--adapter", "openai-chat", "--model", "m", "--endpoint", srv.openai_url,
+                     "--out", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    rows = read_rows(tmp_path / "out" / "run.jsonl")
+    assert code == 0 and len(rows) == 2
+    for row in rows:
+        assert row["ok"] is True and row["scoring"] == {"mode": "verify-script", "passed": False}
+        assert row["repo_task"]["status"] == "error"
+        assert row["repo_task"]["failure_reason"] == "git is not on PATH: the fenced diff could not be applied"
+    stderr = (tmp_path / "out" / rows[0]["task"]["stderr_path"]).read_text()
+    assert stderr == "git is not on PATH: cannot apply the fenced diff; workspace left unchanged.\n"
+    assert "git is not on PATH" in (tmp_path / "out" / "summary.md").read_text()

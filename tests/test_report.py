@@ -8,6 +8,7 @@ from benchpack import cli
 from benchpack.report import redact_endpoint, render_report
 from benchpack.resultdir import load_result_dir
 from tests.data_paths import REAL_RESULTS
+from tests.test_compare import table_cell
 
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 
@@ -85,8 +86,9 @@ def test_it_shows_real_medians_and_spread_for_one_run():
     decode = [r["timing"]["decode_tps"] for r in short_rows]
     walls = [r["timing"]["wall_s"] for r in short_rows]
     medians = table_row(section(markdown, "### Per-case medians"), "short")
-    assert medians[6] == f"{statistics.median(decode):.1f}" == "411.8"
-    assert medians[8] == "—"  # old rows have no cached_prompt, so prefill stays hidden
+    # Old rows have no tpot_s: decode falls back to decode_tps, marked.
+    assert medians[5] == f"{statistics.median(decode):.1f}*" == "411.8*"
+    assert medians[3] == "—"  # old rows have no cached_prompt, so prefill stays hidden
     spread = table_row(section(markdown, "### Repetition spread"), "short")
     assert spread[2] == f"{min(walls):.4f} / {statistics.median(walls):.4f} / {max(walls):.4f}"
     assert "No row reports `tokens.cached_prompt`" in markdown
@@ -96,10 +98,10 @@ def test_it_shows_real_medians_and_spread_for_one_run():
 def test_it_shows_prefill_for_a_real_run_with_cache_counts():
     markdown = report(REAL_RESULTS / "2026-04-30-llama-server-desktop-django-wrap")
     medians = table_row(section(markdown, "### Per-case medians"), "wrap-plan-small")
-    assert medians[8] == "2074.1"
+    assert medians[3] == "2074.1"
     cache = table_row(section(markdown, "### Cache rows"), "wrap-plan-small")
-    assert cache[1:] == ["1", "1", "569", "0"]
-    assert table_row(markdown, "2026-04-30-llama-server-desktop-django-wrap")[-1] == "0/2"
+    assert cache[1:] == ["1", "1", "569", "0", "cold"]
+    assert table_row(markdown, "2026-04-30-llama-server-desktop-django-wrap")[-2] == "0/2"
 
 
 # ---------------------------------------------------------------- run metadata (D-025)
@@ -130,11 +132,9 @@ def test_it_includes_prefill_parity_across_runs(tmp_path):
     one = write_run(tmp_path, "one", [make_row("a", cached=0), make_row("b", prompt=100)])
     two = write_run(tmp_path, "two", [make_row("a", cached=0), make_row("b", prompt=200)])
     across = section(report(one, two), "## Across runs")
-    assert table_row(across, "a")[-1] == "comparable"
-    assert table_row(across, "a")[11] == "1000.0"
-    b_rows = [line for line in across.splitlines() if line.startswith("| b |")]
-    assert all(line.endswith("| prompt-diff |") for line in b_rows)
-    assert all("| — | — | prompt-diff |" in line for line in b_rows)
+    assert "**a · prefill parity: comparable**" in across and "**b · prefill parity: prompt-diff**" in across
+    assert table_cell(across, "a", "two") == "1000.0"
+    assert table_cell(across, "b", "one") == table_cell(across, "b", "two") == "—"
     warnings = section(report(one, two), "## Warnings")
     assert "case b: prompt-token medians differ (one: 100, two: 200)" in warnings
 
@@ -143,7 +143,7 @@ def test_it_lists_failed_rows_with_their_errors(tmp_path):
     rows = [make_row("a", rep=1), make_row("a", rep=2, ok=False, prompt=None, error="connection refused | reset")]
     markdown = report(write_run(tmp_path, "one", rows))
     assert "one: 1 failed row excluded from medians (a: 1)" in section(markdown, "## Warnings")
-    assert "- `a rep 2`: connection refused \\| reset" in section(markdown, "### Failed rows")
+    assert "- `a rep 2`: connection refused | reset" in section(markdown, "### Failed rows")
 
 
 # ---------------------------------------------------------------- repo tasks
@@ -246,3 +246,40 @@ def test_it_keeps_the_report_when_a_model_call_log_cannot_be_summarized(tmp_path
     calls = section(report(model_call_run(tmp_path), model_call_summarizer=broken), "### Model calls")
     assert "could not be summarized (ValueError)" in calls
     assert "secret-looking" not in calls
+
+
+def test_it_says_a_run_did_not_finish_and_fits_a_100_column_terminal(tmp_path):
+    from benchpack.report import report_blocks
+    from benchpack.reporting.document import to_terminal_text
+
+    cut = write_run(tmp_path, "a-rather-long-result-directory-name-for-a-cut-run",
+                    [make_row("a-long-case-identifier", rep=i, finish_reason="length") for i in (1, 2)],
+                    {"complete": False, "incomplete_reason": "interrupted (Ctrl-C) after 2 of 6 executions",
+                     "runtime": {"name": "llama-server", "version": "b6100",
+                                 "config": {"context_size": 4096, "parallel_slots": 4, "threads": 8}}})
+    other = write_run(tmp_path, "other", [make_row("a-long-case-identifier")])
+    markdown = report(cut, other)
+    assert "**Incomplete**: interrupted (Ctrl-C) after 2 of 6 executions" in markdown
+    assert "the run did not finish (interrupted (Ctrl-C) after 2 of 6 executions)" in markdown
+    assert "llama-server b6100 (context_size=4096, parallel_slots=4, threads=8)" in markdown
+    text = to_terminal_text(report_blocks([load_result_dir(cut), load_result_dir(other)]), width=100)
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_it_writes_markdown_to_a_file_and_json_for_scripts(tmp_path, monkeypatch, capsys):
+    one = write_run(tmp_path, "one", [make_row("a")])
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ["benchpack.commands.report"])
+    assert cli.main(["report", str(one), "-o", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text().startswith("# Benchpack report\n")
+    capsys.readouterr()
+    assert cli.main(["report", "--json", str(one)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["comparison"]["cases"][0]["case"] == "a" and data["runs"][0]["path"] == str(one)
+
+
+def test_a_single_run_with_enough_repetitions_shows_percentiles(tmp_path):
+    run = write_run(tmp_path, "many", [make_row("a", rep=i, ttft=0.1 + i / 1000) for i in range(1, 13)])
+    section_text = section(report(run), "### Percentiles (cases with 10 or more ok rows)")
+    assert "| a | many | 12 |" in section_text
+    few = write_run(tmp_path, "few", [make_row("a", rep=i) for i in range(1, 4)])
+    assert "Percentiles" not in report(few)

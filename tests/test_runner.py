@@ -6,7 +6,7 @@ import pytest
 from benchpack.errors import BenchpackError, ConfigError
 from benchpack.resultdir import load_result_dir, read_rows
 from benchpack.runner import RunOutcome, run_pack
-from tests.test_runner_support import ScriptedAdapter, failed_result, make_pack, options
+from tests.test_runner_support import ScriptedAdapter, failed_result, make_pack, ok_result, options
 
 
 class RecordingProgress:
@@ -141,7 +141,10 @@ def test_it_writes_hardware_and_run_metadata_beside_the_rows(tmp_path):
     outcome = run_pack(make_pack(tmp_path), options(tmp_path, run_metadata=metadata), adapter=ScriptedAdapter())
     result = load_result_dir(outcome.out)
     assert result.hardware["hostname"] == "test-host"
-    assert result.run_metadata == metadata
+    assert result.run_metadata["runtime"] == {"name": "llama-server"}
+    assert result.run_metadata["notes"] == "quiet machine"
+    assert result.run_metadata["complete"] is True and result.run_metadata["incomplete_reason"] is None
+    assert result.run_metadata["model"] == {"requested": "test-model"}
     assert "Runtime: `llama-server`" in (outcome.out / "summary.md").read_text()
 
 
@@ -154,3 +157,28 @@ def test_it_runs_into_an_existing_empty_directory(tmp_path):
 def test_it_returns_an_outcome_naming_the_directory(tmp_path):
     outcome = run_pack(make_pack(tmp_path), options(tmp_path), adapter=ScriptedAdapter())
     assert isinstance(outcome, RunOutcome) and outcome.out == tmp_path / "out"
+
+
+def test_a_failed_request_is_never_scored_as_passed(tmp_path):
+    # A stream that broke after "Paris" arrived: the partial text satisfies
+    # the check, but the row failed, so it must not count as a pass.
+    def broken_mid_stream(request):
+        result = ok_result(request, "Paris is")
+        result.ok, result.error = False, "connection closed mid-stream after 3 events"
+        return result
+
+    pack = make_pack(tmp_path, ["capital"], scoring='[scoring]\nmode = "contains"\nexpected = "Paris"\n')
+    outcome = run_pack(pack, options(tmp_path), adapter=ScriptedAdapter(default=broken_mid_stream))
+    [row] = read_rows(outcome.out / "run.jsonl")
+    assert row["ok"] is False
+    assert row["scoring"]["mode"] == "contains" and row["scoring"]["passed"] is False
+    assert "request failed" in row["scoring"]["error"]
+
+
+def test_a_repo_task_verdict_on_a_failed_request_is_not_a_pass(tmp_path):
+    from benchpack.scoring import never_passed_when_failed
+
+    verdict = {"mode": "verify-script", "passed": True}
+    assert never_passed_when_failed(verdict, request_ok=True) is verdict
+    assert never_passed_when_failed(verdict, request_ok=False)["passed"] is False
+    assert never_passed_when_failed(None, request_ok=False) is None

@@ -50,7 +50,7 @@ def make_pack(tmp_path: Path, case_ids=("alpha", "beta"), **kwargs) -> Pack:
 
 def options(tmp_path: Path, **overrides) -> RunOptions:
     values = dict(adapter="openai-chat", model="test-model", endpoint="http://127.0.0.1:9/v1",
-                  out=tmp_path / "out", host_label="test-host", run_metadata=None)
+                  out=tmp_path / "out", host_label="test-host", run_metadata=None, probe_server=False)
     values.update(overrides)
     return RunOptions(**values)
 

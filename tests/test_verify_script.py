@@ -10,6 +10,8 @@ import benchpack.repo_task.verify as verify_module
 from benchpack.repo_task.integration import RepoTaskExecutor
 from tests.test_repo_task_support import GREETING_FIX, adapter_result, fenced, run_options, tree_hash, write_repo_pack
 
+pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
+
 ARGS = """\
     import argparse, json, os, pathlib, sys, time
     p = argparse.ArgumentParser()
@@ -43,7 +45,7 @@ def test_it_passes_on_exit_zero_and_writes_the_minimal_json(tmp_path):
 def test_it_fails_on_a_nonzero_exit(tmp_path):
     row, document, _ = verify(tmp_path, "    sys.exit(3)\n")
     assert document == {"exit_code": 3, "passed": False}
-    assert row["repo_task"] == {"status": "failed", "verify_exit_code": 3}
+    assert row["repo_task"] == {"status": "failed", "verify_exit_code": 3, "failure_reason": "the verifier exited with status 3"}
     assert row["scoring"] == {"mode": "verify-script", "passed": False}
 
 
@@ -101,7 +103,8 @@ def test_it_records_a_timeout_with_partial_output_and_authoritative_json(tmp_pat
     body = "    pathlib.Path(a.output).write_text(json.dumps({'progress': 'half', 'passed': True}))\n" + HANG
     row, document, out = verify(tmp_path, body, scoring_extra=", timeout_s = 1.5")
     assert document == {"progress": "half", "passed": False, "exit_code": None, "timed_out": True, "timeout_s": 1.5}
-    assert row["repo_task"] == {"status": "failed", "verify_exit_code": None}
+    assert row["repo_task"] == {"status": "failed", "verify_exit_code": None,
+                                "failure_reason": "the verifier timed out after 1.5 seconds"}
     assert row["scoring"] == {"mode": "verify-script", "passed": False}
     assert (out / "verify/fix/rep-001.stdout.log").read_text() == "partial\n"
     assert (out / "verify/fix/rep-001.stderr.log").exists()
@@ -137,12 +140,20 @@ def test_it_never_writes_through_a_symlink_the_verifier_planted(tmp_path):
     assert document == {"exit_code": 0, "passed": True, "output_error": "verify JSON is not a regular file"}
 
 
-def test_it_warns_in_the_verify_log_when_the_verifier_writes_into_the_pack(tmp_path):
+def test_it_fails_the_case_when_the_verifier_phase_writes_into_the_pack_and_restores_it(tmp_path):
+    """A passing verifier that wrote into the pack still fails the case, with the reason in the row."""
     pack = write_repo_pack(tmp_path, verifier=ARGS + "    (pathlib.Path(__file__).parent / 'scribble.txt').write_text('x')\n")
     executor = RepoTaskExecutor(pack, run_options(tmp_path))
     row = executor.finish(executor.prepare(pack.cases[0], 1, tmp_path / "out"), adapter_result(""))
+    scribble = pack.root / "verify" / "scribble.txt"
     stderr = (tmp_path / "out" / row["verify"]["stderr_path"]).read_text()
-    assert stderr == ("\nbenchpack: warning: the verifier changed paths outside the prepared workspace: "
-                      f"{pack.root / 'verify' / 'scribble.txt'}\n"
+    assert stderr == ("\nbenchpack: the verifier changed guarded paths outside the workspace (the case fails): "
+                      f"{scribble}\n"
                       "benchpack: restored 1 pack path(s) from the copy taken before the run\n")
-    assert not (pack.root / "verify" / "scribble.txt").exists()
+    assert not scribble.exists()
+    assert row["scoring"] == {"mode": "verify-script", "passed": False}
+    assert row["repo_task"] == {
+        "status": "failed", "verify_exit_code": 0,
+        "guarded_writes": [{"phase": "verifier", "paths": [str(scribble)], "count": 1}],
+        "failure_reason": f"guarded-path write: the verifier changed {scribble}",
+    }

@@ -12,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from benchpack.gcpause import gc_paused
 
-TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
+TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s",
+               "rate_source")
+# Where `prefill_tps` / `decode_tps` came from: the client's own clock, or
+# the server's own counters (Ollama's prompt_eval_* / eval_* when a
+# non-streamed response has no arrival times to compute them from).
+RATE_SOURCES = ("client", "native")
 TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
 
 
@@ -44,6 +48,10 @@ class AdapterResult:
     backend: dict | None
     request_payload: dict
     response_payload: Any
+    # What the server says it did: the model name in its response, and why it
+    # stopped ("stop", "length", ...). None when the response does not say.
+    served_model: str | None = None
+    finish_reason: str | None = None
 
 
 class Adapter(Protocol):
@@ -92,15 +100,18 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
         if trace.token_times:
             ttft_any_s = trace.token_times[0] - trace.start
         tpot_s = time_per_output_token(trace, output_tokens)
+    prefill_tps = rate(prompt_tokens, ttft_s)
+    decode_tps = rate(output_tokens, wall_s - ttft_s) if ttft_s is not None else None
     return {
         "wall_s": wall_s,
         "ttft_s": ttft_s,
-        "prefill_tps": rate(prompt_tokens, ttft_s),
-        "decode_tps": rate(output_tokens, wall_s - ttft_s) if ttft_s is not None else None,
+        "prefill_tps": prefill_tps,
+        "decode_tps": decode_tps,
         "total_tps": rate(output_tokens, wall_s),
         "ttfb_s": ttfb_s,
         "ttft_any_s": ttft_any_s,
         "tpot_s": tpot_s,
+        "rate_source": "client" if prefill_tps is not None or decode_tps is not None else None,
     }
 
 
@@ -114,6 +125,10 @@ def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> floa
     return (times[-1] - times[0]) / (output_tokens - 1)
 
 
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def empty_tokens() -> dict:
     return {"prompt": None, "output": None, "cached_prompt": None, "source": None}
 
@@ -123,9 +138,3 @@ def int_or_none(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value
-
-
-# A collection that runs while a chunk is waiting to be read delays its
-# timestamp by the length of the pass; the adapters pause the collector from
-# just before the request is sent until the stream has been read.
-collector_paused = gc_paused

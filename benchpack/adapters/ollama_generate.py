@@ -4,8 +4,10 @@ The endpoint is the server base URL (`http://127.0.0.1:11434`) or the full
 `/api/generate` URL. `stream=True` reads NDJSON, `False` one JSON object.
 Ollama's own counters become the token counts (`source = "native"`); its
 nanosecond durations are kept in `backend` together with the prefill and
-decode rates they imply, while the top-level timing fields use the same
-client-side formulas as every other adapter so runs stay comparable.
+decode rates they imply. Streamed, the top-level timing fields use the same
+client-side formulas as every other adapter; not streamed (no arrival times
+to split prefill from decode), `timing.prefill_tps` / `decode_tps` are
+Ollama's own rates, tagged `timing.rate_source = "native"`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from benchpack.adapters.base import (
     empty_tokens,
     int_or_none,
     rate,
+    text_or_none,
 )
 from benchpack.adapters.transport import ClientOwningAdapter, describe_http_error, read_timed
 
@@ -64,6 +67,17 @@ def backend_fields(final: dict) -> dict | None:
     backend["prefill_tps"] = rate(int_or_none(final.get("prompt_eval_count")), prompt_ns / _NS if prompt_ns else None)
     backend["decode_tps"] = rate(int_or_none(final.get("eval_count")), eval_ns / _NS if eval_ns else None)
     return backend
+
+
+def fill_native_rates(timing: dict, backend: dict) -> None:
+    """A non-streamed response has no arrival times, so the client cannot
+    split prefill from decode; Ollama's own counters can. They fill
+    `prefill_tps` / `decode_tps` (as the seed format does for this adapter),
+    tagged `rate_source: "native"` so a reader knows whose clock it was."""
+    prefill, decode = backend.get("prefill_tps"), backend.get("decode_tps")
+    if timing.get("prefill_tps") is None and timing.get("decode_tps") is None and (prefill or decode):
+        timing["prefill_tps"], timing["decode_tps"] = prefill, decode
+        timing["rate_source"] = "native"
 
 
 class _Generation:
@@ -183,6 +197,9 @@ class OllamaGenerateAdapter(ClientOwningAdapter):
         if prompt is not None or output is not None:
             tokens.update(prompt=prompt, output=output, source="native")
         timing = compute_timing(trace, output, prompt, streamed=request.stream)
+        backend = backend_fields(final)
+        if not request.stream and backend:
+            fill_native_rates(timing, backend)
         return AdapterResult(
             ok=gen.error is None,
             error=gen.error,
@@ -190,7 +207,9 @@ class OllamaGenerateAdapter(ClientOwningAdapter):
             reasoning_text="".join(gen.thinking),
             timing=timing,
             tokens=tokens,
-            backend=backend_fields(final),
+            backend=backend,
             request_payload=body,
             response_payload=response_payload,
+            served_model=text_or_none(final.get("model")),
+            finish_reason=text_or_none(final.get("done_reason")),
         )

@@ -20,7 +20,15 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
-from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace, compute_timing, empty_tokens, int_or_none
+from benchpack.adapters.base import (
+    AdapterRequest,
+    AdapterResult,
+    StreamTrace,
+    compute_timing,
+    empty_tokens,
+    int_or_none,
+    text_or_none,
+)
 from benchpack.adapters.sse import SSEParser
 from benchpack.adapters.transport import ClientOwningAdapter, describe_http_error, read_timed
 
@@ -71,7 +79,7 @@ def build_body(request: AdapterRequest) -> dict:
 class _Stream:
     """What a chat-completions stream has said so far."""
 
-    __slots__ = ("content", "reasoning", "events", "usage", "timings", "finish_reason", "done", "error")
+    __slots__ = ("content", "reasoning", "events", "usage", "timings", "finish_reason", "model", "done", "error")
 
     def __init__(self) -> None:
         self.content: list[str] = []
@@ -80,6 +88,7 @@ class _Stream:
         self.usage: dict | None = None
         self.timings: dict | None = None
         self.finish_reason: str | None = None
+        self.model: str | None = None  # the "model" the server names in its chunks
         self.done = False
         self.error: str | None = None
 
@@ -91,6 +100,8 @@ def _take_chunk(obj: Any, state: _Stream, trace: StreamTrace, now: float) -> Non
     if err and not obj.get("choices"):
         state.error = describe_http_error(200, obj).replace("HTTP 200", "error event in stream", 1)
         return
+    if state.model is None:
+        state.model = text_or_none(obj.get("model"))
     usage = obj.get("usage")
     if usage:
         state.usage = usage
@@ -211,8 +222,11 @@ class OpenAIChatAdapter(ClientOwningAdapter):
             state.error = describe_http_error(200, obj).replace("HTTP 200", "error response", 1)
         state.usage = obj.get("usage") or None
         state.timings = obj.get("timings") or None
+        state.model = text_or_none(obj.get("model"))
         choices = obj.get("choices") or []
-        message = (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
+        first = choices[0] if choices and isinstance(choices[0], dict) else {}
+        state.finish_reason = text_or_none(first.get("finish_reason"))
+        message = first.get("message") or {}
         state.content.append(message.get("content") or "")
         state.reasoning.append(message.get("reasoning_content") or message.get("reasoning") or "")
         return obj
@@ -232,4 +246,6 @@ class OpenAIChatAdapter(ClientOwningAdapter):
             backend=dict(state.timings) if isinstance(state.timings, dict) else None,
             request_payload=body,
             response_payload=response_payload,
+            served_model=state.model,
+            finish_reason=state.finish_reason if isinstance(state.finish_reason, str) else None,
         )

@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep the result directories here (DIR/<case>/<fixture>/) instead of a temporary directory")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="play the fixtures without bubblewrap (where none is available); guarded-path "
+                             "detection is then the only defence against the cheat fixtures")
     parser.set_defaults(handler=handle)
 
 
@@ -50,11 +53,12 @@ def handle(args: argparse.Namespace) -> int:
             mark = "ok" if result.ok else "MISMATCH"
             err.print(f"{result.fixture.case_id}/{result.fixture.id}: {result.actual} ({mark})", markup=False, highlight=False)
 
-    results = audit_pack(pack, fixtures, workdir=args.keep, on_result=progress)
+    results = audit_pack(pack, fixtures, workdir=args.keep, on_result=progress, unsandboxed=args.unsandboxed)
     if args.json:
         print(json.dumps(results_to_dict(pack, results), indent=2))
     else:
-        table = Table(title=f"audit {pack.id} {pack.version}")
+        sandbox = "none (--unsandboxed)" if args.unsandboxed else "bubblewrap"
+        table = Table(title=f"audit {pack.id} {pack.version} (sandbox: {sandbox})")
         for column in ("case", "fixture", "kind", "expected", "actual", "ok", "note"):
             table.add_column(column, overflow="fold")
         for r in results:

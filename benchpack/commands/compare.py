@@ -1,25 +1,27 @@
-"""`benchpack compare RESULT_DIR RESULT_DIR...`: per-case medians and prefill parity."""
+"""`benchpack compare RESULT_DIR RESULT_DIR...`: per-case medians, noise bands, prefill parity."""
 
 from __future__ import annotations
 
 import argparse
-import json
 
 from benchpack.compare import compare_runs
 from benchpack.errors import BenchpackError, ConfigError, Problem
-from benchpack.report import render_compare
+from benchpack.report import compare_blocks
+from benchpack.reporting.output import add_output_options, emit
 from benchpack.resultdir import ResultDir, load_result_dir
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="compare result directories case by case (reads run.jsonl only)",
-        description="Per-case medians over ok rows, prompt/cache token parity and gated prefill_tps, "
-        "read from each directory's run.jsonl.",
+        help="compare result directories case by case",
+        description="Per case and run: TTFT, prefill (or 'cached' when the prompt came from the server's "
+        "cache) beside the server's own prompt rate, decode rate, output tokens and finish reasons, pass "
+        "rate; each median with its noise band, each later run against the first with a ratio and whether "
+        "it is outside the noise. Tables on a terminal, Markdown when piped or written with --output.",
     )
     parser.add_argument("result_dirs", nargs="+", metavar="RESULT_DIR", help="result directories (two or more)")
-    parser.add_argument("--json", action="store_true", help="print the comparison as JSON instead of Markdown")
+    add_output_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -39,9 +41,7 @@ def load_result_dirs(paths: list[str]) -> list[ResultDir]:
 def run(args: argparse.Namespace) -> int:
     if len(args.result_dirs) < 2:
         raise ConfigError(Problem("compare", "RESULT_DIR", "needs at least two result directories (use `benchpack report` for one)"))
-    comparison = compare_runs(load_result_dirs(args.result_dirs))
-    if args.json:
-        print(json.dumps(comparison.to_dict(), indent=2))
-    else:
-        print(render_compare(comparison), end="")
+    results = load_result_dirs(args.result_dirs)
+    comparison = compare_runs(results)
+    emit(args, compare_blocks(comparison, results), comparison.to_dict())
     return 0

@@ -1,4 +1,4 @@
-"""`benchpack registry …`: the local SQLite result registry (D-029).
+"""`benchpack registry …`: the local SQLite result registry (docs/registry.md).
 
 import / migrate / agent-wrap import write the database; report / site /
 query open it read-only; fingerprint reads result directories only.
@@ -15,58 +15,81 @@ import sys
 from pathlib import Path
 
 from benchpack.errors import ConfigError, Problem
+from benchpack.reporting.output import add_output_options, emit
+
+DB_HELP = "the registry's SQLite file, e.g. var/local.sqlite3"
+QUERY_FILTERS = {
+    "pack": "pack id, e.g. runtime-sweep",
+    "pack-version": "pack version, e.g. 1.0.0",
+    "case": "case id, e.g. short",
+    "model": "model name as given to `benchpack run --model`",
+    "adapter": "openai-chat or ollama-generate",
+    "run": "run label (the result directory's name)",
+    "fingerprint": "comparability fingerprint (sha256 hex, from `registry fingerprint`)",
+    "status": "agent-wrap: pass / fail / …",
+    "harness": "agent-wrap: the agent harness",
+    "provider": "agent-wrap: the model provider",
+    "thinking": "agent-wrap: the thinking level",
+}
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("registry", help="index result directories in a local SQLite registry")
+    parser = subparsers.add_parser("registry", help="index result directories in a local SQLite registry",
+                                   description="A local SQLite index of result directories: import them, "
+                                   "query them, report on them, export a static site, make and import bundles.")
     group = parser.add_subparsers(dest="registry_command", metavar="SUBCOMMAND")
     parser.set_defaults(handler=lambda args: _usage(parser))
 
     p = group.add_parser("import", help="index result directories (run.jsonl, hardware.json, run-metadata.json)")
-    p.add_argument("--db", required=True, type=Path)
-    p.add_argument("result_dirs", nargs="+", type=Path, metavar="RESULT_DIR")
+    p.add_argument("--db", required=True, type=Path, help=DB_HELP + "; created when missing")
+    p.add_argument("result_dirs", nargs="+", type=Path, metavar="RESULT_DIR", help="result directories to index")
     p.set_defaults(handler=cmd_import)
 
     p = group.add_parser("migrate", help="upgrade a registry database to the current schema")
-    p.add_argument("--db", required=True, type=Path)
+    p.add_argument("--db", required=True, type=Path, help=DB_HELP)
     p.set_defaults(handler=cmd_migrate)
 
-    p = group.add_parser("report", help="Markdown report rebuilt from the registry alone (read-only)")
-    p.add_argument("--db", required=True, type=Path)
+    p = group.add_parser("report", help="report rebuilt from the registry alone, one section per pack (read-only)")
+    p.add_argument("--db", required=True, type=Path, help=DB_HELP + " (opened read-only)")
     p.add_argument("--run", action="append", metavar="LABEL", help="only this run (repeatable)")
-    p.add_argument("--pack", help="only runs containing this pack id")
+    p.add_argument("--pack", help="only this pack id (default: every pack, one section each)")
+    add_output_options(p)
     p.set_defaults(handler=cmd_report)
 
     p = group.add_parser("site", help="static index.html + report.md from the registry (read-only)")
-    p.add_argument("--db", required=True, type=Path)
-    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--db", required=True, type=Path, help=DB_HELP + " (opened read-only)")
+    p.add_argument("--out", required=True, type=Path, help="directory to write index.html and report.md into")
     p.set_defaults(handler=cmd_site)
 
-    p = group.add_parser("query", help="JSON array of exact-filtered registry records (read-only)")
-    p.add_argument("--db", required=True, type=Path)
-    p.add_argument("--table", default="rows", choices=["runs", "rows", "case-stats", "agent-wrap"])
-    for name in ("pack", "pack-version", "case", "model", "adapter", "run", "fingerprint",
-                 "status", "harness", "provider", "thinking"):
-        p.add_argument(f"--{name}", metavar=name.upper().replace("-", "_"))
-    p.add_argument("--ok", choices=["true", "false"])
+    p = group.add_parser("query", help="JSON array of exact-filtered registry records (read-only)",
+                         description="Every filter is an exact match; filters combine with AND. Not every "
+                         "filter applies to every table (an inapplicable one is refused, never ignored).")
+    p.add_argument("--db", required=True, type=Path, help=DB_HELP + " (opened read-only)")
+    p.add_argument("--table", default="rows", choices=["runs", "rows", "case-stats", "agent-wrap"],
+                   help="runs: one record per imported run; rows: one per run.jsonl row (default); "
+                   "case-stats: per run and case medians; agent-wrap: curated one-shot wrap runs")
+    for name, help_text in QUERY_FILTERS.items():
+        p.add_argument(f"--{name}", metavar=name.upper().replace("-", "_"), help=help_text)
+    p.add_argument("--ok", choices=["true", "false"], help="rows: only rows whose request succeeded (true) or failed")
     p.add_argument("--limit", type=int, default=1000, help="at most N records (0 = all; default 1000)")
     p.add_argument("--raw", action="store_true", help="include each row's original run.jsonl object")
     p.add_argument("--explain", action="store_true", help="print SQLite's query plan instead of results")
     p.set_defaults(handler=cmd_query)
 
     p = group.add_parser("fingerprint", help="show the comparability fingerprint of result directories")
-    p.add_argument("result_dirs", nargs="+", type=Path, metavar="RESULT_DIR")
+    p.add_argument("result_dirs", nargs="+", type=Path, metavar="RESULT_DIR", help="result directories")
     p.set_defaults(handler=cmd_fingerprint)
 
-    wrap = group.add_parser("agent-wrap", help="curated one-shot Django/Electron wrap runs (D-033)")
+    wrap = group.add_parser("agent-wrap", help="curated one-shot Django/Electron wrap runs (hand-kept records of "
+                            "agent runs that are not ordinary result directories)")
     wrap_group = wrap.add_subparsers(dest="agent_wrap_command", metavar="SUBCOMMAND")
     wrap.set_defaults(handler=lambda args: _usage(wrap))
     p = wrap_group.add_parser("import", help="import curated wrap rows idempotently by label")
-    p.add_argument("--db", required=True, type=Path)
-    p.add_argument("curated", type=Path, metavar="CURATED_JSON")
+    p.add_argument("--db", required=True, type=Path, help=DB_HELP + "; created when missing")
+    p.add_argument("curated", type=Path, metavar="CURATED_JSON", help="the curated JSON file")
     p.set_defaults(handler=cmd_agent_wrap_import)
 
-    bundle = group.add_parser("bundle", help="compact, validated result bundles (D-030)")
+    bundle = group.add_parser("bundle", help="compact, validated result bundles for sharing (docs/bundles.md)")
     bundle_group = bundle.add_subparsers(dest="bundle_command", metavar="SUBCOMMAND")
     bundle.set_defaults(handler=lambda args: _usage(bundle))
     try:
@@ -76,8 +99,8 @@ def register(subparsers) -> None:
     if bundle_commands is not None:
         bundle_commands.register_bundle_commands(bundle_group)
     p = bundle_group.add_parser("import", help="validate bundles, then index their run directories")
-    p.add_argument("--db", required=True, type=Path)
-    p.add_argument("bundle_dirs", nargs="+", type=Path, metavar="BUNDLE_DIR")
+    p.add_argument("--db", required=True, type=Path, help=DB_HELP + "; created when missing")
+    p.add_argument("bundle_dirs", nargs="+", type=Path, metavar="BUNDLE_DIR", help="bundle directories")
     p.set_defaults(handler=cmd_bundle_import)
 
 
@@ -111,14 +134,15 @@ def cmd_migrate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from benchpack.registry.report import render_registry_report
+    from benchpack.registry.report import registry_report
     from benchpack.registry.schema import open_read_only
 
     conn = open_read_only(args.db)
     try:
-        sys.stdout.write(render_registry_report(conn, args.run, args.pack))
+        blocks, data = registry_report(conn, args.run, args.pack)
     finally:
         conn.close()
+    emit(args, blocks, data)
     return 0
 
 

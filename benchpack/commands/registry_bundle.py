@@ -1,4 +1,4 @@
-"""`benchpack registry bundle create|validate|pack|unpack` (D-030).
+"""`benchpack registry bundle create|validate|pack|unpack` (docs/bundles.md).
 
 Mounted by `commands/registry.py` through `register_bundle_commands`.
 Exit status: 0 done/valid, 1 invalid bundle or refused archive, 2 bad usage
@@ -25,12 +25,19 @@ def register_bundle_commands(bundle_subparsers) -> None:
         help="copy compact artifacts of result directories into a validated bundle",
         description="Copy run.jsonl, hardware.json, run-metadata.json, referenced patch diffs and safe "
         "model-call logs; record every other file by sha256 and size. Refuses (exit 2) when the "
-        "secret scan or any validation check fails, leaving nothing behind.",
+        "secret scan or any validation check fails, or when a run did not finish (its run-metadata.json "
+        "says complete: false) unless --allow-incomplete, leaving nothing behind.",
     )
     p.add_argument("--out", required=True, type=Path, help="bundle directory to create")
-    p.add_argument("--provenance", required=True, choices=PROVENANCES)
+    p.add_argument("--provenance", required=True, choices=PROVENANCES,
+                   help="who made the results: self-reported (you ran them), operator-curated, "
+                   "independently-reproduced")
     p.add_argument("--force", action="store_true", help="replace an existing bundle directory (never anything else)")
-    p.add_argument("result_dirs", nargs="+", type=Path, metavar="RESULT_DIR")
+    p.add_argument("--host-label", metavar="LABEL",
+                   help="publish LABEL as every run's hostname; without it a real hostname becomes an opaque label")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="bundle runs that did not finish too; their run-metadata.json keeps saying complete: false")
+    p.add_argument("result_dirs", nargs="+", type=Path, metavar="RESULT_DIR", help="result directories to bundle")
     p.set_defaults(handler=cmd_create)
 
     p = bundle_subparsers.add_parser(
@@ -38,12 +45,12 @@ def register_bundle_commands(bundle_subparsers) -> None:
         help="check a bundle offline: manifest, paths, hashes, rows, metadata, secrets, limits",
         description="Exit 0 when valid, 1 when any check reports an error, 2 on bad usage.",
     )
-    p.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR")
+    p.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR", help="the bundle directory")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     p.set_defaults(handler=cmd_validate)
 
     p = bundle_subparsers.add_parser("pack", help="write a bundle directory as .tar.gz or .zip (by --out's name)")
-    p.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR")
+    p.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR", help="the bundle directory")
     p.add_argument("--out", required=True, type=Path, help="archive path ending in .tar.gz, .tgz or .zip")
     p.set_defaults(handler=cmd_pack)
 
@@ -53,7 +60,7 @@ def register_bundle_commands(bundle_subparsers) -> None:
         description="Refuses links, devices, absolute or '..' names, duplicates, and archives that expand "
         "too far; on refusal nothing is written. Run `validate` on the result.",
     )
-    p.add_argument("archive", type=Path, metavar="ARCHIVE")
+    p.add_argument("archive", type=Path, metavar="ARCHIVE", help="a .tar.gz, .tgz or .zip bundle archive")
     p.add_argument("--out", required=True, type=Path, help="directory to create (must not exist)")
     p.set_defaults(handler=cmd_unpack)
 
@@ -61,7 +68,8 @@ def register_bundle_commands(bundle_subparsers) -> None:
 def cmd_create(args: argparse.Namespace) -> int:
     from benchpack.bundles import create_bundle
 
-    out = create_bundle(args.result_dirs, args.out, args.provenance, force=args.force)
+    out = create_bundle(args.result_dirs, args.out, args.provenance, force=args.force,
+                        host_label=args.host_label, allow_incomplete=args.allow_incomplete)
     print(f"created bundle {out} ({len(args.result_dirs)} runs, provenance {args.provenance})")
     return 0
 

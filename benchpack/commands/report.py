@@ -1,24 +1,32 @@
-"""`benchpack report RESULT_DIR...`: a readable Markdown report of one or more runs."""
+"""`benchpack report RESULT_DIR...`: a readable report of one or more runs."""
 
 from __future__ import annotations
 
 import argparse
 
 from benchpack.commands.compare import load_result_dirs
-from benchpack.report import render_report
+from benchpack.compare import compare_runs
+from benchpack.report import report_blocks
+from benchpack.reporting.output import add_output_options, emit
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "report",
-        help="render a Markdown report of result directories",
-        description="Host and run metadata, per-case medians and spread, cache rows, repo-task outcomes, "
-        "and prefill parity across runs when more than one directory is given.",
+        help="a report of result directories: tables on a terminal, Markdown in a file",
+        description="Host and run metadata, per-case medians with noise bands, spread, cache state, "
+        "repo-task outcomes, and the comparison across runs when more than one directory is given.",
     )
     parser.add_argument("result_dirs", nargs="+", metavar="RESULT_DIR", help="result directories")
+    add_output_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print(render_report(load_result_dirs(args.result_dirs)), end="")
+    results = load_result_dirs(args.result_dirs)
+    data = {
+        "comparison": compare_runs(results).to_dict(),
+        "runs": [{"path": str(r.path), "hardware": r.hardware, "run_metadata": r.run_metadata} for r in results],
+    }
+    emit(args, report_blocks(results), data)
     return 0

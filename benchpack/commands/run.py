@@ -1,8 +1,11 @@
 """`benchpack run PACK --adapter A --model M --endpoint URL --out DIR`.
 
-Exit status: 0 when every row is ok, 1 when any row failed (or the run
-stopped early), 2 for invalid input (nothing written), 130 on Ctrl-C (the
-rows done so far and their summary are kept).
+Exit status (README, "Exit status"): 0 when every execution ran — an answer
+that fails its check is a result, not an error (`--fail-on-check` makes it
+one); 1 when an execution failed to run (endpoint error, broken stream) or
+the run stopped early; 2 for invalid input (nothing written); 130 on Ctrl-C
+(the rows done so far, the summary and run-metadata.json marked incomplete
+are kept).
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchpack.progress import progress_for
+from benchpack.prompt_cache import POLICIES
 from benchpack.runner import OPENAI_STREAM_USAGE, RunOptions, run_pack
 
 ADAPTER_CHOICES = ("openai-chat", "ollama-generate")
+ENDPOINT_HELP = ("the server's URL, e.g. http://127.0.0.1:8080 (openai-chat adds /v1/chat/completions, "
+                 "ollama-generate adds /api/generate; a full URL is used as given)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,26 +27,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run",
         help="run a benchmark pack against an endpoint and write a result directory",
         description="Run every case of a pack (warmups and repetitions from the pack's defaults) "
-        "and write run.jsonl, hardware.json, summary.md and raw/ into --out.",
+        "and write run.jsonl, hardware.json, run-metadata.json, summary.md and raw/ into --out. "
+        "Ends with a per-case table and the reason of every failure. Exit status: 0 every execution ran "
+        "(answers that fail their check are results), 1 an execution failed to run or the run stopped "
+        "early, 2 invalid input, 130 interrupted.",
     )
-    parser.add_argument("pack", help="pack directory, benchpack.toml, or bundled pack id")
+    parser.add_argument("pack", help="pack directory, benchpack.toml, or bundled pack id (see `benchpack list`)")
     parser.add_argument("--adapter", required=True, choices=ADAPTER_CHOICES)
     parser.add_argument("--model", required=True, help="model name sent to the endpoint")
-    parser.add_argument("--endpoint", required=True, help="endpoint base URL, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument("--endpoint", required=True, help=ENDPOINT_HELP)
     parser.add_argument("--out", required=True, type=Path, help="result directory to create")
     parser.add_argument("--host-label", help="record this instead of the machine's hostname")
     parser.add_argument("--run-metadata", type=Path, metavar="FILE",
-                        help="JSON object with runtime/model/operating_conditions/notes (run-metadata.json)")
+                        help="JSON file describing the runtime, model and conditions (README: run metadata); "
+                        "what the server reports about itself is added to it")
+    parser.add_argument("--repetitions", type=int, metavar="N",
+                        help="measured executions per case instead of the pack's default (recorded in every row)")
+    parser.add_argument("--prompt-cache", choices=POLICIES,
+                        help="cold: a fresh, uncacheable prompt for every request (and cache_prompt=false where "
+                        "the server honours it); server-default: prompts as written. Default: the pack's")
     parser.add_argument("--openai-stream-usage", choices=OPENAI_STREAM_USAGE, default="include",
-                        help="send stream_options.include_usage on streamed openai-chat requests (D-014)")
+                        help="include: ask a streaming openai-chat server for token counts "
+                        "(stream_options.include_usage); omit: for servers that refuse that option "
+                        "(the request is never retried in another shape)")
+    parser.add_argument("--fail-on-check", action="store_true",
+                        help="exit 1 also when an answer fails its check")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing non-empty result directory")
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="run repo-task candidate code without bubblewrap (only where none is available); "
+                             "every row then says sandbox: none and ranks below sandboxed results")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from benchpack.packs import load_pack, resolve_pack_path
+    from benchpack.progress import progress_for
+    from benchpack.reporting.run_summary import count_rows
     from benchpack.run_metadata import load_run_metadata
+    from benchpack.runner import effective_pack
 
     pack = load_pack(resolve_pack_path(args.pack))
     metadata = load_run_metadata(args.run_metadata) if args.run_metadata else None
@@ -54,14 +78,45 @@ def handle(args: argparse.Namespace) -> int:
         run_metadata=metadata,
         openai_stream_usage=args.openai_stream_usage,
         force=args.force,
+        unsandboxed=args.unsandboxed,
+        repetitions=args.repetitions,
+        prompt_cache=args.prompt_cache,
     )
-    progress = progress_for(pack.defaults.repetitions, pack.defaults.warmup, sys.stdout)
-    outcome = run_pack(pack, options, progress)
-    failed = sum(1 for row in outcome.rows if not row["ok"])
-    print(f"wrote {len(outcome.rows)} rows to {outcome.out} ({failed} failed)")
+    planned = effective_pack(pack, options)
+    progress = progress_for(planned.defaults.repetitions, planned.defaults.warmup, sys.stdout,
+                            live_clock=not planned.defaults.stream)
+    try:
+        outcome = run_pack(pack, options, progress,
+                           warn=lambda message: print(f"benchpack run: warning: {message}", file=sys.stderr))
+    except KeyboardInterrupt:  # between executions, before the runner could catch it
+        print("benchpack run: interrupted", file=sys.stderr)
+        return 130
+    print_summary(outcome)
+    counts = count_rows(outcome.rows)
+    print(f"{counts.line()}; results in {outcome.out}")
     if outcome.aborted:
         print(f"benchpack run: stopped early: {outcome.aborted}", file=sys.stderr)
     if outcome.interrupted:
-        print("benchpack run: interrupted; kept the rows written so far", file=sys.stderr)
+        print("benchpack run: interrupted; kept the rows written so far (run-metadata.json says incomplete)",
+              file=sys.stderr)
         return 130
-    return 0 if outcome.all_ok else 1
+    if counts.failed_to_run or outcome.aborted:
+        return 1
+    if args.fail_on_check and counts.failed_check:
+        return 1
+    return 0
+
+
+def print_summary(outcome) -> None:
+    from benchpack.reporting.document import print_blocks, terminal_console, to_markdown
+    from benchpack.reporting.run_summary import summary_blocks
+    from benchpack.resultdir import ResultDir
+
+    result = ResultDir(path=outcome.out, rows=outcome.rows)
+    blocks = summary_blocks(result, outcome.warnings, outcome.incomplete_reason)
+    if not blocks:
+        return
+    if sys.stdout.isatty():
+        print_blocks(blocks, terminal_console(sys.stdout))
+    else:
+        sys.stdout.write(to_markdown(blocks) + "\n")

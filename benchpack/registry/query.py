@@ -10,6 +10,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
+from benchpack.cache_state import row_cache_state
 from benchpack.errors import ConfigError, Problem
 from benchpack.registry.rows import COLUMNS
 
@@ -124,6 +125,8 @@ def build_sql(query: Query) -> Sql:
             if query.table == "rows":
                 columns = ", ".join(f"t.{c}" for c in ("line", *COLUMNS, "fingerprint"))
                 raw = ", t.raw_json" if query.include_raw else ""
+                # What the row's cache state needs besides its token counts (cache_state.py).
+                raw += ", json_extract(t.raw_json, '$.prompt_cache') AS _prompt_cache"
                 # A failed-rows filter is served by the small partial index, whatever the other filters.
                 hint = " INDEXED BY result_rows_failed" if filters.get("ok") == 0 else ""
                 text = (f"SELECT t.id, runs.label AS run, {columns}{raw} FROM result_rows t{hint}"
@@ -158,13 +161,26 @@ def run_query(conn: sqlite3.Connection, query: Query) -> list[dict]:
     keys = [renamed.get(n, n) for n in names]
     # Convert only the few boolean/JSON columns; everything else is already JSON-ready.
     fixes = [(key, conv) for key, conv in ((k, _converter(n)) for k, n in zip(keys, names)) if conv]
+    with_state = "_prompt_cache" in keys
     records = []
     for record in cursor:
         item = dict(zip(keys, record))
         for key, conv in fixes:
             item[key] = conv(item[key])
+        if with_state:
+            item["cache_state"] = _row_state(item)
         records.append(item)
     return records
+
+
+def _row_state(item: dict) -> str:
+    """`cold` / `cached` / `unknown` for a rows record, so a script reading
+    `prefill_tps` can tell a rate from a prompt served from cache."""
+    policy = item.pop("_prompt_cache")
+    return row_cache_state({
+        "tokens": {"prompt": item.get("prompt_tokens"), "cached_prompt": item.get("cached_prompt_tokens")},
+        "prompt_cache": json.loads(policy) if isinstance(policy, str) else None,
+    })
 
 
 def explain_plan(conn: sqlite3.Connection, query: Query) -> list[str]:

@@ -58,10 +58,56 @@ def load_result_dirs(conn: sqlite3.Connection, run_ids: list[int]) -> list[Resul
     return results
 
 
-def render_registry_report(conn: sqlite3.Connection, labels: list[str] | None = None, pack: str | None = None) -> str:
-    from benchpack.report import render_report  # the shared renderer; imported late to keep this module light
+def pack_groups(results: list[ResultDir], pack: str | None = None) -> list[tuple[str, list[ResultDir]]]:
+    """One group per pack id, each with only that pack's rows of every run that has it.
+
+    A report over runs of different packs would otherwise list every case of
+    every pack for every run, most of them missing; per pack, the runs that
+    share its cases sit side by side."""
+    order: dict[str, None] = {}
+    for result in results:
+        for row in result.rows:
+            pack_id = (row.get("pack") or {}).get("id") if isinstance(row.get("pack"), dict) else None
+            order.setdefault(str(pack_id), None)
+    groups = []
+    for pack_id in order:
+        if pack is not None and pack_id != pack:
+            continue
+        members = []
+        for result in results:
+            rows = [r for r in result.rows if str((r.get("pack") or {}).get("id") if isinstance(r.get("pack"), dict)
+                                                 else None) == pack_id]
+            if rows:
+                members.append(ResultDir(path=result.path, rows=rows, hardware=result.hardware,
+                                         run_metadata=result.run_metadata))
+        groups.append((pack_id, members))
+    return groups
+
+
+def registry_report(conn: sqlite3.Connection, labels: list[str] | None = None, pack: str | None = None):
+    """(blocks, data): one report section per pack, for the terminal, Markdown or JSON."""
+    from benchpack.compare import compare_runs
+    from benchpack.report import report_blocks  # the shared renderer; imported late to keep this module light
+    from benchpack.reporting.document import Heading, Paragraph
 
     run_ids = select_run_ids(conn, labels, pack)
     if not run_ids:
         raise BenchpackError(Problem("registry", "", "no runs match; import result directories first"))
-    return render_report(load_result_dirs(conn, run_ids), model_call_summarizer=None)
+    groups = pack_groups(load_result_dirs(conn, run_ids), pack)
+    blocks = [Heading("Benchpack report", 1),
+              Paragraph(f"{len(run_ids)} run(s), {len(groups)} pack(s): one section per pack, with each run's "
+                        "rows of that pack.", muted=True)]
+    data = {"packs": []}
+    for pack_id, members in groups:
+        section = report_blocks(members, model_call_summarizer=None)
+        section[0] = Heading(f"Pack: {pack_id}", 1)
+        blocks += section
+        data["packs"].append({"pack": pack_id, "comparison": compare_runs(members).to_dict()})
+    return blocks, data
+
+
+def render_registry_report(conn: sqlite3.Connection, labels: list[str] | None = None, pack: str | None = None) -> str:
+    from benchpack.reporting.document import to_markdown
+
+    blocks, _ = registry_report(conn, labels, pack)
+    return to_markdown(blocks)

@@ -94,6 +94,7 @@ def git_environment(workspace: Path) -> dict[str, str]:
 class TaskText:
     stdout: str
     stderr: str
+    infrastructure_error: str | None = None  # the runner's tooling failed, not the model (e.g. no git)
 
 
 def _refuse(message: str) -> TaskText:
@@ -139,7 +140,11 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
         return _refuse(reason)
     failures: list[str] = []
     for mode_args in (["--recount"], []):
-        check, _, err = _git_apply(workspace, body, ["--check", *mode_args], timeout_s)
+        try:
+            check, _, err = _git_apply(workspace, body, ["--check", *mode_args], timeout_s)
+        except OSError as exc:
+            why = "git is not on PATH" if isinstance(exc, FileNotFoundError) else f"git could not be run: {exc.strerror or exc}"
+            return TaskText("", f"{why}: cannot apply the fenced diff{UNCHANGED}", f"{why}: the fenced diff could not be applied")
         command = " ".join(["git apply --check", *mode_args])
         if check.timed_out:
             return _refuse(f"{command} timed out after {timeout_s:g} seconds")
@@ -263,12 +268,21 @@ def run_external_agent(
     paths: TaskPaths,
     timeout_s: float | None,
     grace_s: float | None = None,
+    wrap: Callable[[list[str]], list[str]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> ExternalAgentOutcome:
-    """Run the agent in the workspace; its stdout/stderr become the task logs."""
+    """Run the agent in the workspace; its stdout/stderr become the task logs.
+
+    `wrap` turns the full agent command into the sandboxed one; `env` is the
+    environment of the process started (the sandbox clears it again inside).
+    """
     command = external_agent_command(argv, workspace=workspace, case_id=case_id, out=out, repetition=repetition, context=paths.context)
+    if wrap is not None:
+        command = wrap(command)
     extra = {} if grace_s is None else {"grace_s": grace_s}
     try:
-        result = run_bounded(command, cwd=Path(workspace), stdout_path=paths.stdout, stderr_path=paths.stderr, timeout_s=timeout_s, **extra)
+        result = run_bounded(command, cwd=Path(workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
+                             timeout_s=timeout_s, env=env, **extra)  # fmt: skip
     except OSError as exc:
         raise repo_task_problem(case_id, f"could not start the external agent {argv[0]!r}: {exc.strerror or exc}") from exc
     with open(paths.stderr, "a", encoding="utf-8") as err:

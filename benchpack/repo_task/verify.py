@@ -13,6 +13,14 @@ verify JSON afterwards and makes it authoritative on every path:
 | malformed / not an object | minimal object + `"output_error": "<why>"`    | the minimal timeout object                |
 
 The pass/fail verdict always comes from the exit status, never from the JSON.
+
+The verifier is the pack's own (trusted) code and runs outside the sandbox,
+but isolated from anything the candidate could have planted: `python -I -B`
+(no PYTHON* variables, no user site-packages, no current directory on
+sys.path, no bytecode written), with its own directory put on sys.path by a
+tiny bootstrap so sibling helpers (verifykit.py) still import. It never
+imports candidate code; it runs it through the sandbox launcher named in its
+environment (`sandbox.verifier_environment`).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from pathlib import Path
 
 from benchpack.repo_task import rep_stem, repo_task_problem
 from benchpack.repo_task.processes import TERMINATE_GRACE_S, run_bounded
+from benchpack.repo_task.sandbox import verifier_environment as sandbox_verifier_environment
 
 DEFAULT_VERIFY_TIMEOUT_S = 300.0
 MAX_VERIFY_JSON_BYTES = 16 * 1024 * 1024
@@ -59,16 +68,39 @@ class VerifyOutcome:
     document: dict  # what was written to the verify JSON
 
     def row_fields(self, paths: VerifyPaths, out: Path) -> dict:
+        repo_task: dict = {"status": "passed" if self.passed else "failed", "verify_exit_code": self.exit_code}
+        if not self.passed:
+            failed = self.document.get("failed_checks")
+            if isinstance(failed, list) and all(isinstance(c, str) for c in failed) and failed:
+                repo_task["failed_checks"] = failed[:50]
+            repo_task["failure_reason"] = self.failure_reason()
         return {
             "verify": paths.record(Path(out).resolve()),
-            "repo_task": {"status": "passed" if self.passed else "failed", "verify_exit_code": self.exit_code},
+            "repo_task": repo_task,
             "scoring": {"mode": "verify-script", "passed": self.passed},
         }
+
+    def failure_reason(self) -> str:
+        if self.timed_out:
+            return f"the verifier timed out after {self.document.get('timeout_s'):g} seconds"
+        failed = self.document.get("failed_checks")
+        if isinstance(failed, list) and failed and all(isinstance(c, str) for c in failed):
+            return "verifier checks failed: " + ", ".join(failed[:20])
+        if self.document.get("output_error"):
+            return f"the verifier exited with status {self.exit_code}; {self.document['output_error']}"
+        return f"the verifier exited with status {self.exit_code}"
+
+
+# `python -I` drops the script's directory from sys.path (-P); put it back, run the script as __main__.
+BOOTSTRAP = (
+    "import os, runpy, sys; script = sys.argv[1]; sys.argv = sys.argv[1:]; "
+    "sys.path.insert(0, os.path.dirname(script)); runpy.run_path(script, run_name='__main__')"
+)
 
 
 def verifier_command(scoring, *, workspace: Path, case_id: str, pack, source_fixture_id: str, patch: Path, output: Path) -> list[str]:
     return [
-        sys.executable, str(scoring.script_resolved),
+        sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(scoring.script_resolved),
         "--workspace", str(Path(workspace).resolve()),
         "--case", case_id,
         "--pack-id", pack.id,
@@ -79,11 +111,12 @@ def verifier_command(scoring, *, workspace: Path, case_id: str, pack, source_fix
     ]  # fmt: skip
 
 
-def verifier_environment(scoring) -> dict[str, str] | None:
-    """None inherits the runner environment; an overlay is applied to a copy."""
-    if scoring.environment is None:
+def verifier_environment(scoring, policy=None) -> dict[str, str] | None:
+    """The runner environment plus the manifest overlay plus how to reach the sandbox launcher."""
+    sandbox = {} if policy is None else sandbox_verifier_environment(policy)
+    if scoring.environment is None and not sandbox:
         return None
-    return {**os.environ, **scoring.environment}
+    return {**os.environ, **(scoring.environment or {}), **sandbox}
 
 
 def _read_document(path: Path) -> tuple[dict | None, str | None]:
@@ -139,6 +172,7 @@ def run_verifier(
     out: Path,
     repetition: int,
     grace_s: float = TERMINATE_GRACE_S,
+    policy=None,
 ) -> tuple[VerifyOutcome, VerifyPaths]:
     if scoring.script_resolved is None or not Path(scoring.script_resolved).is_file():
         raise repo_task_problem(case_id, f"verify-script {scoring.script!r} does not exist")
@@ -153,7 +187,7 @@ def run_verifier(
     try:
         result = run_bounded(
             command, cwd=Path(workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
-            timeout_s=timeout_s, env=verifier_environment(scoring), grace_s=grace_s,
+            timeout_s=timeout_s, env=verifier_environment(scoring, policy), grace_s=grace_s,
         )  # fmt: skip
     except OSError as exc:
         raise repo_task_problem(case_id, f"could not start the verifier: {exc.strerror or exc}") from exc

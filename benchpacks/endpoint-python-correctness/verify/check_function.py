@@ -1,6 +1,7 @@
 """Pass iff the case's module (one file, written with a D-031 replacement
-block) makes its shipped test module and the hidden tests pass, the tests are
-untouched, and nothing but that one module changed."""
+block) answers every hidden check (judged here; the shipped test module only
+counts as a signal), the tests are untouched, and nothing but that one module
+changed."""
 
 import sys
 
@@ -25,8 +26,8 @@ sys.exit(
         ctx,
         protected=("tests/*",),
         allowed=(module_file,),
-        visible_tests=[sys.executable, "-m", "unittest", test_module],
-        hidden_dir=Path(__file__).resolve().parent / "hidden" / ctx.case,
+        visible_tests=verifykit.python_argv(module="unittest", args=[test_module]),
+        hidden=Path(__file__).resolve().parent / "hidden" / ctx.case / "checks.py",
         timeout=30,
     )
 )

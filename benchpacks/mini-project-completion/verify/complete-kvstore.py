@@ -1,5 +1,5 @@
 """Pass iff kvstore.store implements the documented nested-transaction
-semantics (shipped + hidden tests), the shipped tests are untouched, and only
+semantics (hidden checks, judged here), the shipped tests are untouched, and only
 kvstore/ (or new test files) changed."""
 
 import sys
@@ -16,8 +16,8 @@ sys.exit(
         ctx,
         protected=("tests/test_store.py", "tests/__init__.py"),
         allowed=("kvstore/*.py", "tests/test_*.py"),
-        visible_tests=verifykit.unittest_argv(Path("tests"), Path(".")),
-        hidden_dir=Path(__file__).resolve().parent / "hidden" / ctx.case,
+        visible_tests=verifykit.python_argv(module="unittest", args=["discover", "-s", "tests", "-t", "."]),
+        hidden=Path(__file__).resolve().parent / "hidden" / ctx.case / "checks.py",
         timeout=30,
     )
 )

@@ -1,5 +1,6 @@
-"""Pass iff split_bill keeps every cent for all inputs, the shipped tests are
-untouched and pass, and only source files under pricing/ (or new tests) changed."""
+"""Pass iff split_bill keeps every cent for all inputs (hidden checks, judged here),
+format_cents still formats as before, the shipped tests are untouched, and only
+source files under pricing/ (or new tests) changed."""
 
 import sys
 
@@ -15,8 +16,8 @@ sys.exit(
         ctx,
         protected=("tests/test_bill.py", "tests/__init__.py"),
         allowed=("pricing/*.py", "tests/test_*.py"),
-        visible_tests=verifykit.unittest_argv(Path("tests"), Path(".")),
-        hidden_dir=Path(__file__).resolve().parent / "hidden" / ctx.case,
+        visible_tests=verifykit.python_argv(module="unittest", args=["discover", "-s", "tests", "-t", "."]),
+        hidden=Path(__file__).resolve().parent / "hidden" / ctx.case / "checks.py",
         timeout=30,
     )
 )

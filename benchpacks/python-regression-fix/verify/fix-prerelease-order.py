@@ -1,6 +1,6 @@
-"""Pass iff semver precedence holds again for every version (hidden chain
-tests), the shipped tests are untouched and pass, and only the library, new
-test files and CHANGELOG.md changed."""
+"""Pass iff semver precedence holds again for every version (hidden checks,
+judged here), the shipped tests are untouched, and only the library, new test
+files and CHANGELOG.md changed."""
 
 import sys
 
@@ -16,8 +16,8 @@ sys.exit(
         ctx,
         protected=("tests/test_version.py", "tests/test_specifier.py", "tests/__init__.py"),
         allowed=("versionkit/*.py", "tests/test_*.py", "CHANGELOG.md"),
-        visible_tests=verifykit.unittest_argv(Path("tests"), Path(".")),
-        hidden_dir=Path(__file__).resolve().parent / "hidden" / ctx.case,
+        visible_tests=verifykit.python_argv(module="unittest", args=["discover", "-s", "tests", "-t", "."]),
+        hidden=Path(__file__).resolve().parent / "hidden" / ctx.case / "checks.py",
         timeout=30,
     )
 )

@@ -1,7 +1,7 @@
 //! Offer matcher: reads offers CSV, writes `offer_id,cluster_id` CSV.
 //!
 //!     cargo build --offline --manifest-path rust/Cargo.toml
-//!     rust/target/debug/offer-matcher --offers data/offers.csv --out clusters.csv
+//!     $CARGO_TARGET_DIR/debug/offer-matcher --offers data/offers.csv --out clusters.csv
 //!
 //! Offers are linked when they share a brand, a model-like token (letters and
 //! digits, compacted), the same storage/capacity and the same colour, and their

@@ -1,0 +1,76 @@
+"""What `benchpack run` prints when it ends: a per-case table, every failure, the counts.
+
+The counts line says the two things a person scripting sweeps needs apart:
+how many executions failed to run (the endpoint errored, the stream broke:
+exit status 1) and how many answers failed their check (a result, not an
+error: exit status 0 unless `--fail-on-check`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchpack.compare import compare_runs
+from benchpack.report import run_cases_table
+from benchpack.reporting.document import Block, Bullets, Heading, Paragraph
+from benchpack.resultdir import ResultDir
+
+
+@dataclass(frozen=True)
+class Counts:
+    rows: int
+    failed_to_run: int
+    checked: int  # ok rows whose answer was checked
+    failed_check: int
+
+    def line(self) -> str:
+        checks = (f"{self.failed_check} answer{'s' if self.failed_check != 1 else ''} failed their check"
+                  if self.checked else "no answers checked (the pack scores nothing)")
+        return f"{self.rows} rows ran, {self.failed_to_run} failed to run, {checks}"
+
+
+def count_rows(rows: list[dict]) -> Counts:
+    ok = [r for r in rows if r.get("ok") is True]
+    verdicts = [(r.get("scoring") or {}).get("passed") for r in ok if isinstance(r.get("scoring"), dict)]
+    verdicts = [v for v in verdicts if isinstance(v, bool)]
+    return Counts(rows=len(rows), failed_to_run=len(rows) - len(ok), checked=len(verdicts),
+                  failed_check=sum(1 for v in verdicts if not v))
+
+
+def failure_lines(rows: list[dict]) -> list[str]:
+    """Every row that failed to run, and every answer that failed its check, with the reason."""
+    lines = []
+    for row in rows:
+        where = str(row.get("case"))
+        if row.get("repetition") is not None:
+            where += f" rep {row['repetition']}"
+        scoring = row.get("scoring") if isinstance(row.get("scoring"), dict) else {}
+        if row.get("ok") is not True:
+            lines.append(f"{where}: failed to run: {_one_line(row.get('error') or 'no error recorded')}")
+        elif scoring.get("passed") is False:
+            reason = scoring.get("error") or f"the output did not pass its {scoring.get('mode', '')} check".replace("  ", " ")
+            lines.append(f"{where}: answer failed its check: {_one_line(reason)}")
+    return lines
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: str | None) -> list[Block]:
+    blocks: list[Block] = []
+    if result.rows:
+        single = compare_runs([result])
+        blocks += [Heading("Results", 2), run_cases_table(single),
+                   Paragraph("Medians over the rows that ran; ± is the 95 % interval of the median. decode is "
+                             "1/tpot_s; `cached`: the server answered the prompt from its cache, so there is no "
+                             "prefill rate (docs/measurement.md).", muted=True)]
+    failures = failure_lines(result.rows)
+    if failures:
+        blocks += [Heading("Failures", 2), Bullets(failures)]
+    if warnings:
+        blocks += [Heading("Warnings", 2), Bullets(warnings)]
+    if incomplete_reason:
+        blocks.append(Paragraph(f"Incomplete run: {incomplete_reason}"))
+    return blocks

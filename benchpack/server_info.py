@@ -1,0 +1,300 @@
+"""What a server says about itself: runtime, version, configuration, models.
+
+Asked once before a run (and, for Ollama, once after: it loads a model on
+the first request), never inside a timed request. Every probe is a short
+GET/POST with its own timeout; a server that does not answer a probe is
+simply a server that did not say, never an error. What was asked and what
+came back is kept in `probes`, so run-metadata.json can show its sources.
+
+What each runtime tells:
+
+* llama.cpp `llama-server`, `GET /props`: context size per slot
+  (`default_generation_settings.n_ctx`), parallel slots (`total_slots`),
+  the model file and alias, the build (`build_info`); `GET /v1/models`
+  the alias it serves. It serves one model whatever name a request asks
+  for, and it honours the per-request `cache_prompt` switch.
+* Ollama, `GET /api/version`, `POST /api/show` (parameters such as
+  `num_ctx`, `num_thread`, `num_gpu`, `num_batch`; quantization and size
+  from `details`), `GET /api/ps` (the context length and GPU share of the
+  model as loaded).
+* Any other OpenAI-compatible server: `GET /v1/models` (the model ids it
+  serves), nothing about its configuration: pass `--run-metadata`.
+
+Threads, GPU layers and batch size are not reported by llama-server; the
+`--run-metadata` file supplies what the server does not say.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+PROBE_TIMEOUT_S = 3.0
+LLAMA_SERVER_SOURCE = "llama-server /props"
+OLLAMA_SOURCE = "ollama /api/show"
+OLLAMA_PS_SOURCE = "ollama /api/ps"
+FILE_SOURCE = "run-metadata file"
+
+# Ollama Modelfile parameters -> runtime.config keys.
+_OLLAMA_PARAMETERS = {
+    "num_ctx": "context_size",
+    "num_thread": "threads",
+    "num_gpu": "gpu_layers",
+    "num_batch": "batch_size",
+    "num_parallel": "parallel_slots",
+}
+# llama-server /props `default_generation_settings` keys -> runtime.config keys,
+# for builds that report more than the context size.
+_LLAMA_SETTINGS = {
+    "n_ctx": "context_size",
+    "n_batch": "batch_size",
+    "n_ubatch": "ubatch_size",
+    "n_threads": "threads",
+    "n_threads_batch": "threads_batch",
+    "n_gpu_layers": "gpu_layers",
+}
+
+
+@dataclass
+class ServerInfo:
+    runtime_name: str | None = None
+    runtime_version: str | None = None
+    config: dict = field(default_factory=dict)
+    config_source: str | None = None
+    served_models: list[str] = field(default_factory=list)  # what the server lists or resolves
+    # Set when the server answers every request with this one model whatever
+    # the request names (llama-server), so the response's echo is not proof.
+    sole_model: str | None = None
+    model_file: str | None = None  # a file name, never a local path
+    honours_cache_prompt: bool = False  # the per-request "cache_prompt" switch
+    probes: list[dict] = field(default_factory=list)
+
+    def to_metadata(self) -> dict:
+        return {
+            "runtime_name": self.runtime_name, "runtime_version": self.runtime_version,
+            "config": dict(self.config), "config_source": self.config_source,
+            "served_models": list(self.served_models), "model_file": self.model_file,
+        }
+
+
+def server_base(endpoint: str) -> str:
+    """`http://host:port/prefix` without the API path the adapters append."""
+    parts = urlsplit(endpoint)
+    path = parts.path.rstrip("/")
+    for suffix in ("/v1/chat/completions", "/chat/completions", "/api/generate", "/v1"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+class _Prober:
+    def __init__(self, base: str, client: httpx.Client, info: ServerInfo):
+        self.base, self.client, self.info = base, client, info
+
+    def ask(self, method: str, path: str, body: dict | None = None) -> Any:
+        """The JSON a probe returned, or None (recorded either way)."""
+        record: dict[str, Any] = {"request": f"{method} {path}"}
+        self.info.probes.append(record)
+        try:
+            response = self.client.request(method, self.base + path, json=body, timeout=PROBE_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            record["result"] = f"no answer ({type(exc).__name__})"
+            return None
+        record["result"] = f"HTTP {response.status_code}"
+        if response.status_code != 200:
+            return None
+        try:
+            return response.json()
+        except (ValueError, UnicodeDecodeError):
+            record["result"] += ", not JSON"
+            return None
+
+
+def probe_server(adapter_id: str, endpoint: str, model: str, *, client: httpx.Client | None = None) -> ServerInfo:
+    """Ask the server what it is and how it is configured; never raises for a silent server."""
+    own = client is None
+    client = client or httpx.Client(follow_redirects=False)
+    info = ServerInfo()
+    try:
+        prober = _Prober(server_base(endpoint), client, info)
+        if adapter_id == "ollama-generate":
+            _probe_ollama(prober, model)
+        else:
+            _probe_openai(prober)
+    finally:
+        if own:
+            client.close()
+    return info
+
+
+def probe_loaded_model(adapter_id: str, endpoint: str, model: str, info: ServerInfo, *,
+                       client: httpx.Client | None = None) -> None:
+    """After the run: what only a loaded model reports (Ollama's /api/ps)."""
+    if adapter_id != "ollama-generate" or info.runtime_name != "ollama":
+        return
+    own = client is None
+    client = client or httpx.Client(follow_redirects=False)
+    try:
+        _probe_ollama_ps(_Prober(server_base(endpoint), client, info), model)
+    finally:
+        if own:
+            client.close()
+
+
+# --- llama-server and other OpenAI-compatible servers ------------------------
+
+
+def _probe_openai(prober: _Prober) -> None:
+    info = prober.info
+    props = prober.ask("GET", "/props")
+    if isinstance(props, dict) and ("default_generation_settings" in props or "total_slots" in props):
+        _take_llama_props(info, props)
+    models = prober.ask("GET", "/v1/models")
+    ids = _model_ids(models)
+    if ids:
+        info.served_models = ids
+        if info.runtime_name == "llama-server" and info.sole_model is None:
+            info.sole_model = ids[0]
+
+
+def _take_llama_props(info: ServerInfo, props: dict) -> None:
+    info.runtime_name = "llama-server"
+    info.honours_cache_prompt = True
+    build = props.get("build_info")
+    if isinstance(build, str) and build:
+        info.runtime_version = build
+    settings = props.get("default_generation_settings")
+    settings = settings if isinstance(settings, dict) else {}
+    config: dict[str, Any] = {}
+    for key, name in _LLAMA_SETTINGS.items():
+        value = settings.get(key, props.get(key))
+        if _is_count(value):
+            config[name] = value
+    if _is_count(props.get("total_slots")):
+        config["parallel_slots"] = props["total_slots"]
+    info.config, info.config_source = config, LLAMA_SERVER_SOURCE
+    path = props.get("model_path")
+    if isinstance(path, str) and path:
+        info.model_file = posixpath.basename(path.replace("\\", "/"))
+    alias = props.get("model_alias")
+    if isinstance(alias, str) and alias:
+        info.sole_model = alias
+
+
+def _model_ids(models: Any) -> list[str]:
+    data = models.get("data") if isinstance(models, dict) else None
+    if not isinstance(data, list):
+        return []
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"]]
+
+
+# --- Ollama --------------------------------------------------------------------
+
+
+def _probe_ollama(prober: _Prober, model: str) -> None:
+    info = prober.info
+    version = prober.ask("GET", "/api/version")
+    if isinstance(version, dict) and isinstance(version.get("version"), str):
+        info.runtime_name, info.runtime_version = "ollama", version["version"]
+    show = prober.ask("POST", "/api/show", {"model": model})
+    if not isinstance(show, dict):
+        return
+    info.runtime_name = "ollama"
+    info.served_models = [model]
+    config: dict[str, Any] = {}
+    details = show.get("details") if isinstance(show.get("details"), dict) else {}
+    for key, name in (("quantization_level", "quantization"), ("parameter_size", "parameter_size"),
+                      ("format", "format"), ("family", "family")):
+        if isinstance(details.get(key), str) and details[key]:
+            config[name] = details[key]
+    config.update(parse_ollama_parameters(show.get("parameters")))
+    if config:
+        info.config, info.config_source = config, OLLAMA_SOURCE
+
+
+def parse_ollama_parameters(text: Any) -> dict:
+    """`num_ctx 8192\\nstop "<|im_end|>"` -> {"context_size": 8192}; only the keys that configure the runtime."""
+    config: dict[str, Any] = {}
+    if not isinstance(text, str):
+        return config
+    for line in text.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2 and parts[0] in _OLLAMA_PARAMETERS:
+            try:
+                config[_OLLAMA_PARAMETERS[parts[0]]] = int(parts[1].strip())
+            except ValueError:
+                continue
+    return config
+
+
+def _same_ollama_model(a: str, b: str) -> bool:
+    return a == b or a.removesuffix(":latest") == b.removesuffix(":latest")
+
+
+def _probe_ollama_ps(prober: _Prober, model: str) -> None:
+    info = prober.info
+    running = prober.ask("GET", "/api/ps")
+    entries = running.get("models") if isinstance(running, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        names = [entry.get(k) for k in ("name", "model") if isinstance(entry.get(k), str)]
+        if not any(_same_ollama_model(name, model) for name in names):
+            continue
+        config = dict(info.config)
+        if _is_count(entry.get("context_length")):
+            config["context_size"] = entry["context_length"]
+        size, vram = entry.get("size"), entry.get("size_vram")
+        if _is_count(size) and size > 0 and _is_count(vram):
+            config["gpu_offload"] = f"{round(100 * vram / size)}%"
+        info.config = config
+        info.config_source = OLLAMA_SOURCE + " + /api/ps" if info.config_source == OLLAMA_SOURCE else OLLAMA_PS_SOURCE
+        return
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+# --- the served model ----------------------------------------------------------
+
+
+def served_model(info: ServerInfo, response_model: str | None) -> str | None:
+    """The model that answered: the server's only model when it serves just one
+    (llama-server answers any name), else the name in its response."""
+    return info.sole_model or response_model
+
+
+def model_mismatch(requested: str, served: str | None) -> str | None:
+    """A warning when the server served something else than `--model` named."""
+    if not served or served == requested or _same_ollama_model(served, requested):
+        return None
+    return f"asked for model {requested!r}, the server served {served!r}"
+
+
+def merge_config(info: ServerInfo, declared: Any, warn: Callable[[str], None]) -> tuple[dict, str | None]:
+    """runtime.config and its source: the server's values win for the keys it
+    reports; the run-metadata file fills what the server does not say. A
+    declared value the server contradicts is reported, and the server's kept."""
+    declared = declared if isinstance(declared, dict) else {}
+    server = dict(info.config)
+    for key, value in declared.items():
+        if key in server and server[key] != value:
+            warn(f"run-metadata runtime.config.{key} is {json.dumps(value)}, the server reports "
+                 f"{json.dumps(server[key])}; recorded the server's")
+    merged = {**declared, **server}
+    if server and any(key not in server for key in declared):
+        source = f"{info.config_source} + {FILE_SOURCE}"
+    elif server:
+        source = info.config_source
+    elif declared:
+        source = FILE_SOURCE
+    else:
+        source = None
+    return merged, source
