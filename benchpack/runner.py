@@ -41,6 +41,8 @@ from benchpack.run_metadata import (
 )
 
 if TYPE_CHECKING:
+    import httpx
+
     from benchpack.adapters.base import Adapter
     from benchpack.packs import Case, Pack
 
@@ -376,6 +378,7 @@ def run_pack(
     adapter: Adapter | None = None,
     repo_task_executor: RepoTaskExecutor | None = None,
     warn: Callable[[str], None] | None = None,
+    probe_client: httpx.Client | None = None,
 ) -> RunOutcome:
     """Run every case of `pack` and write the result directory `options.out`.
 
@@ -385,6 +388,8 @@ def run_pack(
     told, before the first request, what the server's answers to the probes
     make doubtful (a model it does not serve, a configuration the
     run-metadata file contradicts), so a person can stop the run early.
+    `probe_client` makes the server probes (a worker passes its pinned
+    client, so probes reach only the allowlisted address too).
     Raises BenchpackError (and writes nothing) for invalid input.
     """
     progress = progress or NullProgress()
@@ -405,7 +410,7 @@ def run_pack(
     check_out_dir(out, force=options.force, pack_root=pack.root)
     hardware = collect_hardware(options.host_label)
     # Asked before the output directory exists and outside any timed request.
-    server = (server_info.probe_server(options.adapter, options.endpoint, options.model)
+    server = (server_info.probe_server(options.adapter, options.endpoint, options.model, client=probe_client)
               if options.probe_server else server_info.ServerInfo())
     outcome = RunOutcome(out=out, planned_rows=planned_rows(pack), server=server)
     record = RunRecord(options=options, pack=pack, server=server, endpoint=requested_url(adapter, options.endpoint),
@@ -434,7 +439,8 @@ def run_pack(
         # and the metadata must say the run did not finish.
         outcome.rows = _rows_on_disk(out, run.rows)
         if options.probe_server:
-            server_info.probe_loaded_model(options.adapter, options.endpoint, options.model, server)
+            server_info.probe_loaded_model(options.adapter, options.endpoint, options.model, server,
+                                           client=probe_client)
         outcome.complete, outcome.incomplete_reason = _completeness(outcome, crashed, run.executions_done,
                                                                     total_executions(pack))
         metadata = finish_run_metadata(metadata, record, outcome.rows, outcome.complete, outcome.incomplete_reason,
