@@ -10,11 +10,12 @@ Everything happens in the temporary directory the caller owns.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
 
 from benchpack import archives
 from benchpack.adapters import Adapter, get_adapter
@@ -23,7 +24,7 @@ from benchpack.adapters.transport import LeanClient
 from benchpack.bundles import create_bundle
 from benchpack.errors import BenchpackError
 from benchpack.packs import MANIFEST_NAME, Pack, bundled_packs_dir, load_pack
-from benchpack.runner import RunOptions
+from benchpack.runner import RunOptions, effective_pack
 from submissions.runqueue.models import HostPack, RunRequest
 
 PROVENANCE = "operator-curated"
@@ -35,9 +36,10 @@ class RunRefused(Exception):
 
 @dataclass
 class PreparedRun:
-    pack: Pack
+    pack: Pack  # as it runs: the request's repetitions applied (runner.effective_pack)
     options: RunOptions
     adapter: Adapter
+    probe_client: httpx.Client  # the runner's server probes go through the pin too
     pin: Pin
 
 
@@ -54,8 +56,6 @@ def prepare_run(request: RunRequest, workdir: Path) -> PreparedRun:
     except (AddressNotAllowed, ValueError) as exc:
         raise RunRefused(f"endpoint {endpoint} refused before any request: {exc}") from None
     pack = load_host_pack(entry, workdir / "pack")
-    if request.repetitions:
-        pack = dataclasses.replace(pack, defaults=dataclasses.replace(pack.defaults, repetitions=request.repetitions))
     quantization = endpoint.quantization_of(request.model)
     options = RunOptions(
         adapter=endpoint.adapter,
@@ -69,9 +69,11 @@ def prepare_run(request: RunRequest, workdir: Path) -> PreparedRun:
             "notes": f"Run by runner host {host.name} for run request {request.pk}.",
         },
         openai_stream_usage=request.openai_stream_usage,
+        repetitions=request.repetitions,
     )
     adapter = get_adapter(endpoint.adapter, LeanClient(PinnedTransport(pin)))
-    return PreparedRun(pack=pack, options=options, adapter=adapter, pin=pin)
+    return PreparedRun(pack=effective_pack(pack, options), options=options, adapter=adapter,
+                       probe_client=LeanClient(PinnedTransport(pin)), pin=pin)
 
 
 def result_label(request: RunRequest, pack: Pack) -> str:

@@ -12,6 +12,13 @@ boundary, or, when the request in flight does not end within `grace_s`, by
 interrupting it (SIGINT to this thread, turned into `RunInterrupted`, which
 the runner treats like Ctrl-C: rows on disk kept, repo-task agent process
 groups killed).
+
+It stays out of the runner's timed windows (`benchpack.measurement.window`):
+a database round trip holds the GIL for about a millisecond, and a token
+arriving meanwhile would be stamped late. So it reads and writes between
+requests; the runner's thread itself looks for a cancel at every request
+boundary; and only a request that keeps its window open for longer than a
+heartbeat interval gets a heartbeat (and a cancel check) from inside it.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from collections import deque
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from benchpack.measurement.window import window_open
 from benchpack.progress import execution_label, outcome_text
 from registry_site.jobs import describe_error, is_transient_database_error
 from submissions.runqueue import states
@@ -71,6 +79,8 @@ class RunWatch:
         self._armed = False  # interruptions only while the runner runs (never while bundling)
         self._raised = False
         self._done = threading.Event()
+        self._last_look = 0.0
+        self._deferred_since: float | None = None
         self._main = threading.main_thread().ident if threading.current_thread() is threading.main_thread() else None
         self._previous_handler = None
         self._thread = threading.Thread(target=self._loop, name=f"run-watch-{request_id}", daemon=True)
@@ -94,7 +104,12 @@ class RunWatch:
         self._armed = armed
 
     def check(self) -> None:
-        """Called between requests: stop here if there is a reason to."""
+        """Called between requests (outside any timed window): stop here if there is a reason to."""
+        if self.stop_reason is None and time.monotonic() - self._last_look >= self.poll_s:
+            try:
+                self._look()
+            except Exception as exc:  # the watcher looks again; a busy database must not end the run
+                log.warning("run request %s: cancel check failed (%s)", self.request_id, exc)
         if self.stop_reason and self._armed and not self._raised:
             self._raised = True
             raise RunInterrupted(self.stop_reason)
@@ -111,19 +126,32 @@ class RunWatch:
             self.stopped_at = time.monotonic()
             log.warning("run request %s: stopping: %s", self.request_id, reason)
 
+    def _polite(self, now: float) -> bool:
+        """May the database be touched now? Not inside a timed window, unless it has been open a heartbeat long."""
+        if not window_open():
+            self._deferred_since = None
+            return True
+        if self._deferred_since is None:
+            self._deferred_since = now
+        if now - self._deferred_since >= self.heartbeat_s:
+            self._deferred_since = now  # a long request: one look and beat per heartbeat interval
+            return True
+        return False
+
     def _loop(self) -> None:
         last_beat = 0.0
         try:
             while not self._done.wait(self.poll_s):
                 now = time.monotonic()
-                try:
-                    self._look()
-                    if now - last_beat >= self.heartbeat_s:
-                        self._beat()
-                        last_beat = now
-                except Exception:  # a database hiccup must not kill the watcher; try again next tick
-                    log.exception("run request %s: watcher tick failed", self.request_id)
-                    close_old_connections()
+                if self._polite(now):
+                    try:
+                        self._look()
+                        if now - last_beat >= self.heartbeat_s:
+                            self._beat()
+                            last_beat = now
+                    except Exception:  # a database hiccup must not kill the watcher; try again next tick
+                        log.exception("run request %s: watcher tick failed", self.request_id)
+                        close_old_connections()
                 if now - self._started > self.time_limit_s:
                     self._stop(f"time limit of {self.time_limit_s:g} s reached")
                 if (self.stop_reason and self._armed and not self._raised and self._main is not None
@@ -134,6 +162,7 @@ class RunWatch:
             connection.close()
 
     def _look(self) -> None:
+        self._last_look = time.monotonic()
         row = (RunRequest.objects.filter(pk=self.request_id)
                .values("state", "claim_token", "cancel_requested_at").first())
         if row is None or row["state"] != states.RUNNING or row["claim_token"] != self.claim:

@@ -128,7 +128,8 @@ def run_claimed(request: RunRequest, claim_token, worker: str) -> str:
         outcome, interrupted = None, False
         watch.arm(True)
         try:
-            outcome = run_pack(pack, prepared.options, progress, adapter=prepared.adapter)
+            outcome = run_pack(pack, prepared.options, progress, adapter=prepared.adapter,
+                               probe_client=prepared.probe_client)
             interrupted = outcome.interrupted
         except RunInterrupted:
             interrupted = True
@@ -137,6 +138,7 @@ def run_claimed(request: RunRequest, claim_token, worker: str) -> str:
             return finish(states.FAILED, "the runner refused the run: " + "; ".join(exc.lines()))
         finally:
             watch.arm(False)
+            prepared.probe_client.close()
             close = getattr(prepared.adapter, "close", None)
             if close:
                 close()

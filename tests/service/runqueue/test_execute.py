@@ -106,7 +106,7 @@ def _when(predicate, timeout_s=30.0):
 
 
 def test_cancel_stops_a_running_request_within_two_seconds_and_keeps_its_rows(host, queue, as_worker_of, ref, operator):
-    ref.configure(responses=[{"tokens": 400}], ttft_s=0.005, itl_s=0.005)  # ~2 s per execution
+    ref.configure(responses=[{"tokens": 200}], ttft_s=0.005, itl_s=0.005)  # ~1 s per execution
     request = queue(host, pack="runtime-sweep")
     cancelled = {}
 

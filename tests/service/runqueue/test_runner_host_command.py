@@ -19,10 +19,13 @@ def test_it_registers_a_host_with_an_endpoint_and_packs(host_owner, capsys, tmp_
     endpoint = host.endpoints.get()
     assert "127.0.0.1" in endpoint.addresses  # resolved at registration, pinned at every run
     assert endpoint.served_models == [{"name": "qwen2.5-7b", "quantization": "Q4_K_M"}]
-    assert host.packs.get().version == "0.1.0"
+    from benchpack.packs import bundled_packs_dir, load_pack
+
+    version = load_pack(bundled_packs_dir() / "runtime-sweep").version  # the checkout's own
+    assert host.packs.get().version == version
     call_command("runner_host", "list")
     out = capsys.readouterr().out
-    assert "gpu-1  offline  owner lab@example.org" in out and "pack runtime-sweep 0.1.0 (bundled)" in out
+    assert "gpu-1  offline  owner lab@example.org" in out and f"pack runtime-sweep {version} (bundled)" in out
 
 
 def test_it_accepts_a_pack_archive_checked_by_the_core_loader(host, tmp_path):
