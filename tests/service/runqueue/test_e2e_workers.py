@@ -189,8 +189,9 @@ def test_a_run_longer_than_the_visibility_timeout_runs_once(live, ref):
     """Every worker on a Redis broker restores unacknowledged messages older than
     its own visibility timeout (at start, then in periodic sweeps). Here both
     gpu-a workers run with a 3 s timeout, as a worker configured for short
-    validations would, and the run takes ~30 s: the second worker, starting
-    mid-run, hands the message out again, and the claim refuses the copy."""
+    validations would, and the run is slow until the copy is refused: the
+    second worker, starting mid-run, hands the message out again, and the
+    claim refuses the copy."""
     for runner in list(live.runners.values()):
         if runner.host == "gpu-a":
             runner.stop()
@@ -199,13 +200,21 @@ def test_a_run_longer_than_the_visibility_timeout_runs_once(live, ref):
     with live.api(live.token) as api:
         wait_until(lambda: any(h["name"] == "gpu-a" and h["online"] and h["worker"].startswith("gpu-a-short-1@")
                                for h in api.get("/api/v1/runner-hosts/").json()), timeout_s=90, what="first worker")
-    slow(ref, 2.5)
+    # Slow enough that the run outlasts the second worker's start on a loaded
+    # machine (its restore happens when it starts polling), then sped up once
+    # the copy has been refused, so the test does not wait out the slow script.
+    slow(ref, 8.0)
     before = len(submissions(live))
     request = queue(live, "gpu-a")
     wait_until(lambda: get(live, request["id"])["state"] == "running", what="running")
+    # A worker restores only messages older than its visibility timeout, and
+    # after its start kombu sweeps again only every ~100 s (interval x throttle):
+    # let the delivered message pass 3 s before the second worker starts.
+    time.sleep(4)
     second = start_runner(live, "gpu-a", "gpu-a-short-2", **short)  # restores old unacked messages as it starts
     duplicate = wait_until(lambda: [e for e in get(live, request["id"])["events"] if "duplicate delivery" in e["reason"]],
-                           timeout_s=60, what="the redelivered copy")
+                           timeout_s=80, what="the redelivered copy")
+    ref.configure(responses=[{"tokens": 100}], ttft_s=0.005, itl_s=0.001)  # no reset: the log counts requests
     assert duplicate[0]["worker"].startswith("gpu-a-short-2@") and "already running on gpu-a-short-1@" in duplicate[0]["reason"]
     assert get(live, request["id"])["state"] == "running"  # the copy arrived while the first still ran
     final = wait_for(live, request["id"], {"finished", "failed", "cancelled"})
