@@ -3,12 +3,13 @@ from django.urls import include, path
 
 from accounts import views as account_views
 from registry_site import views
+from registry_site.health import healthz
 from registry_site.api import v1 as runs_api
 from submissions.api import v1 as submissions_api
 
 urlpatterns = [
+    path("healthz/", healthz, name="healthz"),
     path("", views.home, name="home"),
-    path("healthz/", views.healthz, name="healthz"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("accounts/tokens/", account_views.tokens, name="accounts_tokens"),
     path("accounts/tokens/<int:pk>/revoke/", account_views.revoke_token, name="accounts_revoke_token"),

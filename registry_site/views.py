@@ -1,5 +1,4 @@
 from django.core.paginator import Paginator
-from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from registry_site.models import PublishedRun
@@ -21,7 +20,3 @@ def run_detail(request, pk):
     return render(request, "registry_site/run_detail.html",
                   {"run": run, "cases": cases, "page": page, "page_rows": page_rows})
 
-
-def healthz(request):
-    """Liveness for a load balancer; touches no database (also the scale benchmark's baseline view)."""
-    return JsonResponse({"ok": True})
