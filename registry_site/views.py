@@ -19,4 +19,3 @@ def run_detail(request, pk):
     page_rows = run.rows.filter(case__in=[c.case for c in cases]).only("raw")
     return render(request, "registry_site/run_detail.html",
                   {"run": run, "cases": cases, "page": page, "page_rows": page_rows})
-
