@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
 import shutil
@@ -37,6 +38,8 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import httpx
+
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per checked URL otherwise
 
 ROOT = Path(__file__).resolve().parent.parent
 LUA = r"""
@@ -109,8 +112,7 @@ def discover(limit: int = 40, seed: int = 3) -> list[Target]:
     for row in rng.sample(list(series), min(limit, len(series))):
         timeline_pages.append("/timelines/?" + urlencode({"workload": row["workload_key"], "model": row["model"],
                                                           "hardware_class": row["hardware_class"]}))
-        timeline_api.append("/api/v1/timelines/?" + urlencode({"pack": row["pack_id"], "case": row["case"],
-                                                               "model": row["model"],
+        timeline_api.append("/api/v1/timelines/?" + urlencode({"workload": row["workload_key"], "model": row["model"],
                                                                "hardware_class": row["hardware_class"]}))
     print(f"catalogue: {PublishedRun.objects.count():,} runs, {LeaderboardEntry.objects.count():,} leaderboard rows")
     return [
