@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields as dataclass_fields
 from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
 from benchpack import stats
+from registry_site.catalogue import cache
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
 PROVENANCE_RANK = {"self-reported": 0, "operator-curated": 1, "independently-reproduced": 2}
@@ -183,6 +184,7 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
             new.append(_entry(workload, system, "", figures))
     _complete_pack_workloads(new)
     LeaderboardEntry.objects.bulk_create(new, batch_size=500)
+    cache.bump()  # cached public responses rendered before this change are never served again
 
 
 def pairs_of(runs: Iterable[PublishedRun]) -> tuple[set, set]:
@@ -236,6 +238,8 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     _fill_workload_fields(entries, case_model)
     _complete_pack_workloads(entries, case_model)
     entry_model.objects.bulk_create(entries, batch_size=batch_size // 5)
+    if models is None:  # a migration's historical models: the generation table may not exist yet
+        cache.bump()
     return len(entries)
 
 
