@@ -165,7 +165,7 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
         for start in range(0, len(workloads), 500):
             chunk = workloads[start:start + 500]
             grouped: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
-            cases = (PublishedCase.objects.filter(system_key=system, workload_key__in=chunk, run__in=public_runs)
+            cases = (PublishedCase.objects.public().filter(system_key=system, workload_key__in=chunk)
                      .select_related("run"))
             for case in cases:
                 grouped[(case.workload_key, case.case)].append(_case_figures(case, case.run))
@@ -247,8 +247,9 @@ def _workload_fields_of(keys, case_model=PublishedCase) -> dict[str, dict | None
     """One stored copy of each workload key's fields (every case row of a workload holds the same)."""
     found = {}
     for key in sorted(keys):
-        found[key] = (case_model.objects.filter(workload_key=key, workload_fields__isnull=False)
-                      .values_list("workload_fields", flat=True).first())
+        first = (case_model.objects.filter(workload_key=key, workload_fields__isnull=False).order_by()
+                 .values_list("workload_fields", flat=True)[:1])  # unordered: no sort of the workload's rows
+        found[key] = next(iter(first), None)
     return found
 
 
