@@ -2,12 +2,17 @@
 
 from django.urls import path
 
-from registry_site.pages import compare, entities, leaderboards, runs, timelines
+from registry_site.pages import compare, entities, leaderboards, moderation, runs, timelines
 
 urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
     path("runs/<int:pk>/rows.jsonl", runs.rows_jsonl, name="run_rows_jsonl"),
     path("runs/<int:pk>/rows.csv", runs.rows_csv, name="run_rows_csv"),
+    path("runs/<int:pk>/withdraw/", moderation.withdraw, name="run_withdraw"),
+    path("runs/<int:pk>/unpublish/", moderation.unpublish, name="run_unpublish"),
+    path("runs/<int:pk>/republish/", moderation.republish, name="run_republish"),
+    path("runs/<int:pk>/flag/", moderation.flag, name="run_flag"),
+    path("runs/<int:pk>/unflag/", moderation.unflag, name="run_unflag"),
     path("leaderboards/", leaderboards.index, name="leaderboards"),
     path("leaderboards/coding/", leaderboards.coding, name="leaderboard_coding"),
     path("leaderboards/<str:pack_id>/", leaderboards.board, name="leaderboard_pack"),
