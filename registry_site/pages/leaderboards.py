@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
+from django.utils.safestring import mark_safe
 
 from benchpack.xy_charts import XYPoint, pareto_front, scatter_chart
 from registry_site.catalogue import leaderboard as lb
@@ -146,8 +147,9 @@ def coding(request):
                              + (" · demo data" if e.is_demo else ""))
               for e in entries]
     front = pareto_front(points, x_higher_is_better=higher)
-    chart = scatter_chart(points, title=f"{pack_id}: pass rate against {label}", x_label=label, x_unit=unit,
-                          y_label="pass rate", front=front)
+    # built from escaped text by benchpack.xy_charts
+    chart = mark_safe(scatter_chart(points, title=f"{pack_id}: pass rate against {label}", x_label=label, x_unit=unit,
+                          y_label="pass rate", front=front))
     on_front = {id(p) for p in front}
     rows = [{"entry": e, "on_front": id(p) in on_front} for e, p in zip(entries, points)]
     hardware = sorted({e.hardware_class for e in lb.leaderboard(pack_id, "", found.workload.key).entries if e.hardware_class})

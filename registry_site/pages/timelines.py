@@ -4,6 +4,7 @@ with the changes `registry_site.catalogue.timelines` finds enough evidence for."
 from __future__ import annotations
 
 from django.shortcuts import render
+from django.utils.safestring import mark_safe
 
 from benchpack.xy_charts import XYPoint, timeline_chart
 from registry_site.catalogue import timelines as tl
@@ -22,12 +23,12 @@ def timeline(request):
     points = tl.points_for(series, metric)
     verdicts = {v.run_id: v for v in tl.detect_changes(points, metric)}
     label, unit, _ = tl.METRICS[metric]
-    chart = timeline_chart(
+    chart = mark_safe(timeline_chart(  # built from escaped text by benchpack.xy_charts
         [XYPoint(x=p.published_at.timestamp(), y=p.value, label=f"run #{p.run_id}", series=p.runtime_version or "unknown",
                  href=f"/runs/{p.run_id}/", flag=_flag(verdicts.get(p.run_id)),
                  detail=verdicts[p.run_id].reason if p.run_id in verdicts else "no value")
          for p in points],
-        title=f"{label} over time", y_label=label, y_unit=unit)
+        title=f"{label} over time", y_label=label, y_unit=unit))
     rows = [{"point": p, "verdict": verdicts.get(p.run_id)} for p in reversed(points)]
     return render(request, "registry_site/timeline.html", {
         **context, "series": series, "metric": metric, "label": label, "unit": unit, "chart": chart, "rows": rows,

@@ -72,7 +72,10 @@ def variant(tmp_path):
 
     from tests.data_paths import REAL_RESULTS
 
-    def make(base, name, speed=1.0, runtime=("llama.cpp", "b100"), ram_mb=None, quantization="Q4_K_M"):
+    def make(base, name, speed=1.0, runtime=("llama.cpp", "b100"), ram_mb=None, quantization="Q4_K_M",
+             repo_task=None, passed=None):
+        """`repo_task=(pack_id, version, case)` relabels every row as that coding pack's case;
+        `passed`: one verdict per row."""
         target = tmp_path / "results" / name
         shutil.copytree(REAL_RESULTS / base, target)
         rows = [json.loads(line) for line in (target / "run.jsonl").read_text().splitlines() if line.strip()]
@@ -84,6 +87,11 @@ def variant(tmp_path):
             for key in ("decode_tps", "total_tps", "prefill_tps"):
                 if isinstance(timing.get(key), (int, float)):
                     timing[key] = timing[key] * speed
+        if repo_task is not None:
+            for row, verdict in zip(rows, passed or [None] * len(rows)):
+                row["pack"] = {"id": repo_task[0], "version": repo_task[1]}
+                row["case"] = repo_task[2]
+                row["scoring"] = {"mode": "verify-script", "passed": verdict}
         (target / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         metadata = {"runtime": {"name": runtime[0], "version": runtime[1]}, "model": {"quantization": quantization}}
         (target / "run-metadata.json").write_text(json.dumps(metadata))
