@@ -64,43 +64,7 @@ def _set_status(run, status):
 
 @pytest.fixture
 def variant(tmp_path):
-    """`variant(base, name, speed=1.0, runtime=("llama.cpp", "b100"), ram_mb=None)`: a copy of a real
-    result directory in the place `bundle_archive` reads first, its timings scaled by `speed`
-    (2.0: twice as fast) and its run metadata naming a runtime, so the catalogue sees another system."""
-    import json
-    import shutil
+    """`variant(base, name, …)`: tests.service.variants.make_variant into the folder `bundle_archive` reads first."""
+    from tests.service.variants import make_variant
 
-    from tests.data_paths import REAL_RESULTS
-
-    def make(base, name, speed=1.0, runtime=("llama.cpp", "b100"), ram_mb=None, quantization="Q4_K_M",
-             repo_task=None, passed=None):
-        """`repo_task=(pack_id, version, case)` relabels every row as that coding pack's case;
-        `passed`: one verdict per row."""
-        target = tmp_path / "results" / name
-        shutil.copytree(REAL_RESULTS / base, target)
-        rows = [json.loads(line) for line in (target / "run.jsonl").read_text().splitlines() if line.strip()]
-        for row in rows:
-            timing = row.get("timing") or {}
-            for key in ("wall_s", "ttft_s", "tpot_s"):
-                if isinstance(timing.get(key), (int, float)):
-                    timing[key] = timing[key] / speed
-            for key in ("decode_tps", "total_tps", "prefill_tps"):
-                if isinstance(timing.get(key), (int, float)):
-                    timing[key] = timing[key] * speed
-        if repo_task is not None:
-            for row, verdict in zip(rows, passed or [None] * len(rows)):
-                row["pack"] = {"id": repo_task[0], "version": repo_task[1]}
-                row["case"] = repo_task[2]
-                row["scoring"] = {"mode": "verify-script", "passed": verdict}
-        (target / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        metadata = {"runtime": {"name": runtime[0], "version": runtime[1]}, "model": {"quantization": quantization}}
-        (target / "run-metadata.json").write_text(json.dumps(metadata))
-        if ram_mb is not None:
-            hardware = json.loads((target / "hardware.json").read_text())
-            hardware["ram_mb"] = ram_mb
-            (target / "hardware.json").write_text(json.dumps(hardware))
-        for path in [target, *target.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        return name
-
-    return make
+    return lambda base, name, **changes: make_variant(tmp_path / "results", base, name, **changes)
