@@ -97,8 +97,12 @@ def _choices(pack_id: str, case: str, workload_key: str) -> list[tuple[str, str,
             for param, label, column in CHOICE_FILTERS]
 
 
-def _cases_of(pack_id: str) -> list[str]:
-    return [b["case"] for b in lb.boards() if b["pack_id"] == pack_id and b["case"]]
+def _cases_of(pack_id: str, limit: int = 200) -> list[str]:
+    """The pack's other case boards for the tabs (one indexed DISTINCT, not lb.boards() over every pack)."""
+    from registry_site.models import LeaderboardEntry
+
+    return list(LeaderboardEntry.objects.filter(pack_id=pack_id).exclude(case="").order_by("case")
+                .values_list("case", flat=True).distinct()[:limit])
 
 
 @functools.lru_cache(maxsize=1)
