@@ -232,3 +232,58 @@ def _value(row: dict, metric: str) -> float | None:
         scored = row["scored_rows"]
         return row["passed_rows"] / scored if row["passed_rows"] is not None and scored else None
     return row[metric]
+
+
+@dataclass(frozen=True)
+class FlaggedChange:
+    series: Series
+    metric: str
+    verdict: Verdict
+    runtime_version: str
+    published_at: datetime
+
+
+def scan(metric: str = "decode_tps", *, queryset=None, chunk_size: int = 5000):
+    """Every series of the public catalogue through `detect_changes`, streaming the case rows once.
+
+    Returns (series_count, verdict_counts, flagged): how many series, how many points got each
+    verdict, and the flagged changes. For the closing report on a seeded catalogue and for
+    operators (`manage.py timeline_changes`); the pages judge one series at a time."""
+    from registry_site.models import PublishedCase
+
+    metric_direction(metric)
+    key = ("workload_key", "run__model", "run__hardware_class", "run__runtime_name", "run__model_quantization")
+    rows = (PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs())
+            .exclude(workload_key="")
+            .order_by(*key, "run__published_at", "run_id")
+            .values_list(*key, "run_id", "run__published_at", "run__runtime_version", "run__is_demo",
+                         *_columns(metric)))
+    counts = {REGRESSION: 0, IMPROVEMENT: 0, NO_CHANGE: 0, NO_VERDICT: 0}
+    flagged: list[FlaggedChange] = []
+    series_count = 0
+    current, points = None, []
+
+    def finish():
+        nonlocal series_count
+        if current is None:
+            return
+        series_count += 1
+        kept = [p for p in points if not p.is_demo] if any(not p.is_demo for p in points) else points
+        by_run = {p.run_id: p for p in kept}
+        for verdict in detect_changes(kept, metric):
+            counts[verdict.verdict] += 1
+            if verdict.verdict in (REGRESSION, IMPROVEMENT):
+                point = by_run[verdict.run_id]
+                flagged.append(FlaggedChange(Series(*current), metric, verdict, point.runtime_version,
+                                             point.published_at))
+
+    for row in rows.iterator(chunk_size=chunk_size):
+        group = row[:5]
+        if group != current:
+            finish()
+            current, points = group, []
+        values = dict(zip(_columns(metric), row[9:]))
+        points.append(Point(run_id=row[5], published_at=row[6], runtime_version=row[7] or "", is_demo=row[8],
+                            value=_value(values, metric)))
+    finish()
+    return series_count, counts, flagged
