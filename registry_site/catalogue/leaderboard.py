@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, fields as dataclass_fields
 
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
 from benchpack import stats
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
@@ -449,5 +449,6 @@ def entities(kind: str) -> list[dict]:
     extra = {"model": ("model_family", "model_quantization"), "runtime": ("runtime_version",),
              "hardware": ("accelerator",)}[kind]
     return list(LeaderboardEntry.objects.filter(case="").exclude(**{column: ""}).values(column, *extra)
-                .annotate(rows=Count("id"), runs=Sum("run_count"), demo=Max("is_demo"))
+                .annotate(rows=Count("id"), runs=Sum("run_count"),
+                          demo=Max(Case(When(is_demo=True, then=1), default=0)))  # PostgreSQL has no MAX(boolean)
                 .order_by(column, *extra))
