@@ -27,7 +27,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from django.db.models import Count, F
+from django.db.models import F, Sum
 
 from benchpack.stats import is_number
 
@@ -183,6 +183,20 @@ def parse_metric(value) -> str:
     return metric
 
 
+def _system_keys(series: Series) -> list[str]:
+    """The systems (model + quantization + runtime + version + hardware) in this series, read from the
+    leaderboard rows of its workload: a few hundred rows on one index, not a scan of the case rows."""
+    from registry_site.models import LeaderboardEntry
+
+    entries = LeaderboardEntry.objects.filter(workload_key=series.workload_key, model=series.model,
+                                              hardware_class=series.hardware_class)
+    if series.runtime_name:
+        entries = entries.filter(runtime_name=series.runtime_name)
+    if series.quantization:
+        entries = entries.filter(model_quantization=series.quantization)
+    return list(entries.values_list("system_key", flat=True))
+
+
 def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
     """Public runs' values of `metric` on the series' workload, oldest first. Demo runs are
     left out once a real run exists in the series (the same rule as the rankings)."""
@@ -190,8 +204,8 @@ def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
 
     metric_direction(metric)
     cases = PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs(),
-                                         workload_key=series.workload_key, run__model=series.model,
-                                         run__hardware_class=series.hardware_class)
+                                         workload_key=series.workload_key, system_key__in=_system_keys(series),
+                                         run__model=series.model, run__hardware_class=series.hardware_class)
     if series.runtime_name:
         cases = cases.filter(run__runtime_name=series.runtime_name)
     if series.quantization:
@@ -208,13 +222,13 @@ def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
 
 
 def series_of(workload_key: str, *, limit: int = 200) -> list[dict]:
-    """The series of one workload that have runs: {model, hardware_class, runtime_name, quantization, runs}."""
-    from registry_site.models import PublishedCase
+    """The series of one workload that have public runs: {model, hardware_class, runtime_name, quantization,
+    runs}, most runs first (from its leaderboard rows, which cover exactly the public runs)."""
+    from registry_site.models import LeaderboardEntry
 
-    return list(PublishedCase.objects.filter(workload_key=workload_key, run__in=_public_runs())
-                .values(model=F("run__model"), hardware_class=F("run__hardware_class"),
-                        runtime_name=F("run__runtime_name"), quantization=F("run__model_quantization"))
-                .annotate(runs=Count("run_id")).order_by("-runs", "model", "hardware_class")[:limit])
+    return list(LeaderboardEntry.objects.filter(workload_key=workload_key)
+                .values("model", "hardware_class", "runtime_name", quantization=F("model_quantization"))
+                .annotate(runs=Sum("run_count")).order_by("-runs", "model", "hardware_class")[:limit])
 
 
 def _public_runs():
