@@ -87,3 +87,18 @@ def row(e, rank: int, metric_names: list[str], scored: bool) -> str:
 
 def rows(entries, first_rank: int, metric_names: list[str], scored: bool) -> SafeString:
     return mark_safe("".join(row(e, first_rank + i, metric_names, scored) for i, e in enumerate(entries)))
+
+
+def coding_rows(rows: list[dict]) -> SafeString:
+    """The coding view's table: {"entry", "on_front"} per system, in the same markup style."""
+    html = []
+    for item in rows:
+        e = item["entry"]
+        html.append(
+            f'<tr><td><a href="/runs/{e.representative_run_id}/">{escape(e.model)}</a></td>'
+            f"<td>{escape(e.runtime_name)} {escape(e.runtime_version)}</td><td>{escape(e.hardware_class or '—')}</td>"
+            f'<td class="num">{percent(e.pass_rate)}</td><td class="num">{e.correct}/{e.scored}</td>'
+            f'<td class="num">{sig(e.decode_tps)}</td><td class="num">{sig(e.wall_s)}</td>'
+            f'<td class="num">{e.run_count}</td><td>{"on the front" if item["on_front"] else ""}</td>'
+            f"<td>{badges(e)}</td></tr>")
+    return mark_safe("".join(html))

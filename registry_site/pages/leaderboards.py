@@ -152,7 +152,7 @@ def coding(request):
         return _query_error(request, error, context)
     if found is None or found.workload is None:
         return render(request, "registry_site/leaderboards/coding.html", {**context, "board": None})
-    entries = list(found.entries.filter(scored__isnull=False)[:500])
+    entries = list(found.entries.filter(scored__isnull=False).defer("workload_fields", "system_fields")[:500])
     label, unit, higher = CODING_SPEEDS[speed]
     points = [XYPoint(x=getattr(e, speed), y=e.pass_rate, label=f"{e.model} · {e.runtime_name} {e.runtime_version}",
                       series=e.accelerator or e.hardware_class or "hardware not recorded",
@@ -166,6 +166,8 @@ def coding(request):
                           y_label="pass rate", front=front))
     on_front = {id(p) for p in front}
     rows = [{"entry": e, "on_front": id(p) in on_front} for e, p in zip(entries, points)]
-    hardware = sorted({e.hardware_class for e in lb.leaderboard(pack_id, "", found.workload.key).entries if e.hardware_class})
+    every = lb.leaderboard_entries(pack_id, "", found.workload.key).order_by()
+    hardware = sorted(h for h in every.values_list("hardware_class", flat=True).distinct() if h)
     return render(request, "registry_site/leaderboards/coding.html",
-                  {**context, "board": found, "chart": chart, "rows": rows, "hardware_classes": hardware})
+                  {**context, "board": found, "chart": chart, "rows": rows, "table_rows": board_rows.coding_rows(rows),
+                   "hardware_classes": hardware})
