@@ -55,6 +55,9 @@ MIDDLEWARE = [
     "registry_site.limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
+    # Before the session/auth/CSRF middleware: a hit skips them; the headers they add are in the cached response.
+    "registry_site.catalogue.cache.PublicResponseCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -63,6 +66,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
+
+# registry_site/catalogue/cache.py: anonymous catalogue GETs served from a per-process cache keyed by the
+# catalogue's generation (bumped in every transaction that changes public data).
+CATALOGUE_RESPONSE_CACHE = env_bool("CATALOGUE_RESPONSE_CACHE", True)
 
 ROOT_URLCONF = "registry_site.urls"
 WSGI_APPLICATION = "registry_site.wsgi.application"
