@@ -2,10 +2,8 @@ from django.shortcuts import render
 
 from registry_site.catalogue import leaderboard as lb
 from registry_site.models import PublishedRun
-from registry_site.pages.page_cache import cached_page
 
 
-@cached_page
 def home(request):
     """The newest public runs, and the way into the leaderboards.
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 from django.shortcuts import render
 
 from registry_site.catalogue import compare as catalogue
-from registry_site.pages.page_cache import cached_page
 
 
-@cached_page
 def compare(request):
     context = {"metrics": catalogue.METRICS, "runs_param": ",".join(request.GET.getlist("runs"))}
     if not request.GET.getlist("runs"):

@@ -6,13 +6,11 @@ from django.http import Http404
 from django.shortcuts import render
 
 from registry_site.catalogue import leaderboard as lb
-from registry_site.pages.page_cache import cached_page
 
 KINDS = {"model": ("Models", "model"), "runtime": ("Runtimes", "runtime"), "hardware": ("Hardware classes", "hardware")}
 RUNS_PER_PAGE = 50
 
 
-@cached_page
 def entity_index(request, kind: str):
     if kind not in KINDS:
         raise Http404("no such index")
@@ -20,7 +18,6 @@ def entity_index(request, kind: str):
                   {"kind": kind, "title": KINDS[kind][0], "items": lb.entities(kind), "column": lb.ENTITY_COLUMNS[kind]})
 
 
-@cached_page
 def entity_page(request, kind: str, value: str):
     if kind not in KINDS:
         raise Http404("no such page")

@@ -19,7 +19,6 @@ from django.utils.safestring import mark_safe
 from benchpack.xy_charts import XYPoint, pareto_front, scatter_chart
 from registry_site.catalogue import leaderboard as lb
 from registry_site.pages import board_rows
-from registry_site.pages.page_cache import cached_page
 
 PER_PAGE = 50
 # Columns of a board: (metric, heading, unit). Each shows its median with the runs' min–max beside it.
@@ -38,7 +37,6 @@ CHOICE_FILTERS = (("model_family", "Model family", "model_family"),
 CODING_SPEEDS = {"decode_tps": ("decode speed", "tok/s", True), "wall_s": ("wall time per task", "s", False)}
 
 
-@cached_page
 def index(request):
     boards: dict[str, list[dict]] = {}
     for board in lb.boards():
@@ -52,7 +50,6 @@ def _query_error(request, error: lb.QueryError, context: dict | None = None):
                   {"param": error.param, "message": error.message, **(context or {})}, status=400)
 
 
-@cached_page
 def board(request, pack_id: str, case: str = ""):
     try:
         filters = lb.Filters.from_params(request.GET)
@@ -132,7 +129,6 @@ def coding_pack_ids() -> frozenset[str]:
     return frozenset(found)
 
 
-@cached_page
 def coding(request):
     """Repo-task pass rate against speed, one point per system, with the Pareto front marked."""
     packs = [b["pack_id"] for b in lb.boards() if b["case"] == "" and b["pack_id"] in coding_pack_ids()]

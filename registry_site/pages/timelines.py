@@ -8,10 +8,8 @@ from django.utils.safestring import mark_safe
 
 from benchpack.xy_charts import XYPoint, timeline_chart
 from registry_site.catalogue import timelines as tl
-from registry_site.pages.page_cache import cached_page
 
 
-@cached_page
 def timeline(request):
     context = {"metrics": tl.METRICS, "params": request.GET, "rules": {"min_prior": tl.MIN_PRIOR,
                "lookback": tl.LOOKBACK, "confirm": tl.CONFIRM, "min_effect": tl.MIN_EFFECT}}

@@ -10,16 +10,6 @@ from tests.data_paths import REAL_RESULTS
 
 
 
-@pytest.fixture(autouse=True)
-def _fresh_page_cache():
-    """Rendered pages are cached per process until the catalogue changes (registry_site.pages.page_cache);
-    a rolled-back test can leave the next one the same row count and highest id, so start each test empty."""
-    from registry_site.pages import page_cache
-
-    page_cache.clear()
-    yield
-
-
 @pytest.fixture
 def make_user(db):
     from allauth.account.models import EmailAddress
