@@ -80,8 +80,25 @@ def board(request, pack_id: str, case: str = ""):
         "query": urlencode({**kept, "order": order}),
         "params": request.GET,
         "scored": scored,
+        "rank_choices": _rank_choices(order, scored),
         "cases": _cases_of(pack_id),
     })
+
+
+RANK_CHOICES = (("decode_tps", "decode speed (fastest first)"), ("ttft_s", "time to first token (lowest first)"),
+                ("prefill_tps", "prefill speed (fastest first)"), ("tpot_s", "time per output token (lowest first)"),
+                ("wall_s", "wall time (lowest first)"), ("run_count", "runs behind the row (most first)"),
+                ("last_published_at", "latest run (newest first)"))
+
+
+def _rank_choices(order: str, scored: bool) -> list[tuple[str, str]]:
+    """The metrics a board is usually ranked by; a column sorted from its header is kept as an option."""
+    choices = list(RANK_CHOICES)
+    if scored:
+        choices.insert(1, ("pass_rate", "pass rate (highest first)"))
+    if order not in dict(choices):
+        choices.append((order, f"{order.lstrip('-')} ({'reversed' if order.startswith('-') else 'best first'})"))
+    return choices
 
 
 def _sort_links(kept: dict, order: str) -> dict[str, dict]:
