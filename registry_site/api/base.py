@@ -1,0 +1,71 @@
+"""What every public catalogue view shares: read-only, strict about its
+query string, conditional GET on lists.
+
+A query parameter the view does not read is refused (400 naming it): a
+misspelt filter (`?packs=smoke-chat`) would otherwise return everything and
+look like an answer.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.middleware.http import ConditionalGetMiddleware
+from django.utils.decorators import decorator_from_middleware
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework import generics
+from rest_framework.exceptions import NotFound, ValidationError
+
+from registry_site.api.lookups import whole_number_id
+from registry_site.api.pagination import CataloguePagination
+
+# Hashes each rendered 200 GET body into a strong ETag (unless the view set
+# one) and answers 304 to a matching If-None-Match. DRF responses render late;
+# the decorator waits for the render.
+conditional_get = decorator_from_middleware(ConditionalGetMiddleware)
+
+
+class StrictQueryMixin:
+    extra_query_parameters: frozenset[str] = frozenset()
+
+    def query_parameters(self) -> set[str]:
+        names = set(self.extra_query_parameters)
+        filterset_class = getattr(self, "filterset_class", None)
+        if filterset_class is not None:
+            names |= filterset_class.query_parameters()
+        paginator = getattr(self, "paginator", None)
+        if paginator is not None:
+            names |= paginator.query_parameters
+        return names
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        allowed = self.query_parameters()
+        unknown = sorted(set(request.query_params) - allowed)
+        if unknown:
+            accepted = ", ".join(sorted(allowed)) or "none"
+            raise ValidationError({name[:60]: [f"unknown query parameter; this endpoint accepts: {accepted}"]
+                                   for name in unknown})
+
+
+class CatalogueListView(StrictQueryMixin, generics.ListAPIView):
+    """A paginated, filtered, ordered public list with an ETag."""
+
+    filter_backends = [DjangoFilterBackend]
+    pagination_class = CataloguePagination
+
+    @classmethod
+    def as_view(cls, **initkwargs):
+        return conditional_get(super().as_view(**initkwargs))
+
+
+class CatalogueDetailView(StrictQueryMixin, generics.RetrieveAPIView):
+    """One public object by its whole-number id; anything else is a 404 that says what was looked for."""
+
+    noun = "object"
+
+    def get_object(self):
+        pk = whole_number_id(self.kwargs[self.lookup_field], self.noun)
+        try:
+            return super().get_object()
+        except Http404:
+            raise NotFound(f"no public {self.noun} with id {pk}") from None

@@ -1,0 +1,105 @@
+"""Every answer under /api/ is JSON in one shape, errors included; hostile parameters get a 400/404 naming them."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+pytestmark = pytest.mark.django_db
+
+SHAPE = {"error", "status", "code"}
+
+
+def _error(response, status):
+    assert response.status_code == status, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+    body = response.json()
+    assert SHAPE <= set(body) <= SHAPE | {"fields"}, body
+    assert body["status"] == status and isinstance(body["error"], str) and body["error"]
+    return body
+
+
+@pytest.mark.parametrize("query, parameter", [
+    ("pack=no-such-pack", "pack"),
+    ("model=%00", "model"),
+    ("provenance=bogus", "provenance"),
+    ("ordering=secret", "ordering"),
+    ("ordering=-", "ordering"),
+    ("page_size=100000000", "page_size"),
+    ("page_size=NaN", "page_size"),
+    ("page_size=-1", "page_size"),
+    ("page_size=0", "page_size"),
+    ("page=NaN", "page"),
+    ("page=1e3", "page"),
+    ("published_after=NaN", "published_after"),
+    ("published_before=2026-13-45", "published_before"),
+    ("packs=smoke-chat", "packs"),
+])
+def test_hostile_query_parameters_are_named(client, catalogue, query, parameter):
+    body = _error(client.get(f"/api/v1/runs/?{query}"), 400)
+    assert list(body["fields"]) == [parameter] and parameter in body["error"]
+
+
+def test_a_page_past_the_end_is_a_404_that_says_so(client, catalogue):
+    assert "past the last page" in _error(client.get("/api/v1/runs/?page=99"), 404)["error"]
+
+
+@pytest.mark.parametrize("run_id", ["abc", "-1", "1.5", "NaN", "99999999999999999999999999", "１"])
+def test_a_malformed_run_id_is_a_json_404_naming_it(client, catalogue, run_id):
+    body = _error(client.get(f"/api/v1/runs/{run_id}/"), 404)
+    assert "whole numbers" in body["error"]
+
+
+def test_an_unknown_run_id_is_a_json_404(client, catalogue):
+    missing = max(r.pk for r in catalogue["runs"].values()) + 1
+    assert _error(client.get(f"/api/v1/runs/{missing}/"), 404)["error"] == f"no public run with id {missing}"
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_unknown_api_paths_are_json_even_with_debug(client, db, debug):
+    with override_settings(DEBUG=debug):
+        _error(client.get("/api/v2/runs/"), 404)
+        assert "did you mean /api/v1/runs/" in _error(client.get("/api/v1/runs"), 404)["error"]
+        assert "did you mean" in _error(client.post("/api/v1/runs"), 404)["error"]
+
+
+def test_a_wrong_method_is_a_json_405(client, db):
+    body = _error(client.post("/api/v1/runs/"), 405)
+    assert body["code"] == "method_not_allowed"
+
+
+def test_a_server_error_under_api_is_json_without_a_traceback(client, db, monkeypatch):
+    from registry_site.api import runs
+
+    def explode(self):
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(runs.RunList, "get_queryset", explode)
+    client.raise_request_exception = False
+    with override_settings(DEBUG=False):
+        body = _error(client.get("/api/v1/runs/"), 500)
+    assert "secret" not in body["error"] and "Traceback" not in body["error"]
+
+
+def test_a_bad_host_under_api_is_a_json_400(client, db):
+    with override_settings(DEBUG=False):
+        _error(client.get("/api/v1/runs/", HTTP_HOST="evil.example"), 400)
+
+
+def test_throttled_requests_are_json_with_retry_after(client, db):
+    from rest_framework.settings import api_settings
+    from rest_framework.throttling import AnonRateThrottle
+
+    AnonRateThrottle.THROTTLE_RATES = {**api_settings.DEFAULT_THROTTLE_RATES, "anon": "2/minute"}
+    try:
+        responses = [client.get("/api/v1/runs/") for _ in range(3)]
+    finally:
+        AnonRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
+    body = _error(responses[-1], 429)
+    assert body["code"] == "throttled" and int(responses[-1]["Retry-After"]) > 0
+
+
+def test_the_non_api_404_stays_the_sites_page(client, db):
+    with override_settings(DEBUG=False):
+        response = client.get("/no/such/page/")
+    assert response.status_code == 404 and b"Benchpack registry" in response.content

@@ -1,0 +1,80 @@
+"""/api/v1/runs/ and /api/v1/runs/<id>/: filters, ordering, paging, conditional GET."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def _ids(response):
+    assert response.status_code == 200, response.content
+    return [run["id"] for run in response.json()["results"]]
+
+
+def test_it_answers_an_envelope_of_public_runs_newest_first(client, catalogue):
+    body = client.get("/api/v1/runs/").json()
+    assert set(body) == {"count", "next", "previous", "results"}
+    runs = catalogue["runs"]
+    assert body["count"] == 3
+    assert [r["id"] for r in body["results"]] == [runs["mlx_runtime"].pk, runs["runtime"].pk, runs["smoke"].pk]
+
+
+def test_pack_filter_returns_only_that_pack(client, catalogue):
+    smoke = client.get("/api/v1/runs/?pack=smoke-chat").json()["results"]
+    assert [r["pack_id"] for r in smoke] == ["smoke-chat"]
+    assert {r["pack_id"] for r in client.get("/api/v1/runs/?pack=runtime-sweep").json()["results"]} == {"runtime-sweep"}
+
+
+@pytest.mark.parametrize("name", ["model", "runtime", "hardware_class", "pack_version"])
+def test_each_exact_filter_hits_and_misses(client, catalogue, name):
+    run = catalogue["runs"]["mlx_runtime"]
+    value = getattr(run, name)
+    hits = client.get("/api/v1/runs/", {name: value}).json()["results"]
+    assert run.pk in [r["id"] for r in hits] and all(r[name] == value for r in hits)
+    missing = client.get("/api/v1/runs/", {name: value + "-nope"})
+    assert missing.status_code == 400 and name in missing.json()["fields"]
+
+
+def test_provenance_filter(client, catalogue):
+    assert _ids(client.get("/api/v1/runs/?provenance=operator-curated")) == [catalogue["runs"]["runtime"].pk]
+    assert _ids(client.get("/api/v1/runs/?provenance=independently-reproduced")) == []
+
+
+def test_date_range_filter(client, catalogue):
+    day = catalogue["runs"]["smoke"].published_at.date()
+    assert len(_ids(client.get(f"/api/v1/runs/?published_after={day}&published_before={day}"))) == 3
+    assert _ids(client.get(f"/api/v1/runs/?published_before={day.replace(year=day.year - 1)}")) == []
+    assert _ids(client.get(f"/api/v1/runs/?published_after={day.replace(year=day.year + 1)}")) == []
+
+
+def test_ordering_whitelist(client, catalogue):
+    runs = catalogue["runs"]
+    assert _ids(client.get("/api/v1/runs/?ordering=id")) == sorted(r.pk for r in runs.values())
+    assert _ids(client.get("/api/v1/runs/?ordering=-pack,id"))[0] == runs["smoke"].pk
+    bad = client.get("/api/v1/runs/?ordering=submission__user__email")
+    assert bad.status_code == 400 and list(bad.json()["fields"]) == ["ordering"]
+
+
+def test_pages_link_to_each_other(client, catalogue):
+    first = client.get("/api/v1/runs/?page_size=2&ordering=id").json()
+    assert first["previous"] is None and first["next"].endswith("page=2&page_size=2") or "page=2" in first["next"]
+    second = client.get(first["next"]).json()
+    assert second["next"] is None and second["previous"] is not None
+    assert len(first["results"]) == 2 and len(second["results"]) == 1
+
+
+def test_detail_has_cases_and_reproduction(client, catalogue):
+    run = catalogue["runs"]["runtime"]
+    body = client.get(f"/api/v1/runs/{run.pk}/").json()
+    assert body["id"] == run.pk and body["case_count"] == len(body["cases"]) > 0
+    assert set(body["reproduction"]) == {"state", "evidence", "reproduces", "attempts"}
+
+
+def test_list_answers_304_to_a_matching_etag(client, catalogue):
+    first = client.get("/api/v1/runs/?pack=smoke-chat")
+    etag = first.headers["ETag"]
+    again = client.get("/api/v1/runs/?pack=smoke-chat", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304 and again.content == b""
+    other = client.get("/api/v1/runs/?pack=runtime-sweep", HTTP_IF_NONE_MATCH=etag)
+    assert other.status_code == 200 and other.headers["ETag"] != etag
