@@ -230,6 +230,16 @@ def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache
     )
 
 
+def request_record(pack: Pack, case: Case, options: RunOptions) -> dict:
+    """The row's `request`: what was asked, for the registry's workload key
+    (benchpack.registry.fingerprint.workload_key) without the pack at hand."""
+    from benchpack.registry.case_content import case_digest
+
+    defaults = pack.defaults
+    return {"temperature": defaults.temperature, "max_tokens": defaults.max_tokens, "stream": defaults.stream,
+            "openai_stream_usage": options.openai_stream_usage, "case_sha256": case_digest(pack, case)}
+
+
 def requested_url(adapter: Adapter, endpoint: str) -> str:
     """The URL the adapter sends requests to (the row's `endpoint`), e.g. `…/v1` -> `…/v1/chat/completions`."""
     resolve = getattr(adapter, "endpoint_url", None)
@@ -339,6 +349,7 @@ class _Run:
                 "finish_reason": result.finish_reason,
                 "prompt_cache": prepared.record,
                 "run_plan": self.plan,
+                "request": request_record(self.pack, case, self.options),
                 "warnings": self.row_warnings(served),
                 **extra,
             },

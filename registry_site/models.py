@@ -1,15 +1,24 @@
 """The public catalogue: approved results only.
 
 Rows here are written once, by `registry_site.publishing.publish`, inside the
-transaction that approves a submission; nothing edits them afterwards
-(a correction is a new submission).
+transaction that approves a submission; their measurements are never edited
+(a correction is a new submission). What may change afterwards is a run's
+public status (withdrawn by its submitter, unpublished or flagged by an
+operator: `registry_site.catalogue.transitions`) and its reproduction badge,
+and with them the denormalized `LeaderboardEntry` rows, in the same transaction.
 """
 
 from __future__ import annotations
 
 from django.db import models
 
-from registry_site.querysets import PublishedRunQuerySet
+from registry_site.querysets import LeaderboardEntryQuerySet, PublishedRunQuerySet
+
+PUBLISHED, WITHDRAWN, UNPUBLISHED = "published", "withdrawn", "unpublished"
+RUN_STATUSES = [(PUBLISHED, "Published"), (WITHDRAWN, "Withdrawn by the submitter"),
+                (UNPUBLISHED, "Unpublished by an operator")]
+# The run's own reproduction badge (submissions.runqueue.reproduction decides it).
+REPRODUCTION_STATES = [("", "Not reproduced yet"), ("reproduced", "Reproduced"), ("not-reproduced", "Not reproduced")]
 
 
 class PublishedRun(models.Model):
@@ -27,7 +36,23 @@ class PublishedRun(models.Model):
     run_metadata = models.JSONField(null=True, blank=True)
     row_count = models.PositiveIntegerField()
     ok_count = models.PositiveIntegerField()
-    published_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # The system key (benchpack.registry.fingerprint.system_key) and its inputs in words.
+    system_key = models.CharField(max_length=64, blank=True, db_index=True)
+    system_fields = models.JSONField(null=True, blank=True)
+    pack_workload_key = models.CharField(max_length=64, blank=True)
+    model_family = models.CharField(max_length=128, blank=True)
+    model_quantization = models.CharField(max_length=64, blank=True)
+    runtime_name = models.CharField(max_length=128, blank=True)
+    runtime_version = models.CharField(max_length=128, blank=True)
+    accelerator = models.CharField(max_length=255, blank=True)
+    # Public status; only `published` runs are public (PublishedRunQuerySet.public).
+    status = models.CharField(max_length=16, choices=RUN_STATUSES, default=PUBLISHED, db_index=True)
+    status_reason = models.TextField(blank=True)  # kept for the audit trail, shown to operators only
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    # A flagged run stays public, with this note beside it everywhere it appears.
+    flag_note = models.TextField(blank=True)
+    reproduction_state = models.CharField(max_length=16, choices=REPRODUCTION_STATES, blank=True, default="")
 
     objects = PublishedRunQuerySet.as_manager()
 
@@ -36,18 +61,28 @@ class PublishedRun(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["submission", "label"], name="unique_published_run_per_submission")
         ]
+        indexes = [models.Index(fields=["pack_workload_key", "system_key"], name="run_pack_workload_system")]
+
+    @property
+    def is_flagged(self) -> bool:
+        return bool(self.flag_note)
 
     def __str__(self) -> str:
         return f"{self.pack_id} {self.pack_version} · {self.model} ({self.label})"
 
 
 class PublishedCase(models.Model):
-    """Per-case medians of one published run, with its comparability fingerprint."""
+    """Per-case medians of one published run, with its comparability fingerprint
+    and its workload and system keys (benchpack.registry.fingerprint)."""
 
     run = models.ForeignKey(PublishedRun, on_delete=models.CASCADE, related_name="cases")
     case = models.CharField(max_length=128)
     fingerprint = models.CharField(max_length=64, db_index=True)
     fingerprint_fields = models.JSONField()
+    workload_key = models.CharField(max_length=64, blank=True)
+    workload_fields = models.JSONField(null=True, blank=True)
+    system_key = models.CharField(max_length=64, blank=True)
+    cache_state = models.CharField(max_length=8, blank=True)  # D-013: cold | cached | unknown
     rows = models.PositiveIntegerField()
     ok_rows = models.PositiveIntegerField()
     passed_rows = models.PositiveIntegerField(null=True)
@@ -56,11 +91,15 @@ class PublishedCase(models.Model):
     tpot_s = models.FloatField(null=True)
     decode_tps = models.FloatField(null=True)
     total_tps = models.FloatField(null=True)
+    # Only when every ok row was evaluated cold (D-013): a cached prompt's "rate" is not one.
+    prefill_tps = models.FloatField(null=True)
     prompt_tokens = models.FloatField(null=True)
     cached_prompt_tokens = models.FloatField(null=True)
+    scored_rows = models.PositiveIntegerField(null=True)  # ok rows with a pass/fail verdict
 
     class Meta:
         ordering = ["run", "pk"]
+        indexes = [models.Index(fields=["workload_key", "system_key"], name="case_workload_system")]
 
 
 class PublishedRow(models.Model):
@@ -72,3 +111,79 @@ class PublishedRow(models.Model):
 
     class Meta:
         ordering = ["run", "pk"]
+
+
+METRICS = ("decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s", "pass_rate")
+
+
+def _metric_fields():
+    fields = {}
+    for metric in METRICS:
+        fields[metric] = models.FloatField(null=True)  # median over the runs behind the row
+        fields[f"{metric}_min"] = models.FloatField(null=True)
+        fields[f"{metric}_max"] = models.FloatField(null=True)
+    return fields
+
+
+class LeaderboardEntry(models.Model):
+    """One row of a leaderboard: one system on one workload, over its public runs.
+
+    Denormalized so a ranking is one indexed query over a few hundred rows
+    instead of an aggregate over a million case rows. Written by
+    `registry_site.catalogue.leaderboard.refresh` only, inside the transaction
+    that changed the runs behind it (approval, withdrawal, unpublish, flag,
+    reproduction verdict). `case == ""` is the pack-level row of a run's
+    whole pack workload (pass rate against speed).
+    """
+
+    workload_key = models.CharField(max_length=64)
+    system_key = models.CharField(max_length=64)
+    pack_id = models.CharField(max_length=128)
+    pack_version = models.CharField(max_length=64)
+    case = models.CharField(max_length=128, blank=True)
+    workload_fields = models.JSONField(null=True, blank=True)
+    workload_complete = models.BooleanField(default=False)
+    system_fields = models.JSONField(null=True, blank=True)
+    system_complete = models.BooleanField(default=False)
+    adapter = models.CharField(max_length=64, blank=True)
+    cache_state = models.CharField(max_length=8, blank=True)
+    model = models.CharField(max_length=255)
+    model_family = models.CharField(max_length=128, blank=True)
+    model_quantization = models.CharField(max_length=64, blank=True)
+    runtime_name = models.CharField(max_length=128, blank=True)
+    runtime_version = models.CharField(max_length=128, blank=True)
+    hardware_class = models.CharField(max_length=255, blank=True)
+    accelerator = models.CharField(max_length=255, blank=True)
+    # The strongest provenance among the runs (independently-reproduced > operator-curated > self-reported).
+    provenance = models.CharField(max_length=32)
+    reproduced = models.BooleanField(default=False)  # any run behind the row has a counted, matching reproduction
+    flagged = models.BooleanField(default=False)
+    flag_note = models.TextField(blank=True)
+    is_demo = models.BooleanField(default=False)
+    run_count = models.PositiveIntegerField()
+    rows = models.PositiveIntegerField()  # measured rows
+    answered = models.PositiveIntegerField()  # rows the endpoint answered (ok)
+    scored = models.PositiveIntegerField(null=True)  # answered rows with a pass/fail verdict (null: unscored workload)
+    correct = models.PositiveIntegerField(null=True)  # of those, passed
+    first_published_at = models.DateTimeField()
+    last_published_at = models.DateTimeField()
+    representative_run = models.ForeignKey(PublishedRun, on_delete=models.PROTECT, related_name="+")
+    locals().update(_metric_fields())
+
+    objects = LeaderboardEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["workload_key", "system_key", "case"], name="unique_leaderboard_entry")
+        ]
+        indexes = [
+            models.Index(fields=["pack_id", "case", "workload_key"], name="entry_pack_case_workload"),
+            models.Index(fields=["workload_key", "decode_tps"], name="entry_workload_decode"),
+            models.Index(fields=["model"], name="entry_model"),
+            models.Index(fields=["runtime_name", "runtime_version"], name="entry_runtime"),
+            models.Index(fields=["hardware_class"], name="entry_hardware"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pack_id} {self.case or '(pack)'} · {self.model} · {self.runtime_name} · {self.hardware_class}"

@@ -12,7 +12,8 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 
 from benchpack import stats
-from benchpack.registry import fingerprint
+from benchpack.cache_state import COLD
+from benchpack.registry import case_content, fingerprint
 from benchpack.resultdir import ResultDir, field
 from registry_site.models import PublishedCase, PublishedRow, PublishedRun
 from submissions.models import Submission
@@ -84,11 +85,32 @@ def runtime_of(result: ResultDir) -> str:
     return " ".join(str(runtime[k]) for k in ("name", "version") if runtime.get(k))
 
 
+def case_keys(result: ResultDir) -> dict[str, fingerprint.Key]:
+    """Every case's workload key, from its rows (and the bundled pack definition where known)."""
+    keys = {}
+    for case, rows in rows_by_case(result).items():
+        first = rows[0]
+        spec = case_content.case_spec(field(first, "pack.id"), field(first, "pack.version"), case)
+        keys[case] = fingerprint.workload_key(rows, spec)
+    return keys
+
+
+def system_of(result: ResultDir) -> fingerprint.Key:
+    first = result.rows[0] if result.rows else {}
+    return fingerprint.system_key(result.run_metadata, result.hardware, field(first, "model"))
+
+
 def publish(submission: Submission) -> list[PublishedRun]:
+    """Write the submission's runs into the catalogue and their leaderboard rows (same transaction)."""
+    from registry_site.catalogue import leaderboard
+
     published = []
     for result in result_dirs_of(submission):
         rows = result.rows
         first = rows[0] if rows else {}
+        system = system_of(result)
+        workloads = case_keys(result)
+        model = field(first, "model", "")
         run = PublishedRun.objects.create(
             submission=submission,
             label=_clip(result.path, "label"),
@@ -104,23 +126,42 @@ def publish(submission: Submission) -> list[PublishedRun]:
             run_metadata=result.run_metadata,
             row_count=len(rows),
             ok_count=sum(1 for r in rows if r.get("ok") is True),
+            **system_columns(system, result.hardware, model),
+            pack_workload_key=fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else "",
         )
         PublishedRow.objects.bulk_create(
             PublishedRow(run=run, case=str(r.get("case", "")), repetition=r.get("repetition"), ok=r.get("ok") is True, raw=r)
             for r in rows
         )
-        PublishedCase.objects.bulk_create(_case_rows(run, result))
+        PublishedCase.objects.bulk_create(_case_rows(run, result, workloads, system))
         published.append(run)
+    leaderboard.refresh_for_runs(published)
     return published
 
 
-def _case_rows(run: PublishedRun, result: ResultDir) -> list[PublishedCase]:
+def system_columns(system: fingerprint.Key, hardware: dict | None, model: str) -> dict:
+    """The run's system key and the words the leaderboard filters on."""
+    fields = system.fields
+    return {
+        "system_key": system.digest,
+        "system_fields": system.to_dict(),
+        "model_family": _clip(fingerprint.model_family(fields.get("model_id") or model), "model_family"),
+        "model_quantization": _clip(fields.get("model_quantization"), "model_quantization"),
+        "runtime_name": _clip(fields.get("runtime_name"), "runtime_name"),
+        "runtime_version": _clip(fields.get("runtime_version"), "runtime_version"),
+        "accelerator": _clip(fingerprint.accelerator(hardware), "accelerator"),
+    }
+
+
+def _case_rows(run: PublishedRun, result: ResultDir, workloads: dict, system: fingerprint.Key) -> list[PublishedCase]:
     fingerprints = case_fingerprints(result)
     cases = []
     for case, rows in rows_by_case(result).items():
         ok_rows = [r for r in rows if r.get("ok") is True]
         scored = [field(r, "scoring.passed") for r in ok_rows if isinstance(field(r, "scoring.passed"), bool)]
         digest, fields = fingerprints[case]
+        workload = workloads[case]
+        cache_state = workload.fields["cache_state"]
 
         def med(dotted: str):
             return stats.median(field(r, dotted) for r in ok_rows)
@@ -134,6 +175,12 @@ def _case_rows(run: PublishedRun, result: ResultDir) -> list[PublishedCase]:
                 rows=len(rows),
                 ok_rows=len(ok_rows),
                 passed_rows=sum(scored) if scored else None,
+                scored_rows=len(scored) if scored else None,
+                workload_key=workload.digest,
+                workload_fields=workload.to_dict(),
+                system_key=system.digest,
+                cache_state=cache_state,
+                prefill_tps=med("timing.prefill_tps") if cache_state == COLD else None,
                 wall_s=med("timing.wall_s"),
                 ttft_s=med("timing.ttft_s"),
                 tpot_s=med("timing.tpot_s"),

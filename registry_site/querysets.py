@@ -1,7 +1,23 @@
+"""Who sees which catalogue rows: the only place the public rule lives."""
+
 from django.db import models
 
 
 class PublishedRunQuerySet(models.QuerySet):
     def public(self):
-        """Published rows exist only for approved submissions; say so anyway."""
-        return self.filter(submission__state="approved")
+        """Approved, and neither withdrawn by the submitter nor unpublished by an operator.
+
+        A flagged run stays public (with its note)."""
+        return self.filter(submission__state="approved", status="published")
+
+
+class LeaderboardEntryQuerySet(models.QuerySet):
+    def public(self):
+        """Entries exist only for public runs (rewritten in the transaction that changes a run's status)."""
+        return self
+
+    def demo_left_out(self):
+        """Demo rows stay out of a ranking once real data exists for that workload."""
+        real = self.model.objects.filter(is_demo=False, workload_key=models.OuterRef("workload_key"),
+                                         case=models.OuterRef("case"))
+        return self.exclude(models.Q(is_demo=True) & models.Exists(real))

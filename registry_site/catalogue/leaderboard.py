@@ -1,0 +1,444 @@
+"""Leaderboards: one row per system on one workload, over public runs only.
+
+Maintenance: `refresh_for_runs` / `refresh` rewrite the `LeaderboardEntry` rows
+of the (workload, system) pairs a change touched; callers run them inside the
+transaction that made the change (approval, withdrawal, unpublish, flag,
+reproduction verdict), so a ranking never shows a run that is not public.
+`rebuild_all` recomputes every entry (seeding, migrations).
+
+Queries: the pages (`registry_site.pages`) and the API (`registry_site.api`)
+both call the functions below; neither writes its own ranking query.
+Interface and rules: docs/leaderboards.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, fields as dataclass_fields
+
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
+
+from benchpack import stats
+from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
+
+PROVENANCE_RANK = {"self-reported": 0, "operator-curated": 1, "independently-reproduced": 2}
+PROVENANCES = tuple(PROVENANCE_RANK)
+# Metrics where more is better; the rest (times) rank ascending.
+HIGHER_IS_BETTER = {"decode_tps", "prefill_tps", "pass_rate"}
+# Sortable columns: every metric, its spread ends, and the descriptive columns.
+SORTABLE = (
+    *METRICS, *(f"{m}_min" for m in METRICS), *(f"{m}_max" for m in METRICS),
+    "run_count", "answered", "correct", "model", "model_family", "model_quantization", "runtime_name",
+    "runtime_version", "hardware_class", "accelerator", "provenance", "first_published_at", "last_published_at",
+)
+DEFAULT_ORDER = "decode_tps"
+CASE_METRIC_FIELDS = ("decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s")
+
+
+class QueryError(ValueError):
+    """A query parameter the catalogue cannot answer; `param` names it (the API's 400 body)."""
+
+    def __init__(self, param: str, message: str):
+        super().__init__(f"{param}: {message}")
+        self.param = param
+        self.message = message
+
+
+# --- maintenance ------------------------------------------------------------------
+
+
+def _median_min_max(values: Iterable) -> tuple:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None, None, None
+    return stats.median(present), min(present), max(present)
+
+
+def _pass_rate(passed, scored):
+    return None if not scored else passed / scored
+
+
+@dataclass
+class RunFigures:
+    """One run's contribution to one entry: its medians, counts and identity."""
+
+    run: PublishedRun
+    rows: int
+    answered: int
+    scored: int | None
+    correct: int | None
+    decode_tps: float | None = None
+    ttft_s: float | None = None
+    prefill_tps: float | None = None
+    tpot_s: float | None = None
+    wall_s: float | None = None
+    workload_fields: dict | None = None
+    cache_state: str = ""
+
+    @property
+    def pass_rate(self):
+        return _pass_rate(self.correct, self.scored)
+
+
+def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
+    return RunFigures(run=run, rows=case.rows, answered=case.ok_rows, scored=case.scored_rows,
+                      correct=case.passed_rows, decode_tps=case.decode_tps, ttft_s=case.ttft_s,
+                      prefill_tps=case.prefill_tps, tpot_s=case.tpot_s, wall_s=case.wall_s,
+                      workload_fields=case.workload_fields, cache_state=case.cache_state)
+
+
+def _pack_figures(run: PublishedRun, cases: list) -> RunFigures:
+    """A run over its whole pack: medians of its case medians, pass rate over every scored row."""
+    scored = [c for c in cases if c.scored_rows]
+    states = {c.cache_state for c in cases}
+    figures = RunFigures(
+        run=run, rows=sum(c.rows for c in cases), answered=sum(c.ok_rows for c in cases),
+        scored=sum(c.scored_rows for c in scored) if scored else None,
+        correct=sum(c.passed_rows or 0 for c in scored) if scored else None,
+        cache_state=states.pop() if len(states) == 1 else "mixed",
+    )
+    for metric in CASE_METRIC_FIELDS:
+        setattr(figures, metric, stats.median(getattr(c, metric) for c in cases))
+    return figures
+
+
+def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigures]) -> LeaderboardEntry:
+    real = [f for f in figures if not f.run.is_demo]
+    figures = real or figures  # demo runs never mix into a real row's medians
+    latest = max(figures, key=lambda f: (f.run.published_at, f.run.pk))
+    run = latest.run
+    scored = [f for f in figures if f.scored]
+    notes = sorted({f.run.flag_note for f in figures if f.run.flag_note})
+    workload = latest.workload_fields or {}
+    entry = LeaderboardEntry(
+        workload_key=workload_key, system_key=system_key, pack_id=run.pack_id, pack_version=run.pack_version,
+        case=case, workload_fields=workload or None, workload_complete=bool(workload.get("complete")),
+        system_fields=run.system_fields, system_complete=bool((run.system_fields or {}).get("complete")),
+        adapter=run.adapter, cache_state=latest.cache_state[:8], model=run.model, model_family=run.model_family,
+        model_quantization=run.model_quantization, runtime_name=run.runtime_name,
+        runtime_version=run.runtime_version, hardware_class=run.hardware_class, accelerator=run.accelerator,
+        provenance=max((f.run.provenance for f in figures), key=lambda p: PROVENANCE_RANK.get(p, -1)),
+        reproduced=any(f.run.reproduction_state == "reproduced" for f in figures),
+        flagged=bool(notes), flag_note="\n".join(notes), is_demo=not real,
+        run_count=len(figures), rows=sum(f.rows for f in figures), answered=sum(f.answered for f in figures),
+        scored=sum(f.scored for f in scored) if scored else None,
+        correct=sum(f.correct or 0 for f in scored) if scored else None,
+        first_published_at=min(f.run.published_at for f in figures),
+        last_published_at=run.published_at, representative_run=run,
+    )
+    for metric in METRICS:
+        median, low, high = _median_min_max(getattr(f, metric) for f in figures)
+        setattr(entry, metric, median)
+        setattr(entry, f"{metric}_min", low)
+        setattr(entry, f"{metric}_max", high)
+    return entry
+
+
+def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) -> None:
+    """Rewrite the entries of these (workload, system) pairs from the public runs behind them."""
+    case_pairs = {p for p in case_pairs if p[0] and p[1]}
+    pack_pairs = {p for p in pack_pairs if p[0] and p[1]}
+    public_runs = PublishedRun.objects.public()
+    by_system: dict[str, set[str]] = defaultdict(set)
+    for workload, system in case_pairs:
+        by_system[system].add(workload)
+    new = []
+    for system, workloads in by_system.items():
+        workloads = sorted(workloads)
+        for start in range(0, len(workloads), 500):
+            chunk = workloads[start:start + 500]
+            grouped: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
+            cases = (PublishedCase.objects.filter(system_key=system, workload_key__in=chunk, run__in=public_runs)
+                     .select_related("run"))
+            for case in cases:
+                grouped[(case.workload_key, case.case)].append(_case_figures(case, case.run))
+            LeaderboardEntry.objects.filter(system_key=system, workload_key__in=chunk).exclude(case="").delete()
+            new.extend(_entry(w, system, c, figs) for (w, c), figs in grouped.items())
+    for workload, system in pack_pairs:
+        runs = list(public_runs.filter(pack_workload_key=workload, system_key=system))
+        cases_of = defaultdict(list)
+        for case in PublishedCase.objects.filter(run__in=[r.pk for r in runs]).only(
+                "run_id", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state", *CASE_METRIC_FIELDS):
+            cases_of[case.run_id].append(case)
+        LeaderboardEntry.objects.filter(workload_key=workload, system_key=system, case="").delete()
+        figures = [_pack_figures(run, cases_of[run.pk]) for run in runs if cases_of[run.pk]]
+        if figures:
+            new.append(_entry(workload, system, "", figures))
+    LeaderboardEntry.objects.bulk_create(new, batch_size=500)
+
+
+def pairs_of(runs: Iterable[PublishedRun]) -> tuple[set, set]:
+    runs = list(runs)
+    case_pairs = set(PublishedCase.objects.filter(run__in=[r.pk for r in runs])
+                     .values_list("workload_key", "system_key").distinct())
+    pack_pairs = {(r.pack_workload_key, r.system_key) for r in runs}
+    return case_pairs, pack_pairs
+
+
+def refresh_for_runs(runs: Iterable[PublishedRun]) -> None:
+    """After publishing, withdrawing, unpublishing or flagging `runs` (same transaction)."""
+    refresh(*pairs_of(runs))
+
+
+CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
+                *CASE_METRIC_FIELDS)
+
+
+def rebuild_all(batch_size: int = 5000, say=lambda text: None) -> int:
+    """Recompute every entry from the public runs, streaming the case rows once (seeding, migrations)."""
+    from types import SimpleNamespace
+
+    LeaderboardEntry.objects.all().delete()
+    runs = {r.pk: r for r in PublishedRun.objects.public().defer("hardware", "run_metadata")}
+    grouped: dict[tuple[str, str, str], list[RunFigures]] = defaultdict(list)
+    per_run: dict[int, list] = defaultdict(list)
+    public_cases = PublishedCase.objects.filter(run__in=PublishedRun.objects.public())
+    total = 0
+    for values in public_cases.values_list(*CASE_COLUMNS).iterator(chunk_size=batch_size):
+        case = SimpleNamespace(**dict(zip(CASE_COLUMNS, values)), workload_fields=None)
+        run = runs[case.run_id]
+        grouped[(case.workload_key, run.system_key, case.case)].append(_case_figures(case, run))
+        per_run[case.run_id].append(case)
+        total += 1
+    say(f"aggregating {total} case rows of {len(runs)} runs")
+    entries = [_entry(w, s, c, figures) for (w, s, c), figures in grouped.items() if w and s]
+    packs: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
+    for run_id, run_cases in per_run.items():
+        run = runs[run_id]
+        packs[(run.pack_workload_key, run.system_key)].append(_pack_figures(run, run_cases))
+    entries.extend(_entry(w, s, "", figs) for (w, s), figs in packs.items() if w and s)
+    _fill_workload_fields(entries)
+    LeaderboardEntry.objects.bulk_create(entries, batch_size=batch_size // 5)
+    return len(entries)
+
+
+def _fill_workload_fields(entries: list[LeaderboardEntry]) -> None:
+    """rebuild_all drops the per-case JSON while streaming; one query per workload puts it back."""
+    missing = {e.workload_key for e in entries if e.case and not e.workload_fields}
+    found = {}
+    keys = sorted(missing)
+    for start in range(0, len(keys), 500):
+        for key, fields in (PublishedCase.objects.filter(workload_key__in=keys[start:start + 500])
+                            .values_list("workload_key", "workload_fields")):
+            found.setdefault(key, fields)
+    for entry in entries:
+        if entry.case and not entry.workload_fields:
+            entry.workload_fields = found.get(entry.workload_key)
+            entry.workload_complete = bool((entry.workload_fields or {}).get("complete"))
+
+
+# --- queries ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Leaderboard filters; every field optional. Build from request parameters with `from_params`."""
+
+    model: str | None = None
+    model_family: str | None = None
+    quantization: str | None = None
+    runtime: str | None = None  # runtime name
+    runtime_version: str | None = None
+    hardware_class: str | None = None
+    accelerator: str | None = None  # substring, case-insensitive ("4090", "M5")
+    provenance: str | None = None
+    reproduced: bool | None = None
+    since: dt.date | None = None  # the row has a run published on or after this date
+    until: dt.date | None = None  # the row has a run published on or before this date
+
+    @classmethod
+    def params(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclass_fields(cls))
+
+    @classmethod
+    def from_params(cls, params) -> "Filters":
+        """From a QueryDict/dict of strings; blank means unset; a bad value raises QueryError naming it."""
+        values = {}
+        for name in cls.params():
+            raw = params.get(name)
+            if raw is None or str(raw).strip() == "":
+                continue
+            raw = str(raw).strip()
+            if name in ("since", "until"):
+                try:
+                    values[name] = dt.date.fromisoformat(raw)
+                except ValueError:
+                    raise QueryError(name, f"{raw!r} is not a date (YYYY-MM-DD)") from None
+            elif name == "reproduced":
+                if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise QueryError(name, f"{raw!r} is not true or false")
+                values[name] = raw.lower() in ("true", "1", "yes")
+            elif name == "provenance":
+                if raw not in PROVENANCE_RANK:
+                    raise QueryError(name, f"{raw!r} is not one of {', '.join(PROVENANCES)}")
+                values[name] = raw
+            else:
+                values[name] = raw
+        return cls(**values)
+
+    def apply(self, entries: QuerySet) -> QuerySet:
+        exact = {"model": "model", "model_family": "model_family", "quantization": "model_quantization",
+                 "runtime": "runtime_name", "runtime_version": "runtime_version",
+                 "hardware_class": "hardware_class", "provenance": "provenance", "reproduced": "reproduced"}
+        conditions = {column: getattr(self, name) for name, column in exact.items() if getattr(self, name) is not None}
+        entries = entries.filter(**conditions)
+        if self.accelerator:
+            entries = entries.filter(accelerator__icontains=self.accelerator)
+        if self.since:
+            entries = entries.filter(last_published_at__date__gte=self.since)
+        if self.until:
+            entries = entries.filter(first_published_at__date__lte=self.until)
+        return entries
+
+
+def ordering(order: str | None) -> list:
+    """`decode_tps` ranks best first (desc for rates, asc for times); `-x` flips it. Nulls always last."""
+    order = (order or DEFAULT_ORDER).strip()
+    flip = order.startswith("-")
+    name = order[1:] if flip else order
+    if name not in SORTABLE:
+        raise QueryError("order", f"{order!r} is not a sortable column; one of {', '.join(SORTABLE)} (prefix - to reverse)")
+    base = name.removesuffix("_min").removesuffix("_max")
+    descending = base in HIGHER_IS_BETTER or name in ("run_count", "answered", "correct", "last_published_at")
+    descending = descending != flip
+    column = F(name).desc(nulls_last=True) if descending else F(name).asc(nulls_last=True)
+    return [column, "pk"]
+
+
+@dataclass(frozen=True)
+class Workload:
+    key: str
+    pack_id: str
+    pack_version: str
+    case: str
+    fields: dict  # workload_key(...).to_dict(): the inputs, which are unknown, where each came from
+    complete: bool
+    systems: int  # entries (systems) ranked on it, demo rows left out when real ones exist
+    demo_only: bool
+
+
+def workloads_of(pack_id: str, case: str = "") -> list[Workload]:
+    """The workloads of a pack's case (case "" = whole-pack workloads), most-populated real one first."""
+    grouped = (LeaderboardEntry.objects.filter(pack_id=pack_id, case=case).values("workload_key")
+               .annotate(total=Count("id"), real=Count("id", filter=Q(is_demo=False)), last=Max("last_published_at"))
+               .order_by("-real", "-total", "-last", "workload_key"))
+    rows = list(grouped)
+    if not rows:
+        return []
+    details = {}
+    for entry in (LeaderboardEntry.objects.filter(pack_id=pack_id, case=case,
+                                                  workload_key__in=[r["workload_key"] for r in rows])
+                  .order_by("workload_key", "-last_published_at")
+                  .values("workload_key", "pack_version", "workload_fields", "workload_complete")):
+        details.setdefault(entry["workload_key"], entry)
+    return [Workload(key=r["workload_key"], pack_id=pack_id, pack_version=details[r["workload_key"]]["pack_version"],
+                     case=case, fields=details[r["workload_key"]]["workload_fields"] or {},
+                     complete=details[r["workload_key"]]["workload_complete"],
+                     systems=r["real"] or r["total"], demo_only=not r["real"]) for r in rows]
+
+
+def leaderboard_entries(pack_id: str, case: str = "", workload_key: str | None = None,
+                        filters: Filters | None = None, order: str | None = None) -> QuerySet:
+    """The ranked rows of one workload of `pack_id`/`case` (the most-populated one when not given).
+
+    One workload only: a leaderboard never mixes two. Demo rows are left out
+    once real rows exist for it. Raises QueryError for an unknown workload or
+    order. Page the result with Django's Paginator or DRF's pagination.
+    """
+    columns = ordering(order)
+    if workload_key is None:
+        found = workloads_of(pack_id, case)
+        if not found:
+            return LeaderboardEntry.objects.none()
+        workload_key = found[0].key
+    entries = LeaderboardEntry.objects.filter(pack_id=pack_id, case=case, workload_key=workload_key)
+    if not entries.exists():
+        raise QueryError("workload", f"no workload {workload_key!r} for pack {pack_id!r} case {case or '(whole pack)'!r}")
+    if entries.filter(is_demo=False).exists():
+        entries = entries.filter(is_demo=False)
+    return (filters or Filters()).apply(entries).order_by(*columns)
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    pack_id: str
+    case: str
+    workload: Workload | None  # None: nothing published for this pack/case yet
+    workloads: list[Workload]  # every workload of this pack/case, for a selector
+    entries: QuerySet  # ranked, filtered, not yet paged
+    order: str
+
+
+def leaderboard(pack_id: str, case: str = "", workload_key: str | None = None,
+                filters: Filters | None = None, order: str | None = None) -> Leaderboard:
+    """Everything a leaderboard page/endpoint shows, in one call."""
+    workloads = workloads_of(pack_id, case)
+    chosen = next((w for w in workloads if w.key == workload_key), None) if workload_key else \
+        (workloads[0] if workloads else None)
+    if workload_key and chosen is None:
+        raise QueryError("workload", f"no workload {workload_key!r} for pack {pack_id!r} case {case or '(whole pack)'!r}")
+    entries = leaderboard_entries(pack_id, case, chosen.key, filters, order) if chosen else \
+        LeaderboardEntry.objects.none()
+    return Leaderboard(pack_id, case, chosen, workloads, entries, order or DEFAULT_ORDER)
+
+
+def boards() -> list[dict]:
+    """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems}] ("" = whole pack)."""
+    return list(LeaderboardEntry.objects.values("pack_id", "case")
+                .annotate(workloads=Count("workload_key", distinct=True), systems=Count("system_key", distinct=True))
+                .order_by("pack_id", "case"))
+
+
+# --- entities: model, runtime, hardware class ---------------------------------------
+
+ENTITY_COLUMNS = {"model": "model", "runtime": "runtime_name", "hardware": "hardware_class"}
+
+
+def _entity_column(kind: str) -> str:
+    if kind not in ENTITY_COLUMNS:
+        raise QueryError("kind", f"{kind!r} is not one of {', '.join(ENTITY_COLUMNS)}")
+    return ENTITY_COLUMNS[kind]
+
+
+def entity_entries(kind: str, value: str, *, runtime_version: str | None = None, case: str | None = None) -> QuerySet:
+    """Every leaderboard row of a model / runtime (name, optionally version) / hardware class.
+
+    `case=""` gives the whole-pack rows only; None gives all."""
+    entries = LeaderboardEntry.objects.filter(**{_entity_column(kind): value})
+    if runtime_version is not None:
+        entries = entries.filter(runtime_version=runtime_version)
+    if case is not None:
+        entries = entries.filter(case=case)
+    return entries.order_by("pack_id", "case", F("decode_tps").desc(nulls_last=True), "pk")
+
+
+def entity_runs(kind: str, value: str) -> QuerySet:
+    """Every public run of the entity, newest first."""
+    column = {"model": "model", "runtime": "runtime_name", "hardware": "hardware_class"}[_entity_kind(kind)]
+    return PublishedRun.objects.public().filter(**{column: value}).order_by("-published_at", "pk")
+
+
+def _entity_kind(kind: str) -> str:
+    _entity_column(kind)
+    return kind
+
+
+def best_per_pack(kind: str, value: str, metric: str = DEFAULT_ORDER) -> list[LeaderboardEntry]:
+    """For each pack, the entity's best whole-pack row by `metric` (its most-populated workload)."""
+    columns = ordering(metric)
+    best = {}
+    for entry in entity_entries(kind, value, case="").order_by("pack_id", *columns):
+        best.setdefault(entry.pack_id, entry)
+    return list(best.values())
+
+
+def entities(kind: str) -> list[dict]:
+    """The index of models / runtimes / hardware classes with how many rows and runs they have."""
+    column = _entity_column(kind)
+    extra = {"model": ("model_family", "model_quantization"), "runtime": ("runtime_version",),
+             "hardware": ("accelerator",)}[kind]
+    return list(LeaderboardEntry.objects.filter(case="").exclude(**{column: ""}).values(column, *extra)
+                .annotate(rows=Count("id"), runs=Sum("run_count"), demo=Max("is_demo"))
+                .order_by(column, *extra))

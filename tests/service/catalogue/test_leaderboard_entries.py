@@ -1,0 +1,59 @@
+"""Leaderboard rows are written in the approval transaction, one per (workload, system)."""
+
+import pytest
+
+from registry_site.catalogue import leaderboard
+from registry_site.models import LeaderboardEntry, PublishedCase, PublishedRun
+from submissions import states
+from submissions.review import approve
+from submissions.tasks import validate_submission
+
+
+@pytest.fixture
+def approve_bundle(submit, bundle_archive, operator):
+    def do(name, user=None, provenance="self-reported"):
+        submission = submit(bundle_archive(name, provenance=provenance), user=user)
+        assert validate_submission(str(submission.pk)) == states.QUARANTINED
+        assert approve(submission.pk, operator)
+        return submission
+
+    return do
+
+
+def test_it_writes_entries_with_the_runs_keys_when_a_run_is_approved(approve_bundle):
+    approve_bundle("2026-04-29-llama-server-runtime")
+    run = PublishedRun.objects.get()
+    cases = list(PublishedCase.objects.filter(run=run))
+    assert run.system_key and all(c.workload_key and c.system_key == run.system_key for c in cases)
+    entries = LeaderboardEntry.objects.filter(pack_id="runtime-sweep")
+    assert {e.case for e in entries} == {c.case for c in cases} | {""}
+    short = entries.get(case="short")
+    assert short.run_count == 1 and short.representative_run == run
+    assert short.decode_tps == PublishedCase.objects.get(run=run, case="short").decode_tps
+    assert short.decode_tps_min == short.decode_tps_max == short.decode_tps
+    assert short.answered == PublishedCase.objects.get(run=run, case="short").ok_rows
+    # this fixture has no run-metadata.json: the runtime stays unknown, never "comparable"
+    assert short.runtime_name == "" and not short.system_complete
+    assert "runtime_name" in short.system_fields["unknown"]
+    assert short.hardware_class == "apple-m5-max-64gb"
+
+
+def test_two_runs_of_one_system_share_a_row_and_spread(approve_bundle, make_user):
+    approve_bundle("2026-04-29-llama-server-runtime")
+    other = make_user("bob@example.org")
+    approve_bundle("2026-04-29-llama-server-smoke", user=other)
+    boards = {(b["pack_id"], b["case"]) for b in leaderboard.boards()}
+    assert ("runtime-sweep", "short") in boards and ("smoke-chat", "") in boards
+
+
+def test_the_query_functions_rank_one_workload(approve_bundle):
+    approve_bundle("2026-04-29-llama-server-runtime")
+    board = leaderboard.leaderboard("runtime-sweep", "short")
+    assert board.workload is not None and [w.key for w in board.workloads] == [board.workload.key]
+    assert list(board.entries) == list(LeaderboardEntry.objects.filter(pack_id="runtime-sweep", case="short"))
+    with pytest.raises(leaderboard.QueryError) as bad:
+        leaderboard.leaderboard("runtime-sweep", "short", order="colour")
+    assert bad.value.param == "order"
+    with pytest.raises(leaderboard.QueryError) as bad:
+        leaderboard.Filters.from_params({"since": "yesterday"})
+    assert bad.value.param == "since"
