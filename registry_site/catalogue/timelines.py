@@ -1,0 +1,176 @@
+"""Regression timelines: one metric of one workload on one model + hardware class, over time.
+
+A timeline's points are public runs in publication order; each point carries
+its runtime version, so a step between two llama.cpp builds shows up as a
+change at the first run of the new build. The web page and the API share this.
+
+Change detection needs evidence (docs/leaderboards.md, "Change detection"),
+in the spirit of conbench's lookback z-score and Bencher's thresholds but with
+a rule a reader can check by eye on the chart:
+
+- a point gets a verdict only when at least MIN_PRIOR earlier points exist in
+  its lookback window (the LOOKBACK points just before it); with fewer it is
+  "no verdict" and the page says how many more runs are needed;
+- it is flagged only when it lies outside the window's whole spread
+  (below its minimum or above its maximum) AND differs from the window's
+  median by at least MIN_EFFECT (relative): a tight baseline does not turn a
+  0.3 % wobble into an alarm, a noisy one does not turn noise into a step;
+- the direction says whether it is a regression or an improvement
+  (lower is better for times, higher for rates and pass rates).
+
+Pure functions over plain points; the one query lives in `points_for`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from benchpack.stats import is_number
+
+MIN_PRIOR = 5
+LOOKBACK = 20
+MIN_EFFECT = 0.05
+# metric -> (label, unit, higher_is_better)
+METRICS = {
+    "decode_tps": ("decode speed", "tok/s", True),
+    "ttft_s": ("time to first token", "s", False),
+    "prefill_tps": ("prefill speed", "tok/s", True),
+    "tpot_s": ("time per output token", "s", False),
+    "wall_s": ("wall time", "s", False),
+    "pass_rate": ("pass rate", "", True),
+}
+
+REGRESSION, IMPROVEMENT, NO_CHANGE, NO_VERDICT = "regression", "improvement", "no-change", "no-verdict"
+
+
+@dataclass(frozen=True)
+class Point:
+    run_id: int
+    published_at: datetime
+    runtime_version: str
+    value: float | None
+    is_demo: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What change detection says about one point, and the evidence it used."""
+
+    run_id: int
+    verdict: str  # regression | improvement | no-change | no-verdict
+    prior: int  # earlier points in the lookback window with a value
+    baseline_median: float | None = None
+    baseline_min: float | None = None
+    baseline_max: float | None = None
+    change: float | None = None  # value / baseline median - 1
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def metric_direction(metric: str) -> bool:
+    """True when higher is better; an unknown metric is a caller's error."""
+    if metric not in METRICS:
+        raise ValueError(f"metric: {metric!r} is not one of {', '.join(METRICS)}")
+    return METRICS[metric][2]
+
+
+def detect_changes(points: list[Point], metric: str, *, min_prior: int = MIN_PRIOR, lookback: int = LOOKBACK,
+                   min_effect: float = MIN_EFFECT) -> list[Verdict]:
+    """One Verdict per point with a value, in the points' order (oldest first)."""
+    higher_is_better = metric_direction(metric)
+    verdicts = []
+    history: list[float] = []
+    for point in points:
+        if not is_number(point.value):
+            continue
+        window = history[-lookback:]
+        verdicts.append(_judge(point, window, higher_is_better, min_prior, min_effect))
+        history.append(float(point.value))
+    return verdicts
+
+
+def _judge(point: Point, window: list[float], higher_is_better: bool, min_prior: int,
+           min_effect: float) -> Verdict:
+    value = float(point.value)
+    if len(window) < min_prior:
+        need = min_prior - len(window)
+        return Verdict(point.run_id, NO_VERDICT, len(window),
+                       reason=f"{len(window)} earlier run(s); {need} more needed before a change can be called")
+    low, high, middle = min(window), max(window), statistics.median(window)
+    change = value / middle - 1 if middle else None
+    base = dict(prior=len(window), baseline_median=middle, baseline_min=low, baseline_max=high, change=change)
+    outside = value < low or value > high
+    big_enough = change is not None and abs(change) >= min_effect
+    if not outside:
+        return Verdict(point.run_id, NO_CHANGE, reason=f"inside the spread of the last {len(window)} runs", **base)
+    if not big_enough:
+        size = "unknown" if change is None else f"{abs(change):.1%}"
+        return Verdict(point.run_id, NO_CHANGE, reason=f"outside the spread but only {size} from the median "
+                                                        f"(a change needs {min_effect:.0%})", **base)
+    better = (value > middle) == higher_is_better
+    side = "above the highest" if value > high else "below the lowest"
+    return Verdict(point.run_id, IMPROVEMENT if better else REGRESSION,
+                   reason=f"{side} of the last {len(window)} runs and {abs(change):.1%} from their median", **base)
+
+
+@dataclass(frozen=True)
+class VersionSummary:
+    runtime_version: str
+    runs: int
+    median: float
+    min: float
+    max: float
+    first_published: datetime
+
+
+def by_runtime_version(points: list[Point]) -> list[VersionSummary]:
+    """Median and spread per runtime version, in order of each version's first appearance."""
+    groups: dict[str, list[Point]] = {}
+    for point in points:
+        if is_number(point.value):
+            groups.setdefault(point.runtime_version or "unknown", []).append(point)
+    return [VersionSummary(version, len(group), statistics.median(p.value for p in group),
+                           min(p.value for p in group), max(p.value for p in group),
+                           min(p.published_at for p in group))
+            for version, group in groups.items()]
+
+
+def points_for(*, model: str, hardware_class: str, pack_id: str, case: str, metric: str,
+               workload_key: str | None = None, queryset=None) -> list[Point]:
+    """Public runs' values of `metric` for one case, oldest first. Demo runs are left
+    out once a real run exists in the series (the same rule as the rankings)."""
+    from registry_site.models import PublishedCase
+
+    metric_direction(metric)
+    cases = PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs(),
+                                         run__model=model, run__hardware_class=hardware_class,
+                                         run__pack_id=pack_id, case=case)
+    if workload_key is not None:
+        cases = cases.filter(workload_key=workload_key)
+    rows = list(cases.order_by("run__published_at", "run_id").values(
+        "run_id", "run__published_at", "run__runtime", "run__is_demo", *_columns(metric)))
+    points = [Point(run_id=r["run_id"], published_at=r["run__published_at"], runtime_version=r["run__runtime"],
+                    value=_value(r, metric), is_demo=r["run__is_demo"]) for r in rows]
+    if any(not p.is_demo for p in points):
+        points = [p for p in points if not p.is_demo]
+    return points
+
+
+def _public_runs():
+    from registry_site.models import PublishedRun
+
+    return PublishedRun.objects.public()
+
+
+def _columns(metric: str) -> list[str]:
+    return ["passed_rows", "rows"] if metric == "pass_rate" else [metric]
+
+
+def _value(row: dict, metric: str) -> float | None:
+    if metric == "pass_rate":
+        return row["passed_rows"] / row["rows"] if row["passed_rows"] is not None and row["rows"] else None
+    return row[metric]

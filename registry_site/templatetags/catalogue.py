@@ -1,0 +1,26 @@
+"""Number formatting for the catalogue pages: `{{ value|sig }}` shows 3–4 significant figures."""
+
+from __future__ import annotations
+
+from django import template
+
+from benchpack.stats import is_number
+
+register = template.Library()
+
+
+@register.filter
+def sig(value, digits: int = 4) -> str:
+    """0.012345 -> "0.01235", 1234.5 -> "1235", None -> "—"; large and small values stay readable."""
+    if not is_number(value):
+        return "—"
+    if value == 0:
+        return "0"
+    if abs(value) >= 10 ** digits:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
+@register.filter
+def percent(value) -> str:
+    return "—" if not is_number(value) else f"{value:.0%}"
