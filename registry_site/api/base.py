@@ -14,6 +14,7 @@ from django.utils.decorators import decorator_from_middleware
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.renderers import JSONRenderer
 
 from registry_site.api.lookups import whole_number_id
 from registry_site.api.pagination import CataloguePagination
@@ -38,13 +39,21 @@ class StrictQueryMixin:
         return names
 
     def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
+        # Before content negotiation: DRF would answer an unknown ?format= with a bare 404.
         allowed = self.query_parameters()
         unknown = sorted(set(request.query_params) - allowed)
         if unknown:
             accepted = ", ".join(sorted(allowed)) or "none"
             raise ValidationError({name[:60]: [f"unknown query parameter; this endpoint accepts: {accepted}"]
                                    for name in unknown})
+        super().initial(request, *args, **kwargs)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if response.status_code >= 400 and not isinstance(response.accepted_renderer, JSONRenderer):
+            # An error asked for as CSV is still answered in the JSON error shape.
+            response.accepted_renderer, response.accepted_media_type = JSONRenderer(), "application/json"
+        return response
 
 
 class CatalogueListView(StrictQueryMixin, generics.ListAPIView):

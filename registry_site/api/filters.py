@@ -62,9 +62,9 @@ class RunFilter(CatalogueFilterSet):
     runtime = django_filters.CharFilter(help_text="runtime name and version, e.g. 'llama.cpp b4000'")
     hardware_class = django_filters.CharFilter(help_text="hardware class exactly as published")
     provenance = django_filters.ChoiceFilter(choices=[(p, p) for p in PROVENANCES])
-    published_after = published_on_or_after()
-    published_before = published_on_or_before()
-    ordering = django_filters.OrderingFilter(
+    since = published_on_or_after()
+    until = published_on_or_before()
+    order = django_filters.OrderingFilter(
         fields=(("published_at", "published"), ("pack_id", "pack"), ("model", "model"), ("runtime", "runtime"),
                 ("hardware_class", "hardware_class"), ("row_count", "rows"), ("id", "id")),
         help_text="sort key; prefix '-' for descending; default -published",
@@ -75,5 +75,5 @@ class RunFilter(CatalogueFilterSet):
 
     class Meta:
         model = PublishedRun
-        fields = ["pack", "pack_version", "model", "runtime", "hardware_class", "provenance", "published_after", "published_before"]
+        fields = ["pack", "pack_version", "model", "runtime", "hardware_class", "provenance", "since", "until"]
 

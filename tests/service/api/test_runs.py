@@ -43,21 +43,21 @@ def test_provenance_filter(client, catalogue):
 
 def test_date_range_filter(client, catalogue):
     day = catalogue["runs"]["smoke"].published_at.date()
-    assert len(_ids(client.get(f"/api/v1/runs/?published_after={day}&published_before={day}"))) == 3
-    assert _ids(client.get(f"/api/v1/runs/?published_before={day.replace(year=day.year - 1)}")) == []
-    assert _ids(client.get(f"/api/v1/runs/?published_after={day.replace(year=day.year + 1)}")) == []
+    assert len(_ids(client.get(f"/api/v1/runs/?since={day}&until={day}"))) == 3
+    assert _ids(client.get(f"/api/v1/runs/?until={day.replace(year=day.year - 1)}")) == []
+    assert _ids(client.get(f"/api/v1/runs/?since={day.replace(year=day.year + 1)}")) == []
 
 
 def test_ordering_whitelist(client, catalogue):
     runs = catalogue["runs"]
-    assert _ids(client.get("/api/v1/runs/?ordering=id")) == sorted(r.pk for r in runs.values())
-    assert _ids(client.get("/api/v1/runs/?ordering=-pack,id"))[0] == runs["smoke"].pk
-    bad = client.get("/api/v1/runs/?ordering=submission__user__email")
-    assert bad.status_code == 400 and list(bad.json()["fields"]) == ["ordering"]
+    assert _ids(client.get("/api/v1/runs/?order=id")) == sorted(r.pk for r in runs.values())
+    assert _ids(client.get("/api/v1/runs/?order=-pack,id"))[0] == runs["smoke"].pk
+    bad = client.get("/api/v1/runs/?order=submission__user__email")
+    assert bad.status_code == 400 and list(bad.json()["fields"]) == ["order"]
 
 
 def test_pages_link_to_each_other(client, catalogue):
-    first = client.get("/api/v1/runs/?page_size=2&ordering=id").json()
+    first = client.get("/api/v1/runs/?page_size=2&order=id").json()
     assert first["previous"] is None and first["next"].endswith("page=2&page_size=2") or "page=2" in first["next"]
     second = client.get(first["next"]).json()
     assert second["next"] is None and second["previous"] is not None
