@@ -56,15 +56,24 @@ class StrictQueryMixin:
         return response
 
 
-class CatalogueListView(StrictQueryMixin, generics.ListAPIView):
+class ConditionalGetMixin:
+    @classmethod
+    def as_view(cls, **initkwargs):
+        return conditional_get(super().as_view(**initkwargs))
+
+
+class CatalogueListView(ConditionalGetMixin, StrictQueryMixin, generics.ListAPIView):
     """A paginated, filtered, ordered public list with an ETag."""
 
     filter_backends = [DjangoFilterBackend]
     pagination_class = CataloguePagination
 
-    @classmethod
-    def as_view(cls, **initkwargs):
-        return conditional_get(super().as_view(**initkwargs))
+
+class CataloguePagedView(ConditionalGetMixin, StrictQueryMixin, generics.GenericAPIView):
+    """A paged answer with more than the list envelope (its view writes `get` and declares its schema)."""
+
+    filter_backends = []
+    pagination_class = CataloguePagination
 
 
 class CatalogueDetailView(StrictQueryMixin, generics.RetrieveAPIView):

@@ -21,7 +21,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from registry_site.api.base import CatalogueListView
+from registry_site.api.base import CatalogueListView, CataloguePagedView
 from registry_site.catalogue import leaderboard as lb
 from registry_site.models import METRICS, LeaderboardEntry
 
@@ -141,13 +141,12 @@ BOARD_PARAMETERS = [
 ]
 
 
-class Board(CatalogueListView):
+class Board(CataloguePagedView):
     """One leaderboard: one row per system on one workload, ranked and filtered like the page."""
 
     serializer_class = EntrySerializer
     renderer_classes = [JSONRenderer, LeaderboardCSVRenderer]
     extra_query_parameters = frozenset({"workload", "order", "format", *lb.Filters.params()})
-    filter_backends = []
 
     def board(self) -> lb.Leaderboard:
         pack_id, case = self.kwargs["pack_id"], self.kwargs.get("case", "")
