@@ -2,13 +2,14 @@
 
 from django.db import models
 
+# Approved, and neither withdrawn by the submitter nor unpublished by an operator.
+# A flagged run stays public (with its note). A Q object so migrations can use it too.
+PUBLIC_RUN = models.Q(submission__state="approved", status="published")
+
 
 class PublishedRunQuerySet(models.QuerySet):
     def public(self):
-        """Approved, and neither withdrawn by the submitter nor unpublished by an operator.
-
-        A flagged run stays public (with its note)."""
-        return self.filter(submission__state="approved", status="published")
+        return self.filter(PUBLIC_RUN)
 
 
 class LeaderboardEntryQuerySet(models.QuerySet):

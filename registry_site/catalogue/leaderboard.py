@@ -104,7 +104,8 @@ def _pack_figures(run: PublishedRun, cases: list) -> RunFigures:
     return figures
 
 
-def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigures]) -> LeaderboardEntry:
+def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigures],
+           entry_model=LeaderboardEntry) -> LeaderboardEntry:
     real = [f for f in figures if not f.run.is_demo]
     figures = real or figures  # demo runs never mix into a real row's medians
     latest = max(figures, key=lambda f: (f.run.published_at, f.run.pk))
@@ -112,7 +113,7 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
     scored = [f for f in figures if f.scored]
     notes = sorted({f.run.flag_note for f in figures if f.run.flag_note})
     workload = latest.workload_fields or {}
-    entry = LeaderboardEntry(
+    entry = entry_model(
         workload_key=workload_key, system_key=system_key, pack_id=run.pack_id, pack_version=run.pack_version,
         case=case, workload_fields=workload or None, workload_complete=bool(workload.get("complete")),
         system_fields=run.system_fields, system_complete=bool((run.system_fields or {}).get("complete")),
@@ -186,41 +187,49 @@ CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_row
                 *CASE_METRIC_FIELDS)
 
 
-def rebuild_all(batch_size: int = 5000, say=lambda text: None) -> int:
-    """Recompute every entry from the public runs, streaming the case rows once (seeding, migrations)."""
+def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> int:
+    """Recompute every entry from the public runs, streaming the case rows once (seeding, migrations).
+
+    `models`: (PublishedRun, PublishedCase, LeaderboardEntry), the historical
+    ones when a migration calls this; the current ones otherwise.
+    """
     from types import SimpleNamespace
 
-    LeaderboardEntry.objects.all().delete()
-    runs = {r.pk: r for r in PublishedRun.objects.public().defer("hardware", "run_metadata")}
+    from registry_site.querysets import PUBLIC_RUN
+
+    run_model, case_model, entry_model = models or (PublishedRun, PublishedCase, LeaderboardEntry)
+    entry_model.objects.all().delete()
+    public_runs = run_model.objects.filter(PUBLIC_RUN)
+    runs = {r.pk: r for r in public_runs.defer("hardware", "run_metadata")}
     grouped: dict[tuple[str, str, str], list[RunFigures]] = defaultdict(list)
     per_run: dict[int, list] = defaultdict(list)
-    public_cases = PublishedCase.objects.filter(run__in=PublishedRun.objects.public())
     total = 0
-    for values in public_cases.values_list(*CASE_COLUMNS).iterator(chunk_size=batch_size):
+    for values in case_model.objects.filter(run__in=public_runs).values_list(*CASE_COLUMNS).iterator(
+            chunk_size=batch_size):
         case = SimpleNamespace(**dict(zip(CASE_COLUMNS, values)), workload_fields=None)
         run = runs[case.run_id]
         grouped[(case.workload_key, run.system_key, case.case)].append(_case_figures(case, run))
         per_run[case.run_id].append(case)
         total += 1
     say(f"aggregating {total} case rows of {len(runs)} runs")
-    entries = [_entry(w, s, c, figures) for (w, s, c), figures in grouped.items() if w and s]
+    entries = [_entry(w, s, c, figures, entry_model) for (w, s, c), figures in grouped.items() if w and s]
     packs: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
     for run_id, run_cases in per_run.items():
         run = runs[run_id]
         packs[(run.pack_workload_key, run.system_key)].append(_pack_figures(run, run_cases))
-    entries.extend(_entry(w, s, "", figs) for (w, s), figs in packs.items() if w and s)
-    _fill_workload_fields(entries)
-    LeaderboardEntry.objects.bulk_create(entries, batch_size=batch_size // 5)
+    entries.extend(_entry(w, s, "", figs, entry_model) for (w, s), figs in packs.items() if w and s)
+    _fill_workload_fields(entries, case_model)
+    entry_model.objects.bulk_create(entries, batch_size=batch_size // 5)
     return len(entries)
 
 
-def _fill_workload_fields(entries: list[LeaderboardEntry]) -> None:
+def _fill_workload_fields(entries: list[LeaderboardEntry], case_model=PublishedCase) -> None:
     """rebuild_all drops the per-case JSON while streaming; one query per workload puts it back."""
     missing = {e.workload_key for e in entries if e.case and not e.workload_fields}
     found = {}
     keys = sorted(missing)
     for start in range(0, len(keys), 500):
-        for key, fields in (PublishedCase.objects.filter(workload_key__in=keys[start:start + 500])
+        for key, fields in (case_model.objects.filter(workload_key__in=keys[start:start + 500])
                             .values_list("workload_key", "workload_fields")):
             found.setdefault(key, fields)
     for entry in entries:

@@ -165,16 +165,12 @@ def check_reproductions(submission, published: list[PublishedRun], actor=None) -
 
 
 def mark_reproduction(original: PublishedRun, reproduction: PublishedRun, matched: bool, actor=None) -> None:
-    """The catalogue side of a counted verdict.
+    """The catalogue side of a counted verdict: the original's badge, the
+    reproduction's provenance on a match, and both runs' leaderboard rows
+    (registry_site.catalogue.transitions.record_reproduction)."""
+    from registry_site.catalogue.transitions import record_reproduction
 
-    Minimal until the catalogue's own `registry_site.services.mark_reproduction`
-    (issue 10: `PublishedRun.reproduction_state` + evidence link) lands; then
-    this delegates to it. Here the badge is read from the latest counted
-    `Reproduction` (see `badge`), and a match upgrades the reproduction's
-    provenance.
-    """
-    if matched:
-        PublishedRun.objects.filter(pk=reproduction.pk).update(provenance=INDEPENDENT_PROVENANCE)
+    record_reproduction(original, reproduction, matched, INDEPENDENT_PROVENANCE if matched else None)
 
 
 def badge(run: PublishedRun) -> Reproduction | None:

@@ -4,20 +4,6 @@ import pytest
 
 from registry_site.catalogue import leaderboard
 from registry_site.models import LeaderboardEntry, PublishedCase, PublishedRun
-from submissions import states
-from submissions.review import approve
-from submissions.tasks import validate_submission
-
-
-@pytest.fixture
-def approve_bundle(submit, bundle_archive, operator):
-    def do(name, user=None, provenance="self-reported"):
-        submission = submit(bundle_archive(name, provenance=provenance), user=user)
-        assert validate_submission(str(submission.pk)) == states.QUARANTINED
-        assert approve(submission.pk, operator)
-        return submission
-
-    return do
 
 
 def test_it_writes_entries_with_the_runs_keys_when_a_run_is_approved(approve_bundle):

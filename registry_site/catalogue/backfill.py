@@ -1,0 +1,50 @@
+"""Give runs published before the two keys existed their keys, then build every leaderboard row.
+
+Used by migration 0003 (with the historical models) and by
+`manage.py rebuild_leaderboards --keys`. The keys are recomputed from what the
+catalogue already stores (each run's rows, hardware and run metadata), so
+nothing needs the original upload.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from benchpack.cache_state import COLD
+from benchpack.registry import fingerprint
+from benchpack.resultdir import ResultDir, field
+
+
+def backfill_keys(run_model, case_model, row_model, only_missing: bool = True, say=lambda text: None) -> int:
+    from registry_site import publishing
+
+    runs = run_model.objects.all()
+    if only_missing:
+        runs = runs.filter(system_key="")
+    done = 0
+    for run in runs.iterator(chunk_size=100):
+        rows = [r.raw for r in row_model.objects.filter(run=run).order_by("pk")]
+        result = ResultDir(path=PurePosixPath(run.label), rows=rows, hardware=run.hardware, run_metadata=run.run_metadata)
+        system = publishing.system_of(result)
+        workloads = publishing.case_keys(result)
+        columns = publishing.system_columns(system, run.hardware, run.model)
+        columns["pack_workload_key"] = fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else ""
+        run_model.objects.filter(pk=run.pk).update(**columns)
+        by_case = publishing.rows_by_case(result)
+        for case in case_model.objects.filter(run=run):
+            workload = workloads.get(case.case)
+            if workload is None:
+                continue
+            state = workload.fields["cache_state"]
+            ok_rows = [r for r in by_case.get(case.case, []) if r.get("ok") is True]
+            scored = [field(r, "scoring.passed") for r in ok_rows if isinstance(field(r, "scoring.passed"), bool)]
+            from benchpack import stats
+
+            case_model.objects.filter(pk=case.pk).update(
+                workload_key=workload.digest, workload_fields=workload.to_dict(), system_key=system.digest,
+                cache_state=state, scored_rows=len(scored) if scored else None,
+                prefill_tps=stats.median(field(r, "timing.prefill_tps") for r in ok_rows) if state == COLD else None,
+            )
+        done += 1
+    say(f"keys computed for {done} runs")
+    return done

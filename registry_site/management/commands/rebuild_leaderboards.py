@@ -1,0 +1,23 @@
+"""Recompute every leaderboard row from the public runs (and, with --keys, the runs' keys first)."""
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+
+class Command(BaseCommand):
+    help = "Rebuild the denormalized leaderboard rows from the public runs."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--keys", action="store_true",
+                            help="recompute every run's workload and system keys first (after a key-rule change)")
+
+    def handle(self, *args, keys=False, **options):
+        from registry_site.catalogue.backfill import backfill_keys
+        from registry_site.catalogue.leaderboard import rebuild_all
+        from registry_site.models import PublishedCase, PublishedRow, PublishedRun
+
+        with transaction.atomic():
+            if keys:
+                backfill_keys(PublishedRun, PublishedCase, PublishedRow, only_missing=False, say=self.stdout.write)
+            count = rebuild_all(say=self.stdout.write)
+        self.stdout.write(f"{count} leaderboard rows")
