@@ -21,3 +21,34 @@ def public_catalogue_only(endpoints, **kwargs):
     """The schema describes the public, read-only catalogue; the private upload and queue APIs stay out of it."""
     return [(path, regex, method, view) for path, regex, method, view in endpoints
             if path.startswith(CATALOGUE_PREFIX) and not path.startswith(PRIVATE_PREFIXES)]
+
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "description": "The one error shape of every answer under /api/ (registry_site/api/errors.py).",
+    "properties": {
+        "error": {"type": "string", "description": "one sentence naming what is wrong"},
+        "status": {"type": "integer", "description": "the HTTP status, repeated"},
+        "code": {"type": "string", "description": "short machine-readable code: invalid, not_found, throttled, …"},
+        "fields": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                   "description": "only when parameters are at fault: parameter -> reasons"},
+    },
+    "required": ["error", "status", "code"],
+}
+ERROR_RESPONSES = {
+    "400": "a query parameter is unknown or its value is invalid; `fields` names it",
+    "404": "no such public object, or a page past the last",
+    "429": "too many requests from this address; see the Retry-After header",
+}
+
+
+def error_responses(result, generator, request, public):
+    """Every operation can answer the shared error shape; say so once for all of them."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in ERROR_RESPONSES.items():
+                responses.setdefault(status, {"description": description, "content": reference})
+    return result

@@ -103,3 +103,28 @@ def test_the_non_api_404_stays_the_sites_page(client, db):
     with override_settings(DEBUG=False):
         response = client.get("/no/such/page/")
     assert response.status_code == 404 and b"Benchpack registry" in response.content
+
+
+def test_an_anonymous_request_is_counted_once(client, db):
+    from django.core.cache import cache
+    from django.db import connection
+
+    cache.clear()
+    client.get("/api/v1/runs/")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cache_key FROM benchpack_cache WHERE cache_key LIKE '%throttle%'")
+        keys = [row[0] for row in cursor.fetchall()]
+    assert len(keys) == 1 and "throttle_anon" in keys[0], keys
+
+
+def test_a_signed_in_user_is_throttled_by_user(client, submitter):
+    from django.core.cache import cache
+    from django.db import connection
+
+    cache.clear()
+    client.force_login(submitter)
+    client.get("/api/v1/runs/")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cache_key FROM benchpack_cache WHERE cache_key LIKE '%throttle%'")
+        keys = [row[0] for row in cursor.fetchall()]
+    assert keys == [f":1:throttle_user_{submitter.pk}"], keys

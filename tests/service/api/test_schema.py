@@ -76,6 +76,18 @@ def test_the_validation_catches_a_stray_field(catalogue, schema, client):
         jsonschema.validate(body, _as_json_schema(definition["schema"], components))
 
 
+@pytest.mark.parametrize("url, status", [("/api/v1/runs/?pack=nope", 400), ("/api/v1/runs/?colour=red", 400),
+                                         ("/api/v1/runs/abc/", 404), ("/api/v1/leaderboards/nope/", 404),
+                                         ("/api/v1/compare/?runs=1", 400), ("/api/v1/timelines/", 400)])
+def test_error_answers_match_the_schemas_error_shape(client, catalogue, schema, url, status):
+    path = {"/api/v1/runs/abc/": "/api/v1/runs/{id}/", "/api/v1/leaderboards/nope/": "/api/v1/leaderboards/{pack_id}/"}.get(
+        url, url.split("?")[0])
+    response = client.get(url)
+    assert response.status_code == status
+    definition = schema["paths"][path]["get"]["responses"][str(status)]["content"]["application/json"]["schema"]
+    jsonschema.validate(response.json(), _as_json_schema(definition, schema["components"]["schemas"]))
+
+
 def test_the_schema_is_the_committed_one(schema):
     assert_matches_golden("openapi", json.loads(json.dumps(schema)))
 
