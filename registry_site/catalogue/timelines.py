@@ -27,6 +27,8 @@ import statistics
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
+from django.db.models import Count, F
+
 from benchpack.stats import is_number
 
 MIN_PRIOR = 5
@@ -139,25 +141,80 @@ def by_runtime_version(points: list[Point]) -> list[VersionSummary]:
             for version, group in groups.items()]
 
 
-def points_for(*, model: str, hardware_class: str, pack_id: str, case: str, metric: str,
-               workload_key: str | None = None, queryset=None) -> list[Point]:
-    """Public runs' values of `metric` for one case, oldest first. Demo runs are left
-    out once a real run exists in the series (the same rule as the rankings)."""
+@dataclass(frozen=True)
+class Series:
+    """What a timeline holds fixed: one workload, one model (+ quantization), one runtime, one hardware class."""
+
+    workload_key: str
+    model: str
+    hardware_class: str
+    runtime_name: str = ""
+    quantization: str = ""
+
+    @classmethod
+    def from_params(cls, params) -> "Series":
+        """From request parameters; `workload`, `model` and `hardware_class` are required."""
+        values = {name: str(params.get(name) or "").strip() for name in
+                  ("workload", "model", "hardware_class", "runtime", "quantization")}
+        for name in ("workload", "model", "hardware_class"):
+            if not values[name]:
+                raise TimelineQueryError(name, "is required (a timeline fixes workload, model and hardware class)")
+        return cls(values["workload"], values["model"], values["hardware_class"], values["runtime"],
+                   values["quantization"])
+
+    def params(self) -> dict:
+        return {"workload": self.workload_key, "model": self.model, "hardware_class": self.hardware_class,
+                "runtime": self.runtime_name, "quantization": self.quantization}
+
+
+class TimelineQueryError(ValueError):
+    """A timeline request that cannot be answered; `param` names the parameter at fault."""
+
+    def __init__(self, param: str, message: str):
+        super().__init__(f"{param}: {message}")
+        self.param = param
+        self.message = message
+
+
+def parse_metric(value) -> str:
+    metric = str(value or "decode_tps").strip()
+    if metric not in METRICS:
+        raise TimelineQueryError("metric", f"{metric!r} is not one of {', '.join(METRICS)}")
+    return metric
+
+
+def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
+    """Public runs' values of `metric` on the series' workload, oldest first. Demo runs are
+    left out once a real run exists in the series (the same rule as the rankings)."""
     from registry_site.models import PublishedCase
 
     metric_direction(metric)
     cases = PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs(),
-                                         run__model=model, run__hardware_class=hardware_class,
-                                         run__pack_id=pack_id, case=case)
-    if workload_key is not None:
-        cases = cases.filter(workload_key=workload_key)
+                                         workload_key=series.workload_key, run__model=series.model,
+                                         run__hardware_class=series.hardware_class)
+    if series.runtime_name:
+        cases = cases.filter(run__runtime_name=series.runtime_name)
+    if series.quantization:
+        cases = cases.filter(run__model_quantization=series.quantization)
     rows = list(cases.order_by("run__published_at", "run_id").values(
-        "run_id", "run__published_at", "run__runtime", "run__is_demo", *_columns(metric)))
-    points = [Point(run_id=r["run_id"], published_at=r["run__published_at"], runtime_version=r["run__runtime"],
+        "run_id", "run__published_at", "run__runtime_name", "run__runtime_version", "run__is_demo",
+        *_columns(metric)))
+    points = [Point(run_id=r["run_id"], published_at=r["run__published_at"],
+                    runtime_version=" ".join(v for v in (r["run__runtime_name"], r["run__runtime_version"]) if v),
                     value=_value(r, metric), is_demo=r["run__is_demo"]) for r in rows]
     if any(not p.is_demo for p in points):
         points = [p for p in points if not p.is_demo]
     return points
+
+
+def series_of(workload_key: str, *, limit: int = 200) -> list[dict]:
+    """The series of one workload that have runs: {model, hardware_class, runtime_name, quantization, runs}."""
+    from registry_site.models import PublishedCase
+
+    return list(PublishedCase.objects.filter(workload_key=workload_key, run__in=_public_runs())
+                .values(model=F("run__model"), hardware_class=F("run__hardware_class"),
+                        runtime_name=F("run__runtime_name"), quantization=F("run__model_quantization"))
+                .annotate(runs=Count("run_id")).order_by("-runs", "model", "hardware_class")[:limit])
 
 
 def _public_runs():
@@ -167,10 +224,11 @@ def _public_runs():
 
 
 def _columns(metric: str) -> list[str]:
-    return ["passed_rows", "rows"] if metric == "pass_rate" else [metric]
+    return ["passed_rows", "scored_rows"] if metric == "pass_rate" else [metric]
 
 
 def _value(row: dict, metric: str) -> float | None:
     if metric == "pass_rate":
-        return row["passed_rows"] / row["rows"] if row["passed_rows"] is not None and row["rows"] else None
+        scored = row["scored_rows"]
+        return row["passed_rows"] / scored if row["passed_rows"] is not None and scored else None
     return row[metric]

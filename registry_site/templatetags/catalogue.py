@@ -24,3 +24,27 @@ def sig(value, digits: int = 4) -> str:
 @register.filter
 def percent(value) -> str:
     return "—" if not is_number(value) else f"{value:.0%}"
+
+
+@register.filter
+def get_param(mapping, key):
+    """`{{ params|get_param:name }}`: a lookup by a variable key (QueryDict, dict or None)."""
+    if mapping is None:
+        return None
+    getter = getattr(mapping, "get", None)
+    return getter(key) if getter else None
+
+
+@register.filter
+def metric(entry, name: str):
+    return getattr(entry, name, None)
+
+
+@register.filter
+def metric_min(entry, name: str):
+    return getattr(entry, f"{name}_min", None)
+
+
+@register.filter
+def metric_max(entry, name: str):
+    return getattr(entry, f"{name}_max", None)

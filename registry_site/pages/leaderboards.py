@@ -1,0 +1,157 @@
+"""Leaderboard pages: the index of boards, one board per pack / case, and the coding view.
+
+Every ranking comes from `registry_site.catalogue.leaderboard` (the API uses the
+same functions); this module only turns request parameters into its
+arguments and its rows into a page. Every view is a plain GET URL, so a
+filtered, sorted, paged board can be shared as a link.
+"""
+
+from __future__ import annotations
+
+import functools
+from urllib.parse import urlencode
+
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+
+from benchpack.xy_charts import XYPoint, pareto_front, scatter_chart
+from registry_site.catalogue import leaderboard as lb
+
+PER_PAGE = 50
+# Columns of a board: (metric, heading, unit). Each shows its median with the runs' min–max beside it.
+METRIC_COLUMNS = (
+    ("decode_tps", "decode", "tok/s"),
+    ("ttft_s", "TTFT", "s"),
+    ("prefill_tps", "prefill", "tok/s"),
+    ("tpot_s", "tpot", "s"),
+    ("wall_s", "wall", "s"),
+)
+# Filters offered as a list of the values present on the board (the rest are free text or dates).
+CHOICE_FILTERS = (("model_family", "Model family", "model_family"),
+                  ("quantization", "Quantization", "model_quantization"),
+                  ("runtime", "Runtime", "runtime_name"), ("runtime_version", "Runtime version", "runtime_version"),
+                  ("hardware_class", "Hardware class", "hardware_class"))
+CODING_SPEEDS = {"decode_tps": ("decode speed", "tok/s", True), "wall_s": ("wall time per task", "s", False)}
+
+
+def index(request):
+    boards: dict[str, list[dict]] = {}
+    for board in lb.boards():
+        boards.setdefault(board["pack_id"], []).append(board)
+    return render(request, "registry_site/leaderboards/index.html",
+                  {"boards": boards, "coding_packs": sorted(coding_pack_ids())})
+
+
+def _query_error(request, error: lb.QueryError, context: dict | None = None):
+    return render(request, "registry_site/leaderboards/error.html",
+                  {"param": error.param, "message": error.message, **(context or {})}, status=400)
+
+
+def board(request, pack_id: str, case: str = ""):
+    try:
+        filters = lb.Filters.from_params(request.GET)
+        order = request.GET.get("order") or lb.DEFAULT_ORDER
+        lb.ordering(order)
+        found = lb.leaderboard(pack_id, case, request.GET.get("workload") or None, filters, order)
+    except lb.QueryError as error:
+        return _query_error(request, error, {"pack_id": pack_id, "case": case})
+    if found.workload is None:
+        raise Http404("no public results for this pack and case")
+    page = Paginator(found.entries.select_related(None), PER_PAGE).get_page(request.GET.get("page"))
+    kept = {k: v for k, v in request.GET.items() if k not in ("page", "order") and v}
+    return render(request, "registry_site/leaderboards/board.html", {
+        "board": found,
+        "pack_id": pack_id,
+        "case": case,
+        "page": page,
+        "rank_offset": page.start_index() - 1 if page.paginator.count else 0,
+        "columns": _sort_links(kept, order),
+        "metric_columns": METRIC_COLUMNS,
+        "filters": filters,
+        "choices": _choices(pack_id, case, found.workload.key),
+        "provenances": lb.PROVENANCES,
+        "query": urlencode({**kept, "order": order}),
+        "params": request.GET,
+        "scored": found.entries.filter(scored__isnull=False).exists(),
+        "cases": _cases_of(pack_id),
+    })
+
+
+def _sort_links(kept: dict, order: str) -> dict[str, dict]:
+    """Per sortable column: the URL that sorts by it (best first), or reversed when it is the current order."""
+    links = {}
+    current = order.lstrip("-")
+    for name in lb.SORTABLE:
+        target = f"-{name}" if name == current and not order.startswith("-") else name
+        links[name] = {"href": "?" + urlencode({**kept, "order": target}), "sorted": name == current,
+                       "reversed": order.startswith("-") and name == current}
+    return links
+
+
+def _choices(pack_id: str, case: str, workload_key: str) -> list[tuple[str, str, list[str]]]:
+    """(parameter, label, the values present on this workload's board) for each list filter."""
+    entries = lb.leaderboard_entries(pack_id, case, workload_key)
+    return [(param, label, sorted(v for v in entries.order_by().values_list(column, flat=True).distinct() if v))
+            for param, label, column in CHOICE_FILTERS]
+
+
+def _cases_of(pack_id: str) -> list[str]:
+    return [b["case"] for b in lb.boards() if b["pack_id"] == pack_id and b["case"]]
+
+
+@functools.lru_cache(maxsize=1)
+def coding_pack_ids() -> frozenset[str]:
+    """Bundled packs with repo-task cases: the ones the coding view ranks (read once per process)."""
+    from benchpack.packs import bundled_packs_dir, load_pack
+
+    found = set()
+    for path in sorted(bundled_packs_dir().iterdir()):
+        if not (path / "benchpack.toml").is_file():
+            continue
+        try:
+            pack = load_pack(path)
+        except Exception:  # noqa: BLE001 - a broken bundled pack is the pack tests' business, not this page's
+            continue
+        if any(case.kind == "repo-task" for case in pack.cases):
+            found.add(pack.id)
+    return frozenset(found)
+
+
+def coding(request):
+    """Repo-task pass rate against speed, one point per system, with the Pareto front marked."""
+    packs = [b["pack_id"] for b in lb.boards() if b["case"] == "" and b["pack_id"] in coding_pack_ids()]
+    pack_id = request.GET.get("pack") or (packs[0] if packs else "")
+    speed = request.GET.get("speed") or "decode_tps"
+    context = {"packs": packs, "pack_id": pack_id, "speed": speed, "speeds": CODING_SPEEDS, "params": request.GET}
+    try:
+        if speed not in CODING_SPEEDS:
+            raise lb.QueryError("speed", f"{speed!r} is not one of {', '.join(CODING_SPEEDS)}")
+        if pack_id and pack_id not in coding_pack_ids():
+            raise lb.QueryError("pack", f"{pack_id!r} is not a coding (repo-task) pack")
+        filters = lb.Filters.from_params({k: request.GET.get(k) for k in ("hardware_class", "accelerator",
+                                                                           "provenance", "since", "until")})
+        found = lb.leaderboard(pack_id, "", request.GET.get("workload") or None, filters, "pass_rate") \
+            if pack_id else None
+    except lb.QueryError as error:
+        return _query_error(request, error, context)
+    if found is None or found.workload is None:
+        return render(request, "registry_site/leaderboards/coding.html", {**context, "board": None})
+    entries = list(found.entries.filter(scored__isnull=False)[:500])
+    label, unit, higher = CODING_SPEEDS[speed]
+    points = [XYPoint(x=getattr(e, speed), y=e.pass_rate, label=f"{e.model} · {e.runtime_name} {e.runtime_version}",
+                      series=e.accelerator or e.hardware_class or "hardware not recorded",
+                      href=f"/runs/{e.representative_run_id}/",
+                      detail=f"{e.correct}/{e.scored} correct over {e.run_count} run(s)"
+                             + (" · demo data" if e.is_demo else ""))
+              for e in entries]
+    front = pareto_front(points, x_higher_is_better=higher)
+    # built from escaped text by benchpack.xy_charts
+    chart = mark_safe(scatter_chart(points, title=f"{pack_id}: pass rate against {label}", x_label=label, x_unit=unit,
+                          y_label="pass rate", front=front))
+    on_front = {id(p) for p in front}
+    rows = [{"entry": e, "on_front": id(p) in on_front} for e, p in zip(entries, points)]
+    hardware = sorted({e.hardware_class for e in lb.leaderboard(pack_id, "", found.workload.key).entries if e.hardware_class})
+    return render(request, "registry_site/leaderboards/coding.html",
+                  {**context, "board": found, "chart": chart, "rows": rows, "hardware_classes": hardware})

@@ -1,0 +1,53 @@
+"""`/timelines/`: one workload on one model + hardware class over runtime versions, with evidence-based flags."""
+
+import pytest
+
+from registry_site.models import PublishedCase
+
+pytestmark = pytest.mark.django_db
+BASE = "2026-04-29-llama-server-runtime"
+
+
+@pytest.fixture
+def series(publish, variant):
+    """Five b100 runs around one speed, then a b200 run at half the speed: a regression with evidence."""
+    runs = [publish(variant(BASE, f"b100-{i}", speed=speed, runtime=("llama.cpp", "b100")))
+            for i, speed in enumerate((1.0, 1.01, 0.99, 1.02, 0.98))]
+    runs.append(publish(variant(BASE, "b200", speed=0.5, runtime=("llama.cpp", "b200"))))
+    return runs
+
+
+def url_for(run, metric="decode_tps"):
+    case = PublishedCase.objects.get(run=run, case="short")
+    return (f"/timelines/?workload={case.workload_key}&model={run.model}&hardware_class={run.hardware_class}"
+            f"&runtime=llama.cpp&metric={metric}")
+
+
+def test_the_step_after_enough_runs_is_flagged_with_its_reason(client, series):
+    html = client.get(url_for(series[-1])).content.decode()
+    assert "Flagged changes" in html
+    assert f"run #{series[-1].pk}</a>: regression" in html and "below the lowest of the last 5 runs" in html
+    assert "b100" in html and "b200" in html  # per-version summary
+    assert "<svg" in html and "bp-flag-regression" in html
+
+
+def test_too_few_runs_get_no_verdict(client, publish, variant):
+    runs = [publish(variant(BASE, f"few-{i}", speed=s)) for i, s in enumerate((1.0, 0.5))]
+    html = client.get(url_for(runs[-1])).content.decode()
+    assert "No change flagged" in html and "more needed" in html
+
+
+def test_missing_or_bad_parameters_name_the_parameter(client, series):
+    good = url_for(series[0])
+    assert client.get(good.replace("metric=decode_tps", "metric=speed")).status_code == 400
+    response = client.get(good.replace("&model=", "&x="))
+    assert response.status_code == 400 and "<code>model</code>" in response.content.decode()
+    assert client.get("/timelines/").status_code == 200
+
+
+def test_hidden_runs_are_not_points(client, series, hidden_runs, operator):
+    from registry_site.catalogue import transitions
+
+    assert transitions.unpublish(series[-1].pk, operator, "bad clock")
+    html = client.get(url_for(series[0])).content.decode()
+    assert f"/runs/{series[-1].pk}/" not in html and "Flagged changes" not in html
