@@ -26,6 +26,8 @@ QUERY_FILTERS = {
     "adapter": "openai-chat or ollama-generate",
     "run": "run label (the result directory's name)",
     "fingerprint": "comparability fingerprint (sha256 hex, from `registry fingerprint`)",
+    "workload": "case-stats: workload key (what was asked; sha256 hex)",
+    "system": "case-stats: system key (model + runtime + hardware; sha256 hex)",
     "status": "agent-wrap: pass / fail / …",
     "harness": "agent-wrap: the agent harness",
     "provider": "agent-wrap: the model provider",
@@ -169,6 +171,7 @@ def cmd_query(args) -> int:
     filters = {
         "pack": args.pack, "pack_version": args.pack_version, "case": args.case, "model": args.model,
         "adapter": args.adapter, "run": args.run, "fingerprint": args.fingerprint,
+        "workload": args.workload, "system": args.system,
         "ok": None if args.ok is None else int(args.ok == "true"),
         "status": args.status, "harness": args.harness, "provider": args.provider, "thinking": args.thinking,
     }

@@ -328,14 +328,16 @@ def stream_usage_of(adapter: str | None, stream, recorded) -> str | None:
     return recorded if recorded in ("include", "omit") else None
 
 
-def workload_key(rows: list[dict], case_spec: dict | None = None) -> Key:
+def workload_key(rows: list[dict], case_spec: dict | None = None, cache_state: str | None = None) -> Key:
     """The workload key of one case of one run.
 
     `rows` are that case's rows (the first carries pack, case and adapter; the
     ok rows decide the D-013 cache state). `case_spec` is what the pack
     definition says about the case when the server knows the pack
     (`benchpack.registry.case_content.case_spec`); a row's own `request`
-    record, when present, wins over it.
+    record, when present, wins over it. `cache_state`, when the caller has
+    already read it from every ok row (the local importer streams them), is
+    used instead of reading `rows`.
     """
     from benchpack.cache_state import group_cache_state  # core, pure
 
@@ -370,7 +372,7 @@ def workload_key(rows: list[dict], case_spec: dict | None = None) -> Key:
         "stream": stream if isinstance(stream, bool) else None,
         "stream_usage": stream_usage_of(adapter, stream if isinstance(stream, bool) else None,
                                         request.get("openai_stream_usage")),
-        "cache_state": group_cache_state(ok_rows) if ok_rows else "unknown",
+        "cache_state": cache_state or (group_cache_state(ok_rows) if ok_rows else "unknown"),
         "depth_tokens": _number_or_none(first.get("depth_tokens", lane.get("depth_tokens")), int),
         "concurrency": _number_or_none(first.get("concurrency", lane.get("concurrency")), int),
         "arrival_rate": _number_or_none(first.get("arrival_rate", lane.get("arrival_rate"))),

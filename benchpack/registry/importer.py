@@ -24,8 +24,11 @@ from benchpack.errors import BenchpackError, Problem
 from benchpack.gcpause import gc_paused
 from benchpack.run_metadata import validate_run_metadata
 from benchpack.registry import fingerprint as fp
+from benchpack.registry.case_content import case_spec
+from benchpack.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION
+from benchpack.registry.casestate import combine, state_of_counts
 from benchpack.registry.casestats import METRICS, CaseStatsBuilder
-from benchpack.registry.rows import COLUMNS, BadRow, FastPathMiss, decode_sql_row, normalize_row
+from benchpack.registry.rows import COLUMNS, LANE, BadRow, FastPathMiss, decode_sql_row, normalize_row
 from benchpack.registry.schema import drop_row_indexes_if_empty, metadata_anchors, open_for_write, transaction
 
 RUN_FILE = "run.jsonl"
@@ -42,9 +45,10 @@ _STATS_COLUMNS = (
     "run_id, pack_id, pack_version, case_id, adapter, model, row_count, ok_count, scored_count,"
     " passed_count, median_wall_s, median_ttft_s, median_prefill_tps, median_decode_tps,"
     " median_total_tps, median_output_tokens, median_prompt_tokens, median_cached_prompt_tokens,"
-    " prompt_token_rows, cached_prompt_rows, fingerprint, fingerprint_complete, fingerprint_json"
+    " prompt_token_rows, cached_prompt_rows, fingerprint, fingerprint_complete, fingerprint_json,"
+    " workload_key, workload_complete, workload_json, system_key, cache_state"
 )
-STATS_INSERT = f"INSERT INTO result_case_stats ({_STATS_COLUMNS}) VALUES ({', '.join('?' * 23)})"
+STATS_INSERT = f"INSERT INTO result_case_stats ({_STATS_COLUMNS}) VALUES ({', '.join('?' * 28)})"
 _ANCHORS = tuple(metadata_anchors(None))
 _RUN_COLUMNS = (
     "result_dir", "label", "source", "imported_at", "row_count", "ok_count", "packs",
@@ -60,6 +64,7 @@ RUN_UPSERT = (
 # Indexes of the metrics fed to case stats, in casestats.METRICS order.
 _METRICS_OF = itemgetter(*(COLUMNS.index(m) for m in METRICS))
 _OK, _PASSED = COLUMNS.index("ok"), COLUMNS.index("scoring_passed")
+_PROMPT, _CACHED = COLUMNS.index("prompt_tokens"), COLUMNS.index("cached_prompt_tokens")
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,11 @@ class _RunImporter:
         # plus sha256 per case was a large part of a small run's import.
         self.fingerprints = {} if fingerprints is None else fingerprints
         self.digests: dict[tuple, str] = {}  # the hot loop's cache, by case-stats key
+        # For the workload key: each case's first row (request settings, lane
+        # fields) and the D-013 states of its ok rows.
+        self.first_rows: dict[tuple, str] = {}
+        self.cache_states: dict[tuple, set] = {}
+        self.system: fp.Key | None = None
         self.packs: dict[str, None] = {}
         self.rows = 0
         self.ok_rows = 0
@@ -162,6 +172,7 @@ class _RunImporter:
     def _row_tuples(self, run_id: int, handle):
         add_stats = self.stats.add
         digests = self.digests
+        first_rows, cache_states = self.first_rows, self.cache_states
         metrics_of = _METRICS_OF
         problems = self.problems
         for number, line in enumerate(handle, start=1):
@@ -181,6 +192,15 @@ class _RunImporter:
             if digest is None:
                 digest = digests[key] = self._fingerprint(key[0], key[1], key[2], key[4])[0].digest
                 self.packs.setdefault(f"{key[0]}@{key[1]}", None)
+                first_rows[key] = text
+                cache_states[key] = set()
+            if values[_OK]:
+                prompt, cached = values[_PROMPT], values[_CACHED]
+                if type(prompt) is int and type(cached) is int and prompt > 0 and cached >= 0:  # the common case
+                    state = COLD if cached <= COLD_MAX_CACHED_FRACTION * prompt else CACHED
+                else:  # no server counts: the row's prompt-cache record decides (casestate.py)
+                    state = state_of_counts(None, None, json.loads(text).get("prompt_cache"))
+                cache_states[key].add(state)
             add_stats(key, values[_OK], values[_PASSED], metrics_of(values))
             yield (run_id, number, *values, text, digest)
 
@@ -262,9 +282,11 @@ class _RunImporter:
             self.problems.append(Problem(str(self.run_file), "", "has no result rows"))
             return None
         self.conn.executemany(STATS_INSERT, (self._stats_tuple(run_id, s) for s in stats))
+        system = self.system or fp.system_key(self.run_metadata, self.hardware)
         self.conn.execute(
-            "UPDATE runs SET row_count = ?, ok_count = ?, packs = ? WHERE id = ?",
-            (self.rows, self.ok_rows, ", ".join(self.packs), run_id),
+            "UPDATE runs SET row_count = ?, ok_count = ?, packs = ?, system_key = ?, system_json = ? WHERE id = ?",
+            (self.rows, self.ok_rows, ", ".join(self.packs), system.digest,
+             json.dumps(system.to_dict(), sort_keys=True), run_id),
         )
         return ImportSummary(run_id, str(path), label, self.rows, self.ok_rows, len(stats), existed is not None)
 
@@ -272,13 +294,34 @@ class _RunImporter:
         pack_id, pack_version, case_id, adapter, model = stats.key
         print_, print_json = self._fingerprint(pack_id, pack_version, case_id, model)
         m = stats.medians
+        if self.system is None:
+            self.system = fp.system_key(self.run_metadata, self.hardware, model)
+        workload_digest, workload_complete, workload_json, cache_state = self._workload(stats.key)
         return (
             run_id, *stats.key, stats.row_count, stats.ok_count, stats.scored_count, stats.passed_count,
             m["wall_s"], m["ttft_s"], m["prefill_tps"], m["decode_tps"], m["total_tps"],
             m["output_tokens"], m["prompt_tokens"], m["cached_prompt_tokens"],
             stats.prompt_token_rows, stats.cached_prompt_rows,
             print_.digest, int(print_.complete), print_json,
+            workload_digest, workload_complete, workload_json, self.system.digest, cache_state,
         )
+
+    def _workload(self, key: tuple) -> tuple:
+        """(digest, complete, JSON, cache state) of a case's workload key, computed once per import for
+        equal inputs (runs of one pack share them: a canonical dump + sha256 per case added up)."""
+        first = json.loads(self.first_rows[key])
+        cache_state = combine(self.cache_states[key])
+        request, lane = first.get("request"), first.get("lane")
+        inputs = (key[0], key[1], key[2], key[3], cache_state,
+                  json.dumps(request, sort_keys=True) if request is not None else None,
+                  json.dumps(lane, sort_keys=True) if lane is not None else None,
+                  *(repr(first.get(name)) for name in LANE))
+        found = self.fingerprints.get(inputs)
+        if found is None:
+            workload = fp.workload_key([first], case_spec(key[0], key[1], key[2]), cache_state=cache_state)
+            found = self.fingerprints[inputs] = (workload.digest, int(workload.complete),
+                                                 json.dumps(workload.to_dict(), sort_keys=True), cache_state)
+        return found
 
 
 def tune_for_bulk_write(conn: sqlite3.Connection) -> None:

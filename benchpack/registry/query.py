@@ -21,33 +21,36 @@ _ROW_FILTERS = {
     "pack": "pack_id", "pack_version": "pack_version", "case": "case_id", "model": "model",
     "adapter": "adapter", "fingerprint": "fingerprint", "ok": "ok",
 }
-_STATS_FILTERS = {k: v for k, v in _ROW_FILTERS.items() if k != "ok"}
+# The workload and system keys (schema 4) live on the per-case table.
+_STATS_FILTERS = {**{k: v for k, v in _ROW_FILTERS.items() if k != "ok"}, "workload": "workload_key",
+                  "system": "system_key"}
 _WRAP_FILTERS = {
     "run": "label", "status": "status", "harness": "harness", "provider": "provider",
     "model": "model", "thinking": "thinking_level",
 }
-FILTER_NAMES = ("pack", "pack_version", "case", "model", "adapter", "run", "fingerprint", "ok",
+FILTER_NAMES = ("pack", "pack_version", "case", "model", "adapter", "run", "fingerprint", "workload", "system", "ok",
                 "status", "harness", "provider", "thinking")
 
 _RUN_COLUMNS = (
     "id", "label", "result_dir", "source", "imported_at", "row_count", "ok_count", "packs",
     "hostname", "platform", "cpu_model", "gpu_models", "ram_mb", "hardware_class",
     "runtime_name", "runtime_version", "runtime_mode", "model_id", "model_quantization",
-    "model_format", "context_size",
+    "model_format", "context_size", "system_key", "system_json",
 )
 _STATS_COLUMNS = (
     "pack_id", "pack_version", "case_id", "adapter", "model", "row_count", "ok_count",
     "scored_count", "passed_count", "median_wall_s", "median_ttft_s", "median_prefill_tps",
     "median_decode_tps", "median_total_tps", "median_output_tokens", "median_prompt_tokens",
     "median_cached_prompt_tokens", "prompt_token_rows", "cached_prompt_rows", "fingerprint",
-    "fingerprint_complete", "fingerprint_json",
+    "fingerprint_complete", "fingerprint_json", "workload_key", "workload_complete", "workload_json",
+    "system_key", "cache_state",
 )
 _WRAP_COLUMNS = (
     "label", "date", "status", "harness", "provider", "model", "thinking_level", "runner",
     "local_model", "transcript_captured", "electron_precondition_ok", "duration_s", "notes",
     "source", "imported_at",
 )
-_BOOLEAN = {"ok", "scoring_passed", "fingerprint_complete", "local_model", "transcript_captured",
+_BOOLEAN = {"ok", "scoring_passed", "fingerprint_complete", "workload_complete", "local_model", "transcript_captured",
             "electron_precondition_ok"}
 
 
@@ -103,7 +106,7 @@ def build_sql(query: Query) -> Sql:
                 if name == "ok":
                     inner.append("s.ok_count > 0" if value else "s.ok_count < s.row_count")
                 else:
-                    inner.append(f"s.{_ROW_FILTERS[name]} = ?")
+                    inner.append(f"s.{_STATS_FILTERS[name]} = ?")
                     inner_params.append(value)
             if inner:
                 where.append(f"id IN (SELECT s.run_id FROM result_case_stats s WHERE {' AND '.join(inner)})")
@@ -148,7 +151,7 @@ def build_sql(query: Query) -> Sql:
 def _converter(name: str):
     if name in _BOOLEAN:
         return lambda v: None if v is None else bool(v)
-    if name in ("raw_json", "fingerprint_json"):
+    if name in ("raw_json", "fingerprint_json", "workload_json", "system_json"):
         return lambda v: None if v is None else json.loads(v)
     return None
 
@@ -157,7 +160,8 @@ def run_query(conn: sqlite3.Connection, query: Query) -> list[dict]:
     sql = build_sql(query)
     cursor = conn.execute(sql.text, sql.params)
     names = [d[0] for d in cursor.description]
-    renamed = {"raw_json": "row", "fingerprint_json": "fingerprint_fields"}
+    renamed = {"raw_json": "row", "fingerprint_json": "fingerprint_fields", "workload_json": "workload_fields",
+               "system_json": "system_fields"}
     keys = [renamed.get(n, n) for n in names]
     # Convert only the few boolean/JSON columns; everything else is already JSON-ready.
     fixes = [(key, conv) for key, conv in ((k, _converter(n)) for k, n in zip(keys, names)) if conv]

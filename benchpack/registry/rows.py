@@ -14,6 +14,9 @@ import msgspec
 
 TIMING = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
 TOKENS = ("prompt", "output", "cached_prompt")
+# Load-lane fields of a row (null when the run did not use them): filler tokens
+# before the prompt, simultaneous requests, open-loop arrival rate (req/s).
+LANE = ("depth_tokens", "concurrency", "arrival_rate")
 
 # Column order of `normalize_row`'s tuple (the importer adds run_id, line, raw_json, fingerprint).
 COLUMNS = (
@@ -21,6 +24,7 @@ COLUMNS = (
     *TIMING,
     "prompt_tokens", "output_tokens", "cached_prompt_tokens", "token_source",
     "scoring_mode", "scoring_passed", "repo_task_status", "verify_exit_code", "repetition",
+    *LANE,
 )
 
 
@@ -113,6 +117,9 @@ def normalize_row(row: dict) -> tuple:
     repetition = _integer(row, "repetition", "repetition", bad)
     if repetition is not None and repetition < 1:
         bad.append(("repetition", "must be 1 or more"))
+    depth = _integer(row, "depth_tokens", "depth_tokens", bad)
+    concurrency = _integer(row, "concurrency", "concurrency", bad)
+    arrival_rate = _number(row, "arrival_rate", "arrival_rate", bad)
     if bad:
         raise BadRow(bad)
     return (
@@ -120,6 +127,7 @@ def normalize_row(row: dict) -> tuple:
         *times,
         prompt, output, cached, source,
         mode, None if passed is None else int(passed), status, exit_code, repetition,
+        depth, concurrency, arrival_rate,
     )
 
 
@@ -183,6 +191,9 @@ class _Row(msgspec.Struct):
     scoring: _Scoring | None = None
     repo_task: _RepoTask | None = None
     repetition: Annotated[int, msgspec.Meta(ge=1)] | None = SQL_NULL
+    depth_tokens: int | None = SQL_NULL
+    concurrency: int | None = SQL_NULL
+    arrival_rate: float | None = SQL_NULL
 
 
 _decode = msgspec.json.Decoder(_Row).decode
@@ -208,6 +219,7 @@ def decode_sql_row(text: str) -> tuple:
         t.wall_s, t.ttft_s, t.prefill_tps, t.decode_tps, t.total_tps, t.ttfb_s, t.ttft_any_s, t.tpot_s,
         k.prompt, k.output, k.cached_prompt, k.source,
         mode, passed, rt.status, rt.verify_exit_code, r.repetition,
+        r.depth_tokens, r.concurrency, r.arrival_rate,
     )
 
 

@@ -3,8 +3,12 @@
 Version 1 indexes runs, result rows and per-run/case medians. Version 2 adds
 nullable comparability anchors from run metadata, prompt/cache coverage
 medians and the comparability fingerprint. Version 3 adds `agent_wrap_runs`.
-Each step is DDL plus (for 1 -> 2) a backfill computed from data the database
-already holds, so an old registry is upgraded in place with nothing lost.
+Version 4 adds the workload and system keys (fingerprint.workload_key /
+system_key) to case stats and runs, and the load-lane row columns
+`depth_tokens`, `concurrency`, `arrival_rate`.
+Each step is DDL plus (for 1 -> 2 and 3 -> 4) a backfill computed from data
+the database already holds, so an old registry is upgraded in place with
+nothing lost.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from benchpack.errors import BenchpackError, Problem
 from benchpack.registry import fingerprint as fp
 from benchpack.registry.casestats import median
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # For a new file only (SQLite fixes the page size when the first table is
 # made). Rows hold ~1 KB of raw JSON; 64 KiB pages make bulk inserts and
 # index maintenance far cheaper (fewer page splits and balance operations)
@@ -121,6 +125,21 @@ CREATE INDEX agent_wrap_runs_filters ON agent_wrap_runs(status, harness, provide
 CREATE INDEX agent_wrap_runs_model ON agent_wrap_runs(model);
 """
 
+V4_DDL = """
+ALTER TABLE result_rows ADD COLUMN depth_tokens INTEGER;
+ALTER TABLE result_rows ADD COLUMN concurrency INTEGER;
+ALTER TABLE result_rows ADD COLUMN arrival_rate REAL;
+ALTER TABLE result_case_stats ADD COLUMN workload_key TEXT;
+ALTER TABLE result_case_stats ADD COLUMN workload_complete INTEGER;
+ALTER TABLE result_case_stats ADD COLUMN workload_json TEXT;
+ALTER TABLE result_case_stats ADD COLUMN system_key TEXT;
+ALTER TABLE result_case_stats ADD COLUMN cache_state TEXT;
+ALTER TABLE runs ADD COLUMN system_key TEXT;
+ALTER TABLE runs ADD COLUMN system_json TEXT;
+CREATE INDEX result_case_stats_workload ON result_case_stats(workload_key, system_key);
+CREATE INDEX runs_system ON runs(system_key);
+"""
+
 # Anchors read from run-metadata.json; (column, candidate paths in order).
 ANCHOR_PATHS: dict[str, tuple[str, ...]] = {
     "runtime_name": ("runtime.name",),
@@ -191,10 +210,60 @@ def _backfill_v2(conn: sqlite3.Connection) -> None:
         )
 
 
+def _lane_value(column: str, kind: str) -> str:
+    """SQL for a lane field of the stored row JSON, only when it has the column's type."""
+    types = "('integer')" if kind == "integer" else "('integer', 'real')"
+    return (f"CASE WHEN json_type(raw_json, '$.{column}') IN {types} "
+            f"THEN json_extract(raw_json, '$.{column}') END")
+
+
+def _backfill_v4(conn: sqlite3.Connection) -> None:
+    """Keys and lane columns for data imported under version 3, from the stored rows and run files."""
+    from benchpack.registry.case_content import case_spec
+    from benchpack.registry.casestate import state_of_sql_rows
+
+    conn.execute(
+        "UPDATE result_rows SET depth_tokens = " + _lane_value("depth_tokens", "integer")
+        + ", concurrency = " + _lane_value("concurrency", "integer")
+        + ", arrival_rate = " + _lane_value("arrival_rate", "real")
+        + " WHERE raw_json LIKE '%\"depth_tokens\"%' OR raw_json LIKE '%\"concurrency\"%'"
+        " OR raw_json LIKE '%\"arrival_rate\"%'"
+    )
+    runs = conn.execute("SELECT id, hardware_json, run_metadata_json FROM runs").fetchall()
+    for run_id, hardware_json, metadata_json in runs:
+        hardware = json.loads(hardware_json) if hardware_json else None
+        metadata = json.loads(metadata_json) if metadata_json else None
+        groups = conn.execute(
+            "SELECT pack_id, pack_version, case_id, adapter, model FROM result_case_stats WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        system = None
+        for key in groups:
+            rows = conn.execute(
+                "SELECT ok, prompt_tokens, cached_prompt_tokens, json_extract(raw_json, '$.prompt_cache'), line"
+                " FROM result_rows WHERE run_id = ? AND pack_id = ? AND pack_version = ? AND case_id = ?"
+                " AND adapter = ? AND model = ? ORDER BY line", (run_id, *key)).fetchall()
+            first = conn.execute("SELECT raw_json FROM result_rows WHERE run_id = ? AND line = ?",
+                                 (run_id, rows[0][4])).fetchone()[0] if rows else "{}"
+            if system is None:
+                system = fp.system_key(metadata, hardware, key[4])
+            workload = fp.workload_key([json.loads(first)], case_spec(key[0], key[1], key[2]),
+                                       cache_state=state_of_sql_rows(rows))
+            conn.execute(
+                "UPDATE result_case_stats SET workload_key = ?, workload_complete = ?, workload_json = ?,"
+                " system_key = ?, cache_state = ? WHERE run_id = ? AND pack_id = ? AND pack_version = ?"
+                " AND case_id = ? AND adapter = ? AND model = ?",
+                (workload.digest, int(workload.complete), json.dumps(workload.to_dict(), sort_keys=True),
+                 system.digest, workload.fields["cache_state"], run_id, *key))
+        system = system or fp.system_key(metadata, hardware)
+        conn.execute("UPDATE runs SET system_key = ?, system_json = ? WHERE id = ?",
+                     (system.digest, json.dumps(system.to_dict(), sort_keys=True), run_id))
+
+
 MIGRATIONS: dict[int, tuple[str, Callable[[sqlite3.Connection], None] | None]] = {
     1: (V1_DDL, None),
     2: (V2_DDL, _backfill_v2),
     3: (V3_DDL, None),
+    4: (V4_DDL, _backfill_v4),
 }
 
 
