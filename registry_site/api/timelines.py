@@ -1,5 +1,6 @@
-"""`/api/v1/timelines/`: one metric of one case for a fixed model + hardware class, across runtime
-versions and dates, with the change detection of `registry_site.catalogue.timelines` (shared with the page)."""
+"""`/api/v1/timelines/`: one metric of one workload for a fixed model + hardware class (optionally
+runtime and quantization), across runtime versions and dates, with the change detection of
+`registry_site.catalogue.timelines`. Same parameters and same functions as the timeline page."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from registry_site.api.base import StrictQueryMixin
 from registry_site.catalogue import timelines as shared
 from registry_site.models import PublishedCase, PublishedRun
 
-REQUIRED = ("model", "hardware_class", "pack", "case")
+REQUIRED = ("workload", "model", "hardware_class")
+OPTIONAL = ("runtime", "quantization", "metric")
 
 
 class VerdictSerializer(serializers.Serializer):
@@ -45,63 +47,80 @@ class VersionSerializer(serializers.Serializer):
     first_published = serializers.DateTimeField()
 
 
+class SeriesCountSerializer(serializers.Serializer):
+    model = serializers.CharField()
+    hardware_class = serializers.CharField()
+    runtime_name = serializers.CharField()
+    quantization = serializers.CharField()
+    runs = serializers.IntegerField()
+
+
 class RuleSerializer(serializers.Serializer):
     min_prior = serializers.IntegerField()
     lookback = serializers.IntegerField()
     min_effect = serializers.FloatField()
 
 
-class TimelineSerializer(serializers.Serializer):
+class SeriesSerializer(serializers.Serializer):
     model = serializers.CharField()
     hardware_class = serializers.CharField()
-    pack_id = serializers.CharField()
-    case = serializers.CharField()
-    workload = serializers.CharField(allow_null=True)
+    runtime = serializers.CharField(source="runtime_name", help_text='"" = every runtime')
+    quantization = serializers.CharField(help_text='"" = every quantization')
+
+
+class TimelineSerializer(serializers.Serializer):
+    workload = serializers.CharField()
+    series = SeriesSerializer()
     metric = serializers.CharField()
     unit = serializers.CharField()
     higher_is_better = serializers.BooleanField()
     rule = RuleSerializer()
     points = PointSerializer(many=True)
     versions = VersionSerializer(many=True)
+    other_series = SeriesCountSerializer(many=True, help_text="other model/hardware series on this workload")
 
 
-def _require_known(params) -> dict:
-    missing = [name for name in REQUIRED if not params.get(name)]
-    if missing:
-        raise ValidationError({name: ["required"] for name in missing})
+def _series(params) -> tuple[shared.Series, str]:
+    try:
+        series = shared.Series.from_params(params)
+        metric = shared.parse_metric(params.get("metric"))
+    except shared.TimelineQueryError as error:
+        raise ValidationError({error.param: [error.message]}) from None
     public = PublishedRun.objects.public()
-    for name, column in (("model", "model"), ("hardware_class", "hardware_class"), ("pack", "pack_id")):
-        if not public.filter(**{column: params[name]}).exists():
-            raise ValidationError({name: [f"no public run has {name} {params[name]!r}"]})
-    if not PublishedCase.objects.filter(run__in=public.filter(pack_id=params["pack"]), case=params["case"]).exists():
-        raise ValidationError({"case": [f"pack {params['pack']!r} has no public case {params['case']!r}"]})
-    metric = params.get("metric") or "decode_tps"
-    if metric not in shared.METRICS:
-        raise ValidationError({"metric": [f"{metric!r} is not one of {', '.join(shared.METRICS)}"]})
-    return {"model": params["model"], "hardware_class": params["hardware_class"], "pack_id": params["pack"],
-            "case": params["case"], "metric": metric, "workload_key": params.get("workload") or None}
+    if not PublishedCase.objects.filter(workload_key=series.workload_key, run__in=public).exists():
+        raise ValidationError({"workload": [f"no public result has workload {series.workload_key[:80]!r}"]})
+    for name, column, value in (("model", "model", series.model),
+                                ("hardware_class", "hardware_class", series.hardware_class),
+                                ("runtime", "runtime_name", series.runtime_name),
+                                ("quantization", "model_quantization", series.quantization)):
+        if value and not public.filter(**{column: value}).exists():
+            raise ValidationError({name: [f"no public run has {name} {value!r}"]})
+    return series, metric
 
 
 class Timeline(StrictQueryMixin, APIView):
-    extra_query_parameters = frozenset({*REQUIRED, "metric", "workload"})
+    extra_query_parameters = frozenset({*REQUIRED, *OPTIONAL})
 
     @extend_schema(
-        parameters=[*[OpenApiParameter(name, str, required=True) for name in REQUIRED],
-                    OpenApiParameter("metric", str, enum=list(shared.METRICS), description="default decode_tps"),
-                    OpenApiParameter("workload", str, description="workload key; default: every workload of the case")],
+        parameters=[OpenApiParameter("workload", str, required=True, description="workload key (see a leaderboard)"),
+                    OpenApiParameter("model", str, required=True),
+                    OpenApiParameter("hardware_class", str, required=True),
+                    OpenApiParameter("runtime", str, description="runtime name; default every runtime"),
+                    OpenApiParameter("quantization", str),
+                    OpenApiParameter("metric", str, enum=list(shared.METRICS), description="default decode_tps")],
         responses=TimelineSerializer)
     def get(self, request):
-        asked = _require_known(request.query_params)
-        points = shared.points_for(**asked)
-        verdicts = {v.run_id: v.to_dict() for v in shared.detect_changes(points, asked["metric"])}
-        label, unit, higher = shared.METRICS[asked["metric"]]
+        series, metric = _series(request.query_params)
+        points = shared.points_for(series, metric)
+        verdicts = {v.run_id: v.to_dict() for v in shared.detect_changes(points, metric)}
+        _, unit, higher = shared.METRICS[metric]
         body = {
-            "model": asked["model"], "hardware_class": asked["hardware_class"], "pack_id": asked["pack_id"],
-            "case": asked["case"], "workload": asked["workload_key"], "metric": asked["metric"], "unit": unit,
+            "workload": series.workload_key, "series": series, "metric": metric, "unit": unit,
             "higher_is_better": higher,
             "rule": {"min_prior": shared.MIN_PRIOR, "lookback": shared.LOOKBACK, "min_effect": shared.MIN_EFFECT},
             "points": [{"run": p.run_id, "published_at": p.published_at, "runtime_version": p.runtime_version,
                         "value": p.value, "is_demo": p.is_demo, "change": verdicts.get(p.run_id)} for p in points],
             "versions": [vars(v) for v in shared.by_runtime_version(points)],
+            "other_series": shared.series_of(series.workload_key, limit=50),
         }
         return Response(TimelineSerializer(body).data)

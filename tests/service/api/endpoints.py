@@ -8,9 +8,9 @@ def endpoint_requests(catalogue) -> list[tuple[str, str, str]]:
 
     runs = catalogue["runs"]
     run = runs["runtime"]
-    case = PublishedCase.objects.filter(run=run).order_by("pk").first().case
-    timeline = (f"model={run.model}&hardware_class={run.hardware_class}&pack={run.pack_id}&case={case}"
-                "&metric=decode_tps")
+    first = PublishedCase.objects.filter(run=run).order_by("pk").first()
+    case = first.case
+    timeline = f"workload={first.workload_key}&model={run.model}&hardware_class={run.hardware_class}&metric=decode_tps"
     return [
         ("runs_list", "/api/v1/runs/", "/api/v1/runs/"),
         ("runs_list_smoke", "/api/v1/runs/?pack=smoke-chat", "/api/v1/runs/"),

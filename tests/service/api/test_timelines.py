@@ -1,4 +1,4 @@
-"""/api/v1/timelines/: one case's metric for a model + hardware class, with change-detection verdicts."""
+"""/api/v1/timelines/: one workload's metric for a model + hardware class, with change-detection verdicts."""
 
 from __future__ import annotations
 
@@ -8,26 +8,35 @@ pytestmark = pytest.mark.django_db
 
 
 def _query(run, case, **extra):
-    params = {"model": run.model, "hardware_class": run.hardware_class, "pack": run.pack_id, "case": case, **extra}
-    return params
+    return {"workload": case.workload_key, "model": run.model, "hardware_class": run.hardware_class, **extra}
 
 
 def test_points_carry_their_verdict_and_the_rule(client, catalogue):
     run = catalogue["runs"]["runtime"]
     case = run.cases.order_by("pk").first()
-    body = client.get("/api/v1/timelines/", _query(run, case.case)).json()
+    body = client.get("/api/v1/timelines/", _query(run, case)).json()
     assert [p["run"] for p in body["points"]] == [run.pk]
     assert body["points"][0]["value"] == case.decode_tps
     assert body["points"][0]["change"]["verdict"] == "no-verdict"  # one run is no evidence
     assert body["rule"]["min_prior"] >= 1 and body["higher_is_better"] is True
-    assert client.get("/api/v1/timelines/", _query(run, case.case, metric="ttft_s")).json()["higher_is_better"] is False
+    assert body["series"]["model"] == run.model
+    assert client.get("/api/v1/timelines/", _query(run, case, metric="ttft_s")).json()["higher_is_better"] is False
+
+
+def test_a_series_is_one_model_on_one_workload(client, catalogue):
+    run, other = catalogue["runs"]["runtime"], catalogue["runs"]["mlx_runtime"]
+    case = run.cases.order_by("pk").first()
+    body = client.get("/api/v1/timelines/", _query(run, case)).json()
+    assert other.pk not in [p["run"] for p in body["points"]]
+    assert {s["model"] for s in body["other_series"]} >= {run.model}
 
 
 @pytest.mark.parametrize("change, parameter", [({"metric": "colour"}, "metric"), ({"model": "nobody"}, "model"),
-                                               ({"case": "nope"}, "case"), ({"pack": ""}, "pack"),
-                                               ({"hardware_class": "toaster"}, "hardware_class")])
+                                               ({"workload": "nope"}, "workload"), ({"workload": ""}, "workload"),
+                                               ({"hardware_class": "toaster"}, "hardware_class"),
+                                               ({"runtime": "teapot"}, "runtime"), ({"pack": "x"}, "pack")])
 def test_bad_requests_are_named(client, catalogue, change, parameter):
     run = catalogue["runs"]["runtime"]
-    params = {**_query(run, run.cases.first().case), **change}
+    params = {**_query(run, run.cases.first()), **change}
     response = client.get("/api/v1/timelines/", params)
     assert response.status_code == 400 and parameter in response.json()["fields"], response.content

@@ -92,9 +92,9 @@ def test_compare_and_timelines_refuse_hidden_runs(client, hidden):
     public, unpublished = hidden["public"], hidden["unpublished"]
     body = _refused(client, f"/api/v1/compare/?runs={public.pk},{unpublished.pk}")
     assert body["fields"] == {"runs": [f"no public run with id {unpublished.pk}"]}
-    case = unpublished.cases.first().case
-    body = _refused(client, f"/api/v1/timelines/?model={unpublished.model}&hardware_class={unpublished.hardware_class}"
-                            f"&pack={unpublished.pack_id}&case={case}")
+    case = unpublished.cases.first()
+    body = _refused(client, f"/api/v1/timelines/?workload={case.workload_key}&model={unpublished.model}"
+                            f"&hardware_class={unpublished.hardware_class}")
     assert "model" in body["fields"]
 
 
