@@ -25,8 +25,12 @@ from registry_site.api.pagination import CataloguePagination
 conditional_get = decorator_from_middleware(ConditionalGetMiddleware)
 
 
+MAX_NAMED_UNKNOWN = 10
+
+
 class StrictQueryMixin:
     extra_query_parameters: frozenset[str] = frozenset()
+    repeatable_query_parameters: frozenset[str] = frozenset()  # may be given more than once (e.g. compare's runs)
 
     def query_parameters(self) -> set[str]:
         names = set(self.extra_query_parameters)
@@ -40,12 +44,21 @@ class StrictQueryMixin:
 
     def initial(self, request, *args, **kwargs):
         # Before content negotiation: DRF would answer an unknown ?format= with a bare 404.
+        params = request.query_params
         allowed = self.query_parameters()
-        unknown = sorted(set(request.query_params) - allowed)
+        unknown = sorted(set(params) - allowed)
         if unknown:
             accepted = ", ".join(sorted(allowed)) or "none"
-            raise ValidationError({name[:60]: [f"unknown query parameter; this endpoint accepts: {accepted}"]
-                                   for name in unknown})
+            named = {name[:60]: [f"unknown query parameter; this endpoint accepts: {accepted}"]
+                     for name in unknown[:MAX_NAMED_UNKNOWN]}
+            if len(unknown) > MAX_NAMED_UNKNOWN:
+                named["non_field_errors"] = [f"and {len(unknown) - MAX_NAMED_UNKNOWN} more unknown parameters"]
+            raise ValidationError(named)
+        repeated = sorted(name for name in params if len(params.getlist(name)) > 1
+                          and name not in self.repeatable_query_parameters)
+        if repeated:
+            # One value each: which of two `pack` values would win is not something to guess.
+            raise ValidationError({name: ["given more than once; give it once"] for name in repeated})
         super().initial(request, *args, **kwargs)
 
     def finalize_response(self, request, response, *args, **kwargs):

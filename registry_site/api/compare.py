@@ -60,6 +60,7 @@ class ComparisonSerializer(serializers.Serializer):
 
 class Compare(StrictQueryMixin, APIView):
     extra_query_parameters = frozenset({"runs", "page"})
+    repeatable_query_parameters = frozenset({"runs"})  # ?runs=3&runs=5 as well as ?runs=3,5
 
     @extend_schema(
         parameters=[OpenApiParameter("runs", str, required=True, description="2–4 run ids, comma-separated"),

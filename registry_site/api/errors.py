@@ -50,13 +50,21 @@ def error_response(message: str, status_code: int, code: str | None = None, **ex
     return Response({**body, **extra}, status=status_code)
 
 
+MAX_MESSAGE = 300  # a message may quote the value it refuses; a 100 kB value is not echoed back whole
+
+
+def _short(text) -> str:
+    text = str(text)
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
 def _flatten(detail) -> dict[str, list[str]]:
     """DRF's nested ValidationError detail as {name: [messages]}; non-field errors under "non_field_errors"."""
     if isinstance(detail, dict):
-        return {str(name): [str(m) for m in (value if isinstance(value, list) else [value])]
+        return {_short(name)[:60]: [_short(m) for m in (value if isinstance(value, list) else [value])]
                 for name, value in detail.items()}
     items = detail if isinstance(detail, list) else [detail]
-    return {"non_field_errors": [str(m) for m in items]}
+    return {"non_field_errors": [_short(m) for m in items]}
 
 
 def _validation_message(fields: dict[str, list[str]]) -> str:
@@ -81,7 +89,7 @@ def exception_handler(exc, context):
     if response.status_code == status.HTTP_404_NOT_FOUND:
         code, message = "not_found", (message if message not in ("", "Not found.", "No Page matches the given query.")
                                       else "not found, or not public")
-    response.data = error_body(message, response.status_code, code)
+    response.data = error_body(_short(message), response.status_code, code)
     return response
 
 

@@ -128,3 +128,18 @@ def test_a_signed_in_user_is_throttled_by_user(client, submitter):
         cursor.execute("SELECT cache_key FROM benchpack_cache WHERE cache_key LIKE '%throttle%'")
         keys = [row[0] for row in cursor.fetchall()]
     assert keys == [f":1:throttle_user_{submitter.pk}"], keys
+
+
+def test_a_parameter_given_twice_is_refused(client, catalogue):
+    body = _error(client.get("/api/v1/runs/?pack=smoke-chat&pack=runtime-sweep"), 400)
+    assert list(body["fields"]) == ["pack"]
+    runs = catalogue["runs"]
+    assert client.get(f"/api/v1/compare/?runs={runs['runtime'].pk}&runs={runs['smoke'].pk}").status_code == 200
+
+
+def test_refusals_stay_small_whatever_was_sent(client, catalogue):
+    many = _error(client.get("/api/v1/runs/?" + "&".join(f"p{i}=1" for i in range(500))), 400)
+    assert len(many["fields"]) == 11 and "490 more" in many["fields"]["non_field_errors"][0]
+    for url in ("/api/v1/runs/?model=" + "x" * 100_000, "/api/v1/leaderboards/runtime-sweep/?since=" + "9" * 100_000):
+        response = client.get(url)
+        assert response.status_code == 400 and len(response.content) < 2_000, len(response.content)
