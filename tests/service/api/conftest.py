@@ -35,3 +35,23 @@ def catalogue(submit, bundle_archive, operator):
     reject(made["rejected"].pk, operator, "not for the public catalogue")
     made["runs"] = {key: made[key].published_runs.get() for key in ("smoke", "runtime", "mlx_runtime")}
     return made
+
+
+@pytest.fixture
+def publish_variant(submit, bundle_archive, operator, tmp_path):
+    """`publish_variant(base, name, speed=…, runtime=…)`: a scaled copy of a real result dir
+    (tests.service.variants), through the real intake → validate → approve path."""
+    from registry_site.models import PublishedRun
+    from submissions import states
+    from submissions.review import approve
+    from submissions.tasks import validate_submission
+    from tests.service.variants import make_variant
+
+    def do(base, name, **changes):
+        make_variant(tmp_path / "results", base, name, **changes)
+        submission = submit(bundle_archive(name))
+        assert validate_submission(str(submission.pk)) == states.QUARANTINED
+        assert approve(submission.pk, operator)
+        return PublishedRun.objects.get(submission=submission)
+
+    return do
