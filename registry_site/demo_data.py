@@ -38,15 +38,20 @@ def _replies_for(pack) -> list:
 
 
 def ensure_demo_submitter():
+    return ensure_submitter(DEMO_SUBMITTER)
+
+
+def ensure_submitter(email: str):
+    """A login-less user that owns generated data (demo runs, the synthetic catalogue)."""
     from allauth.account.models import EmailAddress
     from django.contrib.auth import get_user_model
 
     User = get_user_model()
-    user, created = User.objects.get_or_create(username=DEMO_SUBMITTER, defaults={"email": DEMO_SUBMITTER})
+    user, created = User.objects.get_or_create(username=email, defaults={"email": email})
     if created:
         user.set_unusable_password()
         user.save()
-    EmailAddress.objects.get_or_create(user=user, email=DEMO_SUBMITTER, defaults={"verified": True, "primary": True})
+    EmailAddress.objects.get_or_create(user=user, email=email, defaults={"verified": True, "primary": True})
     return user
 
 

@@ -187,3 +187,16 @@ class LeaderboardEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pack_id} {self.case or '(pack)'} · {self.model} · {self.runtime_name} · {self.hardware_class}"
+
+
+class CatalogueGeneration(models.Model):
+    """One row whose `value` grows with every change to what the public catalogue shows.
+
+    Bumped inside the transaction that makes the change (publishing, a
+    withdrawal, unpublish, flag, reproduction verdict: every path that rewrites
+    leaderboard rows), so a reader sees the new number exactly when it can see
+    the new data. `registry_site.catalogue.cache` keys cached public responses
+    by it: a response can never outlive the data it was rendered from.
+    """
+
+    value = models.BigIntegerField(default=0)

@@ -62,10 +62,16 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
+    "registry_site.catalogue.cache.PublicResponseCacheMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
+
+# registry_site/catalogue/cache.py: anonymous catalogue GETs served from a per-process cache keyed by the
+# catalogue's generation (bumped in every transaction that changes public data).
+CATALOGUE_RESPONSE_CACHE = env_bool("CATALOGUE_RESPONSE_CACHE", True)
 
 ROOT_URLCONF = "registry_site.urls"
 WSGI_APPLICATION = "registry_site.wsgi.application"

@@ -20,3 +20,6 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # IMMEDIATE come with the main settings.
     VAR_DIR.mkdir(parents=True, exist_ok=True)  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}  # noqa: F405
+
+# Unit tests edit catalogue rows directly; the response cache has its own tests (override_settings).
+CATALOGUE_RESPONSE_CACHE = env_bool("CATALOGUE_RESPONSE_CACHE", False)  # noqa: F405

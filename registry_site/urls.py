@@ -2,12 +2,14 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from accounts import views as account_views
+from registry_site import health
 from registry_site import views
 from registry_site.api import errors as api_errors
 from registry_site.api.docs import DocsView
 from submissions.api import v1 as submissions_api
 
 urlpatterns = [
+    path("healthz/", health.healthz, name="healthz"),
     path("", views.home, name="home"),
     path("", include("registry_site.pages.urls")),
     path("accounts/tokens/", account_views.tokens, name="accounts_tokens"),

@@ -18,9 +18,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, fields as dataclass_fields
 
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
 from benchpack import stats
+from registry_site.catalogue import cache
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
 PROVENANCE_RANK = {"self-reported": 0, "operator-curated": 1, "independently-reproduced": 2}
@@ -60,7 +61,7 @@ def _pass_rate(passed, scored):
     return None if not scored else passed / scored
 
 
-@dataclass
+@dataclass(slots=True)  # a million of these while rebuilding
 class RunFigures:
     """One run's contribution to one entry: its medians, counts and identity."""
 
@@ -98,10 +99,23 @@ def _pack_figures(run: PublishedRun, cases: list) -> RunFigures:
         scored=sum(c.scored_rows for c in scored) if scored else None,
         correct=sum(c.passed_rows or 0 for c in scored) if scored else None,
         cache_state=states.pop() if len(states) == 1 else "mixed",
+        # completed by _complete_pack_workloads once the case workloads' completeness is known
+        workload_fields={"kind": "pack-workload", "pack_id": run.pack_id, "pack_version": run.pack_version,
+                         "adapter": run.adapter, "cases": sorted({c.workload_key for c in cases}), "complete": None},
     )
     for metric in CASE_METRIC_FIELDS:
         setattr(figures, metric, stats.median(getattr(c, metric) for c in cases))
     return figures
+
+
+def _complete_pack_workloads(entries: list[LeaderboardEntry], case_model=PublishedCase) -> None:
+    """A whole-pack workload is complete when every case workload in it is."""
+    pack_entries = [e for e in entries if not e.case and e.workload_fields]
+    fields_of = _workload_fields_of({k for e in pack_entries for k in e.workload_fields["cases"]}, case_model)
+    complete = {key: bool((fields or {}).get("complete")) for key, fields in fields_of.items()}
+    for entry in pack_entries:
+        entry.workload_complete = all(complete.get(k) for k in entry.workload_fields["cases"])
+        entry.workload_fields = {**entry.workload_fields, "complete": entry.workload_complete}
 
 
 def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigures],
@@ -161,13 +175,16 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
         runs = list(public_runs.filter(pack_workload_key=workload, system_key=system))
         cases_of = defaultdict(list)
         for case in PublishedCase.objects.filter(run__in=[r.pk for r in runs]).only(
-                "run_id", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state", *CASE_METRIC_FIELDS):
+                "run_id", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
+                *CASE_METRIC_FIELDS):
             cases_of[case.run_id].append(case)
         LeaderboardEntry.objects.filter(workload_key=workload, system_key=system, case="").delete()
         figures = [_pack_figures(run, cases_of[run.pk]) for run in runs if cases_of[run.pk]]
         if figures:
             new.append(_entry(workload, system, "", figures))
+    _complete_pack_workloads(new)
     LeaderboardEntry.objects.bulk_create(new, batch_size=500)
+    cache.bump()  # cached public responses rendered before this change are never served again
 
 
 def pairs_of(runs: Iterable[PublishedRun]) -> tuple[set, set]:
@@ -219,19 +236,25 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
         packs[(run.pack_workload_key, run.system_key)].append(_pack_figures(run, run_cases))
     entries.extend(_entry(w, s, "", figs, entry_model) for (w, s), figs in packs.items() if w and s)
     _fill_workload_fields(entries, case_model)
+    _complete_pack_workloads(entries, case_model)
     entry_model.objects.bulk_create(entries, batch_size=batch_size // 5)
+    if models is None:  # a migration's historical models: the generation table may not exist yet
+        cache.bump()
     return len(entries)
+
+
+def _workload_fields_of(keys, case_model=PublishedCase) -> dict[str, dict | None]:
+    """One stored copy of each workload key's fields (every case row of a workload holds the same)."""
+    found = {}
+    for key in sorted(keys):
+        found[key] = (case_model.objects.filter(workload_key=key, workload_fields__isnull=False)
+                      .values_list("workload_fields", flat=True).first())
+    return found
 
 
 def _fill_workload_fields(entries: list[LeaderboardEntry], case_model=PublishedCase) -> None:
     """rebuild_all drops the per-case JSON while streaming; one query per workload puts it back."""
-    missing = {e.workload_key for e in entries if e.case and not e.workload_fields}
-    found = {}
-    keys = sorted(missing)
-    for start in range(0, len(keys), 500):
-        for key, fields in (case_model.objects.filter(workload_key__in=keys[start:start + 500])
-                            .values_list("workload_key", "workload_fields")):
-            found.setdefault(key, fields)
+    found = _workload_fields_of({e.workload_key for e in entries if e.case and not e.workload_fields}, case_model)
     for entry in entries:
         if entry.case and not entry.workload_fields:
             entry.workload_fields = found.get(entry.workload_key)
@@ -449,5 +472,6 @@ def entities(kind: str) -> list[dict]:
     extra = {"model": ("model_family", "model_quantization"), "runtime": ("runtime_version",),
              "hardware": ("accelerator",)}[kind]
     return list(LeaderboardEntry.objects.filter(case="").exclude(**{column: ""}).values(column, *extra)
-                .annotate(rows=Count("id"), runs=Sum("run_count"), demo=Max("is_demo"))
+                .annotate(rows=Count("id"), runs=Sum("run_count"),
+                          demo=Max(Case(When(is_demo=True, then=1), default=0)))  # PostgreSQL has no MAX(boolean)
                 .order_by(column, *extra))

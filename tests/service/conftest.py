@@ -64,3 +64,12 @@ def submit(submitter):
         return receive_upload(user or submitter, archive.name, archive.read_bytes())
 
     return do
+
+
+@pytest.fixture(autouse=True)
+def _empty_response_cache():
+    """Each test's database starts at the same catalogue generation; a response cached by another test must not
+    answer (registry_site/catalogue/cache.py)."""
+    from registry_site.catalogue.cache import RESPONSES
+
+    RESPONSES.clear()

@@ -1,0 +1,230 @@
+"""Leaderboard, compare and timeline latency under load, against a trivial JSON view in the same run.
+
+    uv run python manage.py seed_catalogue --cases 1000000      # once, into the database below
+    DATABASE_URL=sqlite:////path/to/registry.sqlite3 uv run python bench/catalogue_load.py [--duration 60]
+
+Method (docs/leaderboards.md, "Scale"): granian serves the WSGI app as the
+production unit does (`--workers 2`, DEBUG off) on 127.0.0.1; `wrk` (one
+client process, 2 threads, 16 connections, loopback only, a fixed duration)
+drives one target at a time: the trivial JSON view `/healthz/` first, then
+each catalogue target, each a rotating list of real URLs (several boards,
+orders, filters and pages; compare sets of 2–4 runs; timelines of several
+model + hardware series) taken from the seeded database. A Lua hook reports
+p50/p95/p99 and requests/s per target. Pass: leaderboard page and API p95
+<= 50 ms and >= 50 % of the trivial view's requests/s; compare and timeline
+p95 <= 100 ms. The API's anonymous throttle is raised for the run (one client
+address would otherwise be throttled by design); every request still passes
+through the throttle's cache.
+
+Not part of the test suite. Needs `wrk` (Debian package `wrk`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+import httpx
+
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per checked URL otherwise
+
+ROOT = Path(__file__).resolve().parent.parent
+LUA = r"""
+local paths = {}
+for line in io.lines("%(paths)s") do paths[#paths + 1] = line end
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", paths[(counter %% #paths) + 1])
+end
+done = function(summary, latency, requests)
+  local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
+  io.write(string.format("RESULT {\"requests\": %%d, \"duration_us\": %%d, \"non2xx\": %%d, \"errors\": %%d, " ..
+    "\"p50_ms\": %%.3f, \"p95_ms\": %%.3f, \"p99_ms\": %%.3f, \"max_ms\": %%.3f}\n",
+    summary.requests, summary.duration, summary.errors.status, errors,
+    latency:percentile(50) / 1000, latency:percentile(95) / 1000, latency:percentile(99) / 1000, latency.max / 1000))
+end
+"""
+
+
+@dataclass
+class Target:
+    name: str
+    paths: list[str]
+    p95_limit_ms: float | None
+    min_ratio: float | None = None  # of the trivial view's requests/s
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def discover(limit: int = 40, seed: int = 3) -> list[Target]:
+    """Real URLs from the seeded database (read through the same query functions the views use)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry_site.settings")
+    import django
+
+    django.setup()
+    from registry_site.catalogue import leaderboard as lb
+    from registry_site.models import LeaderboardEntry, PublishedRun
+
+    rng = random.Random(seed)
+    boards = sorted(lb.boards(), key=lambda b: -b["systems"])[:8]
+    variants = [{}, {"order": "ttft_s"}, {"order": "-decode_tps"}, {"page": "2"}, {"runtime": "llama.cpp"},
+                {"accelerator": "4090"}, {"quantization": "Q4_K_M", "order": "wall_s"}, {"order": "pass_rate"}]
+    page_paths, api_paths = [], []
+    for board in boards:
+        suffix = f"{quote(board['pack_id'])}/" + (f"{quote(board['case'])}/" if board["case"] else "")
+        for variant in variants:
+            query = ("?" + urlencode(variant)) if variant else ""
+            page_paths.append(f"/leaderboards/{suffix}{query}")
+            api_paths.append(f"/api/v1/leaderboards/{suffix}{query}")
+    rng.shuffle(page_paths)
+    rng.shuffle(api_paths)
+    # Compare: 2–4 runs of one pack from different systems (what a user picks off a board).
+    compare_pages, compare_api = [], []
+    for board in boards:
+        entries = list(LeaderboardEntry.objects.filter(pack_id=board["pack_id"], case=board["case"])
+                       .values_list("representative_run_id", flat=True)[:200])
+        for _ in range(limit // len(boards) + 1):
+            ids = ",".join(str(i) for i in rng.sample(entries, min(len(entries), rng.randint(2, 4))))
+            compare_pages.append(f"/compare/?runs={ids}")
+            compare_api.append(f"/api/v1/compare/?runs={ids}")
+    # Timelines: a fixed model + hardware class + workload, across runtime versions.
+    timeline_pages, timeline_api = [], []
+    series = (LeaderboardEntry.objects.exclude(case="").values("workload_key", "pack_id", "case", "model",
+                                                                "hardware_class").distinct()[:2000])
+    for row in rng.sample(list(series), min(limit, len(series))):
+        timeline_pages.append("/timelines/?" + urlencode({"workload": row["workload_key"], "model": row["model"],
+                                                          "hardware_class": row["hardware_class"]}))
+        timeline_api.append("/api/v1/timelines/?" + urlencode({"workload": row["workload_key"], "model": row["model"],
+                                                               "hardware_class": row["hardware_class"]}))
+    print(f"catalogue: {PublishedRun.objects.count():,} runs, {LeaderboardEntry.objects.count():,} leaderboard rows")
+    return [
+        Target("trivial JSON view /healthz/", ["/healthz/"], None),
+        Target("leaderboard page", page_paths, 50, 0.5),
+        Target("leaderboard API", api_paths, 50, 0.5),
+        Target("compare page", compare_pages, 100),
+        Target("compare API", compare_api, 100),
+        Target("timeline page", timeline_pages, 100),
+        Target("timeline API", timeline_api, 100),
+    ]
+
+
+def start_server(port: int, workers: int) -> subprocess.Popen:
+    env = {**os.environ, "BENCHPACK_ENV": "local", "DEBUG": "false", "API_ANON_RATE": "100000000/minute",
+           "API_USER_RATE": "100000000/minute"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", str(workers), "registry_site.wsgi:application"],
+        cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz/", timeout=2).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    stop(server)
+    raise SystemExit("granian did not answer /healthz/ within 60 s")
+
+
+def stop(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+def check_urls(port: int, targets: list[Target]) -> None:
+    """Every URL answers 200 before it is measured (a fast 404 would flatter the numbers)."""
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        for target in targets:
+            bad = [(p, r.status_code) for p in target.paths if (r := client.get(p)).status_code != 200]
+            if bad:
+                raise SystemExit(f"{target.name}: {len(bad)} URLs do not answer 200, e.g. {bad[:3]}")
+
+
+def measure(port: int, target: Target, duration: int, connections: int, threads: int, work: Path) -> dict:
+    paths = work / f"paths-{abs(hash(target.name))}.txt"
+    paths.write_text("\n".join(target.paths) + "\n")
+    script = work / "rotate.lua"
+    script.write_text(LUA % {"paths": paths})
+    out = subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", "10s",
+                          "-s", str(script), f"http://127.0.0.1:{port}"],
+                         capture_output=True, text=True, check=True).stdout
+    result = json.loads(next(line for line in out.splitlines() if line.startswith("RESULT "))[7:])
+    result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=60, help="seconds per target (default 60)")
+    parser.add_argument("--connections", type=int, default=16, help="concurrent clients (default 16)")
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
+    parser.add_argument("--workers", type=int, default=2, help="granian workers (default 2, as deployed)")
+    parser.add_argument("--only", action="append", help="measure only targets whose name contains this")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+    if shutil.which("wrk") is None:
+        raise SystemExit("needs wrk (apt-get install wrk)")
+    sys.path.insert(0, str(ROOT))
+    targets = discover()
+    if args.only:
+        targets = [t for t in targets if t.name.startswith("trivial") or any(o in t.name for o in args.only)]
+    port = _free_port()
+    server = start_server(port, args.workers)
+    results = []
+    try:
+        check_urls(port, targets)
+        with tempfile.TemporaryDirectory(prefix="catalogue-load-") as tmp:
+            for target in targets:
+                measure(port, target, min(5, args.duration), args.connections, args.threads, Path(tmp))  # warm-up
+                result = measure(port, target, args.duration, args.connections, args.threads, Path(tmp))
+                results.append((target, result))
+                print(f"{target.name:28} {result['rps']:8.1f} req/s  p50 {result['p50_ms']:6.1f} ms  "
+                      f"p95 {result['p95_ms']:6.1f} ms  p99 {result['p99_ms']:6.1f} ms  "
+                      f"non-2xx {result['non2xx']}  errors {result['errors']}", flush=True)
+    finally:
+        stop(server)
+    baseline = results[0][1]["rps"]
+    failed = False
+    print(f"\n{'target':28} {'req/s':>8} {'ratio':>6} {'p95 ms':>7} {'limit':>6}  verdict")
+    for target, result in results:
+        ratio = result["rps"] / baseline
+        ok = result["non2xx"] == 0 and result["errors"] == 0
+        if target.p95_limit_ms is not None:
+            ok = ok and result["p95_ms"] <= target.p95_limit_ms
+        if target.min_ratio is not None:
+            ok = ok and ratio >= target.min_ratio
+        failed |= not ok
+        limit = "" if target.p95_limit_ms is None else f"{target.p95_limit_ms:.0f}"
+        print(f"{target.name:28} {result['rps']:8.1f} {ratio:6.2f} {result['p95_ms']:7.1f} {limit:>6}  "
+              f"{'pass' if ok else 'FAIL'}")
+    if args.json:
+        args.json.write_text(json.dumps([{"target": t.name, **r, "ratio": r["rps"] / baseline} for t, r in results],
+                                        indent=2))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

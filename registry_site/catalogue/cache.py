@@ -1,0 +1,158 @@
+"""Cached public responses, keyed by the catalogue's generation.
+
+Rendering a leaderboard (50 rows x 30 columns through the template engine)
+costs tens of milliseconds; the same board is asked for again and again
+between two approvals. `PublicResponseCacheMiddleware` keeps anonymous GET
+responses of the public catalogue pages and API in a per-process LRU, keyed
+by (generation, host, scheme, path + query, Accept). The generation is one
+row (`CatalogueGeneration`) bumped inside every transaction that changes
+what the public side shows (`bump`, called by
+`registry_site.catalogue.leaderboard.refresh` / `rebuild_all`, which every
+publish, withdrawal, unpublish, flag and reproduction verdict goes through),
+and read once per request. A reader sees the new generation exactly when it
+can see the new data, so no cached response outlives a withdrawal; the
+bench and tests/service/catalogue/test_response_cache.py check it.
+
+Not cached: anything but GET; requests with a session or messages cookie
+(a logged-in user's pages carry their own buttons), an Authorization header
+(API tokens) or conditional headers (the view answers 304 itself); responses
+other than 200, streaming ones, ones that set a cookie (a CSRF token in a
+form) or say private / no-store; bodies over MAX_ENTRY_BYTES. A hit on an API
+path still passes the anonymous throttle, as the view would.
+
+Anything that changes public data must do so through `leaderboard.refresh`
+(or call `bump()` in its transaction); a direct ORM update would be served
+stale until the next bump. Setting CATALOGUE_RESPONSE_CACHE (env, default on;
+off in the unit-test settings, which edit rows directly) turns it off.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import F
+from django.http import HttpResponse
+
+from registry_site.models import CatalogueGeneration
+
+CACHED_PREFIXES = (
+    "/leaderboards/", "/compare/", "/timelines/", "/models/", "/runtimes/", "/hardware/", "/runs/",
+    "/api/v1/leaderboards/", "/api/v1/compare/", "/api/v1/timelines/", "/api/v1/runs/", "/api/v1/cases/",
+    "/api/v1/systems/", "/api/v1/models/", "/api/v1/runtimes/", "/api/v1/hardware-classes/",
+)
+MAX_ENTRY_BYTES = 1 << 20
+MAX_TOTAL_BYTES = 64 << 20  # per web process
+_BYPASS_HEADERS = ("HTTP_AUTHORIZATION", "HTTP_IF_NONE_MATCH", "HTTP_IF_MODIFIED_SINCE")
+_GENERATION_SQL = None
+
+
+def bump() -> None:
+    """Call inside the transaction that changes public data (the row lock orders concurrent writers)."""
+    if CatalogueGeneration.objects.filter(pk=1).update(value=F("value") + 1) == 0:
+        CatalogueGeneration.objects.create(pk=1, value=2)
+
+
+def current_generation() -> int | None:
+    global _GENERATION_SQL
+    if _GENERATION_SQL is None:
+        table = connection.ops.quote_name(CatalogueGeneration._meta.db_table)
+        _GENERATION_SQL = f"SELECT value FROM {table} WHERE id = 1"
+    with connection.cursor() as cursor:
+        cursor.execute(_GENERATION_SQL)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+class ResponseLRU:
+    """Bounded by total body bytes; thread-safe (granian runs blocking threads)."""
+
+    def __init__(self, max_bytes: int = MAX_TOTAL_BYTES):
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.entries: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            found = self.entries.get(key)
+            if found is not None:
+                self.entries.move_to_end(key)
+            return found
+
+    def put(self, key, entry, size: int) -> None:
+        with self.lock:
+            if key in self.entries:
+                return
+            self.entries[key] = (entry, size)
+            self.bytes += size
+            while self.bytes > self.max_bytes and self.entries:
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.bytes -= dropped
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.bytes = 0
+
+
+RESPONSES = ResponseLRU()
+
+
+def _cacheable_request(request) -> bool:
+    if not settings.CATALOGUE_RESPONSE_CACHE:
+        return False
+    if request.method != "GET" or not request.path.startswith(CACHED_PREFIXES):
+        return False
+    if settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
+        return False
+    return not any(header in request.META for header in _BYPASS_HEADERS)
+
+
+def _cacheable_response(response) -> bool:
+    if response.status_code != 200 or response.streaming or response.cookies:
+        return False
+    control = response.get("Cache-Control", "").lower()
+    return "private" not in control and "no-store" not in control and len(response.content) <= MAX_ENTRY_BYTES
+
+
+def _throttled(request) -> bool:
+    """The throttles of the DRF view this URL resolves to, for a hit that never reaches that view."""
+    from django.urls import Resolver404, resolve
+
+    try:
+        view_class = getattr(resolve(request.path_info).func, "view_class", None)
+    except Resolver404:
+        return False
+    view = view_class() if view_class is not None else None
+    throttles = [throttle() for throttle in getattr(view, "throttle_classes", ())]
+    return not all(throttle.allow_request(request, view) for throttle in throttles)
+
+
+class PublicResponseCacheMiddleware:
+    """After AuthenticationMiddleware (the throttle reads request.user); see the module docstring."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not _cacheable_request(request):
+            return self.get_response(request)
+        generation = current_generation()
+        key = (generation, request.get_host(), request.scheme, request.get_full_path(),
+               request.META.get("HTTP_ACCEPT", ""))
+        found = RESPONSES.get(key) if generation is not None else None
+        if found is not None and not (request.path.startswith("/api/") and _throttled(request)):
+            status, headers, body = found[0]
+            response = HttpResponse(body, status=status)
+            for name, value in headers:
+                response[name] = value
+            response["X-Catalogue-Cache"] = "hit"
+            return response
+        response = self.get_response(request)
+        if generation is not None and _cacheable_response(response):
+            body = response.content
+            RESPONSES.put(key, (response.status_code, list(response.items()), body), len(body))
+        return response

@@ -1,0 +1,160 @@
+"""`manage.py seed_catalogue --cases N [--dry-run]`: a synthetic, labelled catalogue for scale tests.
+
+What it writes and why it is safe to tell apart from real data:
+registry_site/catalogue/synthetic.py. Bulk inserts in one transaction, then
+every leaderboard row is rebuilt from the public runs (the same code the
+approval path uses per run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.utils import timezone
+
+BATCH_RUNS = 5000
+
+
+class Command(BaseCommand):
+    help = "Seed a synthetic, clearly labelled catalogue (demo data) of N published case rows for scale tests."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--cases", type=int, default=1_000_000, help="published case rows to create (default 1M)")
+        parser.add_argument("--systems", type=int, default=300, help="distinct systems (default 300)")
+        parser.add_argument("--rows-per-case", type=int, default=1, help="raw rows stored per case (default 1)")
+        parser.add_argument("--seed", type=int, default=10, help="random seed (same seed, same catalogue)")
+        parser.add_argument("--dry-run", action="store_true", help="say what would be created; write nothing")
+
+    def handle(self, *args, cases, systems, rows_per_case, seed, dry_run, **options):
+        from registry_site.catalogue import synthetic
+
+        if cases < 1 or systems < 1 or rows_per_case < 0:
+            raise CommandError("--cases and --systems must be 1 or more, --rows-per-case 0 or more")
+        started = time.monotonic()
+        plan = synthetic.plan(cases, systems, rows_per_case, seed)
+        for line in plan.describe():
+            self.stdout.write(line)
+        if dry_run:
+            self.stdout.write("dry run: nothing written")
+            return
+        with transaction.atomic():
+            created = self._write(plan)
+        self.stdout.write(f"seeded {created['runs']:,} runs, {created['cases']:,} case rows, "
+                          f"{created['entries']:,} leaderboard rows in {time.monotonic() - started:.0f} s")
+
+    def _write(self, plan) -> dict:
+        from django.db.models import Max
+
+        from registry_site.catalogue import leaderboard, synthetic
+        from registry_site.demo_data import ensure_submitter
+        from registry_site.models import PublishedCase, PublishedRow, PublishedRun
+        from submissions import states
+        from submissions.models import Submission
+
+        user = ensure_submitter(synthetic.SYNTHETIC_SUBMITTER)
+        submissions = {}
+        for system in plan.systems:
+            digest = hashlib.sha256(f"synthetic-{plan.seed}-{system.key.digest}".encode()).hexdigest()
+            submissions[system.index], _ = Submission.objects.get_or_create(
+                archive_sha256=digest,
+                defaults={"submitter": user, "state": states.APPROVED, "archive_name": "synthetic-catalogue",
+                          "archive_size": 0, "archive": b"", "provenance": "self-reported", "is_demo": True,
+                          "decision_reason": synthetic.NOTE})
+        rng = random.Random(plan.seed)
+        now = timezone.now()
+        next_id = (PublishedRun.objects.aggregate(top=Max("id"))["top"] or 0) + 1
+        runs, cases, rows = Inserter(PublishedRun), Inserter(PublishedCase), Inserter(PublishedRow)
+        per_system = {}  # what every run of one system shares, encoded once
+        counts = {"runs": 0, "cases": 0}
+        for start in range(0, plan.runs, BATCH_RUNS):
+            batch_runs, batch_cases, batch_rows = [], [], []
+            for number in range(start, min(plan.runs, start + BATCH_RUNS)):
+                values = synthetic.run_values(plan, number, rng, now)
+                run_id = next_id + number
+                batch_runs.append(self._run(values, run_id, submissions, per_system))
+                batch_cases.extend({**case, "run_id": run_id} for case in values.cases)
+                if plan.rows_per_case:
+                    batch_rows.extend({**row, "run_id": run_id} for row in values.rows)
+            runs.insert(batch_runs)
+            cases.insert(batch_cases)
+            rows.insert(batch_rows)
+            counts["runs"] += len(batch_runs)
+            counts["cases"] += len(batch_cases)
+            if counts["runs"] % (BATCH_RUNS * 25) == 0:
+                self.stdout.write(f"  {counts['runs']:,} runs, {counts['cases']:,} case rows")
+        counts["entries"] = leaderboard.rebuild_all(say=self.stdout.write)
+        return counts
+
+    @staticmethod
+    def _run(values, run_id, submissions, per_system) -> dict:
+        from benchpack.registry import fingerprint as fp
+
+        system, pack = values.system, values.pack
+        shared = per_system.get((system.index, pack.pack_id))
+        if shared is None:
+            shared = per_system[(system.index, pack.pack_id)] = {
+                "submission_id": submissions[system.index].pk, "pack_id": pack.pack_id,
+                "pack_version": pack.version, "adapter": pack.adapter, "model": system.model,
+                "runtime": f"{system.runtime} {system.version}",
+                "hardware_class": system.key.fields["hardware_class"] or "", "provenance": "self-reported",
+                "is_demo": True, "hardware": system.hardware, "run_metadata": system.metadata,
+                "system_key": system.key.digest, "system_fields": system.key.to_dict(),
+                "pack_workload_key": fp.pack_workload_key([key for _, key, _ in pack.cases]).digest,
+                "model_family": system.family, "model_quantization": system.quantization,
+                "runtime_name": system.runtime, "runtime_version": system.version,
+                "accelerator": fp.accelerator(system.hardware) or "", "status": "published", "status_reason": "",
+                "status_changed_at": None, "flag_note": "", "reproduction_state": "",
+            }
+        count = len(values.rows) or len(values.cases)
+        return {**shared, "id": run_id, "label": values.label, "row_count": count, "ok_count": count,
+                "published_at": values.published_at}
+
+
+class Inserter:
+    """executemany straight into a model's table: the synthetic rows are already valid, and
+    bulk_create's per-value preparation was most of the seeding time. JSON is encoded once
+    per distinct object (systems share theirs)."""
+
+    def __init__(self, model):
+        from django.db import connection, models
+
+        self.connection = connection
+        fields = [f for f in model._meta.concrete_fields if not (f.primary_key and model.__name__ != "PublishedRun")]
+        self.names = [f.attname for f in fields]
+        columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+        self.sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) "
+                    f"VALUES ({', '.join(['%s'] * len(fields))})")
+        self.encoders = []
+        for f in fields:
+            if isinstance(f, models.JSONField):
+                self.encoders.append(self._json)
+            elif isinstance(f, models.DateTimeField):
+                self.encoders.append(connection.ops.adapt_datetimefield_value)
+            elif isinstance(f, models.ForeignKey) and isinstance(f.target_field, models.UUIDField):
+                self.encoders.append(lambda v, target=f.target_field: target.get_db_prep_value(v, connection))
+            elif isinstance(f, models.BooleanField):
+                self.encoders.append(lambda v: None if v is None else bool(v))
+            else:
+                self.encoders.append(None)
+        self.encoded: dict[int, tuple] = {}
+
+    def _json(self, value):
+        if value is None:
+            return None
+        found = self.encoded.get(id(value))
+        if found is None or found[0] is not value:
+            found = self.encoded[id(value)] = (value, json.dumps(value))
+        return found[1]
+
+    def insert(self, dicts: list[dict]) -> None:
+        if not dicts:
+            return
+        names, encoders = self.names, self.encoders
+        params = [tuple(enc(d.get(n)) if enc else d.get(n) for n, enc in zip(names, encoders)) for d in dicts]
+        with self.connection.cursor() as cursor:
+            cursor.executemany(self.sql, params)
