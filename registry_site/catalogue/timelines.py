@@ -27,7 +27,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from django.db.models import Count, F
+from django.db.models import F, Sum
 
 from benchpack.stats import is_number
 
@@ -183,6 +183,20 @@ def parse_metric(value) -> str:
     return metric
 
 
+def _system_keys(series: Series) -> list[str]:
+    """The systems (model + quantization + runtime + version + hardware) in this series, read from the
+    leaderboard rows of its workload: a few hundred rows on one index, not a scan of the case rows."""
+    from registry_site.models import LeaderboardEntry
+
+    entries = LeaderboardEntry.objects.filter(workload_key=series.workload_key, model=series.model,
+                                              hardware_class=series.hardware_class)
+    if series.runtime_name:
+        entries = entries.filter(runtime_name=series.runtime_name)
+    if series.quantization:
+        entries = entries.filter(model_quantization=series.quantization)
+    return list(entries.values_list("system_key", flat=True))
+
+
 def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
     """Public runs' values of `metric` on the series' workload, oldest first. Demo runs are
     left out once a real run exists in the series (the same rule as the rankings)."""
@@ -190,8 +204,8 @@ def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
 
     metric_direction(metric)
     cases = PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs(),
-                                         workload_key=series.workload_key, run__model=series.model,
-                                         run__hardware_class=series.hardware_class)
+                                         workload_key=series.workload_key, system_key__in=_system_keys(series),
+                                         run__model=series.model, run__hardware_class=series.hardware_class)
     if series.runtime_name:
         cases = cases.filter(run__runtime_name=series.runtime_name)
     if series.quantization:
@@ -208,13 +222,13 @@ def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
 
 
 def series_of(workload_key: str, *, limit: int = 200) -> list[dict]:
-    """The series of one workload that have runs: {model, hardware_class, runtime_name, quantization, runs}."""
-    from registry_site.models import PublishedCase
+    """The series of one workload that have public runs: {model, hardware_class, runtime_name, quantization,
+    runs}, most runs first (from its leaderboard rows, which cover exactly the public runs)."""
+    from registry_site.models import LeaderboardEntry
 
-    return list(PublishedCase.objects.filter(workload_key=workload_key, run__in=_public_runs())
-                .values(model=F("run__model"), hardware_class=F("run__hardware_class"),
-                        runtime_name=F("run__runtime_name"), quantization=F("run__model_quantization"))
-                .annotate(runs=Count("run_id")).order_by("-runs", "model", "hardware_class")[:limit])
+    return list(LeaderboardEntry.objects.filter(workload_key=workload_key)
+                .values("model", "hardware_class", "runtime_name", quantization=F("model_quantization"))
+                .annotate(runs=Sum("run_count")).order_by("-runs", "model", "hardware_class")[:limit])
 
 
 def _public_runs():
@@ -232,3 +246,58 @@ def _value(row: dict, metric: str) -> float | None:
         scored = row["scored_rows"]
         return row["passed_rows"] / scored if row["passed_rows"] is not None and scored else None
     return row[metric]
+
+
+@dataclass(frozen=True)
+class FlaggedChange:
+    series: Series
+    metric: str
+    verdict: Verdict
+    runtime_version: str
+    published_at: datetime
+
+
+def scan(metric: str = "decode_tps", *, queryset=None, chunk_size: int = 5000):
+    """Every series of the public catalogue through `detect_changes`, streaming the case rows once.
+
+    Returns (series_count, verdict_counts, flagged): how many series, how many points got each
+    verdict, and the flagged changes. For the closing report on a seeded catalogue and for
+    operators (`manage.py timeline_changes`); the pages judge one series at a time."""
+    from registry_site.models import PublishedCase
+
+    metric_direction(metric)
+    key = ("workload_key", "run__model", "run__hardware_class", "run__runtime_name", "run__model_quantization")
+    rows = (PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs())
+            .exclude(workload_key="")
+            .order_by(*key, "run__published_at", "run_id")
+            .values_list(*key, "run_id", "run__published_at", "run__runtime_version", "run__is_demo",
+                         *_columns(metric)))
+    counts = {REGRESSION: 0, IMPROVEMENT: 0, NO_CHANGE: 0, NO_VERDICT: 0}
+    flagged: list[FlaggedChange] = []
+    series_count = 0
+    current, points = None, []
+
+    def finish():
+        nonlocal series_count
+        if current is None:
+            return
+        series_count += 1
+        kept = [p for p in points if not p.is_demo] if any(not p.is_demo for p in points) else points
+        by_run = {p.run_id: p for p in kept}
+        for verdict in detect_changes(kept, metric):
+            counts[verdict.verdict] += 1
+            if verdict.verdict in (REGRESSION, IMPROVEMENT):
+                point = by_run[verdict.run_id]
+                flagged.append(FlaggedChange(Series(*current), metric, verdict, point.runtime_version,
+                                             point.published_at))
+
+    for row in rows.iterator(chunk_size=chunk_size):
+        group = row[:5]
+        if group != current:
+            finish()
+            current, points = group, []
+        values = dict(zip(_columns(metric), row[9:]))
+        points.append(Point(run_id=row[5], published_at=row[6], runtime_version=row[7] or "", is_demo=row[8],
+                            value=_value(values, metric)))
+    finish()
+    return series_count, counts, flagged

@@ -23,8 +23,12 @@ def compare(request):
                          for name, label, better in catalogue.METRICS],
              "counts": line.cells}
             for line in comparison.cases]
+    from registry_site.models import PublishedRun
+
+    notes = dict(PublishedRun.objects.filter(pk__in=ids).exclude(flag_note="").values_list("pk", "flag_note"))
     return render(request, "registry_site/compare.html",
                   {**context, "error": None, "comparison": comparison, "rows": rows,
+                   "flag_notes": [(f"#{pk}", note) for pk, note in notes.items()],
                    "runs_param": ",".join(str(c.run_id) for c in comparison.runs)})
 
 

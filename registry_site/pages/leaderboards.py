@@ -93,12 +93,17 @@ def _sort_links(kept: dict, order: str) -> dict[str, dict]:
 def _choices(pack_id: str, case: str, workload_key: str) -> list[tuple[str, str, list[str]]]:
     """(parameter, label, the values present on this workload's board) for each list filter."""
     entries = lb.leaderboard_entries(pack_id, case, workload_key)
-    return [(param, label, sorted(v for v in entries.order_by().values_list(column, flat=True).distinct() if v))
-            for param, label, column in CHOICE_FILTERS]
+    combos = list(entries.order_by().values_list(*(column for _, _, column in CHOICE_FILTERS)).distinct())
+    return [(param, label, sorted({combo[i] for combo in combos if combo[i]}))
+            for i, (param, label, _) in enumerate(CHOICE_FILTERS)]
 
 
-def _cases_of(pack_id: str) -> list[str]:
-    return [b["case"] for b in lb.boards() if b["pack_id"] == pack_id and b["case"]]
+def _cases_of(pack_id: str, limit: int = 200) -> list[str]:
+    """The pack's other case boards for the tabs (one indexed DISTINCT, not lb.boards() over every pack)."""
+    from registry_site.models import LeaderboardEntry
+
+    return list(LeaderboardEntry.objects.filter(pack_id=pack_id).exclude(case="").order_by("case")
+                .values_list("case", flat=True).distinct()[:limit])
 
 
 @functools.lru_cache(maxsize=1)

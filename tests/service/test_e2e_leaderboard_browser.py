@@ -129,9 +129,16 @@ def test_leaderboard_filter_compare_run_page(live, browser, tmp_path):  # noqa: 
     # the same walk at phone width: nothing scrolls sideways
     phone = browser.new_context(viewport=PHONE).new_page()
     for url in ("/leaderboards/runtime-sweep/short/", f"/compare/?runs={runs['b100']},{runs['b200']}",
-                f"/runs/{runs['b100']}/", "/leaderboards/", "/accounts/login/"):
+                f"/runs/{runs['b100']}/", "/leaderboards/", "/accounts/login/", "/leaderboards/coding/",
+                "/models/qwen2.5-0.5b-instruct-q4_k_m/", "/runtimes/llama.cpp/", "/hardware/apple-m5-max-64gb/", "/"):
         phone.goto(live.url + url)
         _no_sideways_scroll(phone)
+
+    phone.goto(live.url + "/leaderboards/runtime-sweep/short/")
+    phone.click("table.leaderboard a:text('timeline')")
+    phone.wait_for_url(re.compile(r"/timelines/\?workload="))
+    assert phone.locator("svg.bp-xy").count() == 1
+    _no_sideways_scroll(phone)
 
     # a withdrawn run leaves the board, the compare page and its own URL
     live.manage("shell", "-c", WITHDRAW.format(run=runs["b200"]))

@@ -42,3 +42,13 @@ def test_hidden_runs_cannot_be_compared_by_guessed_id(client, publish, hidden_ru
     for run in (hidden_runs["withdrawn"], hidden_runs["unpublished"]):
         response = client.get(f"/compare/?runs={visible.pk},{run.pk}")
         assert response.status_code == 404 and "mlx-community" not in response.content.decode()
+
+
+def test_a_flagged_run_shows_its_note_on_the_comparison(client, publish, variant, operator):
+    from registry_site.catalogue import transitions
+
+    a = publish(variant("2026-04-29-llama-server-runtime", "a"))
+    b = publish(variant("2026-04-29-llama-server-runtime", "b", runtime=("llama.cpp", "b2")))
+    assert transitions.flag(b.pk, operator, "clock skew on this host")
+    html = client.get(f"/compare/?runs={a.pk},{b.pk}").content.decode()
+    assert f"#{b.pk} is flagged by an operator:</strong> clock skew on this host" in html

@@ -101,3 +101,16 @@ def test_demo_rows_are_labelled_and_leave_the_ranking_once_real_data_exists(clie
     assert approve(demo.pk, get_user_model().objects.get(email="ops@example.org"))
     html = client.get("/leaderboards/runtime-sweep/short/").content.decode()
     assert "scripted" not in ranked_runtimes(html) and "benchpack-refserver" not in html
+
+
+def test_a_board_of_only_demo_rows_says_so_and_labels_each_row(client, publish, operator):
+    from registry_site.models import PublishedRun
+    from submissions.models import Submission
+    from submissions.review import approve
+
+    submission = publish("2026-04-29-llama-server-runtime", approved=False)
+    Submission.objects.filter(pk=submission.pk).update(is_demo=True)
+    assert approve(submission.pk, operator)
+    assert PublishedRun.objects.get(submission=submission).is_demo
+    html = client.get("/leaderboards/runtime-sweep/short/").content.decode()
+    assert "Only demo data so far" in html and 'class="badge badge-demo">demo data</span>' in html

@@ -61,3 +61,10 @@ def test_runs_that_are_not_public_are_not_found_by_guessed_url(client, publish, 
     for run in (hidden_runs["withdrawn"], hidden_runs["unpublished"]):
         assert client.get(f"/runs/{run.pk}/").status_code == 404
     assert client.get("/runs/999999/").status_code == 404
+
+
+def test_an_approved_submission_links_its_public_run(client, publish, submitter):
+    run = publish()
+    client.force_login(submitter)
+    html = client.get(f"/submissions/{run.submission_id}/").content.decode()
+    assert f'href="/runs/{run.pk}/"' in html

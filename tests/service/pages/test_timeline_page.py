@@ -51,3 +51,20 @@ def test_hidden_runs_are_not_points(client, series, hidden_runs, operator):
     assert transitions.unpublish(series[-1].pk, operator, "bad clock")
     html = client.get(url_for(series[0])).content.decode()
     assert f"/runs/{series[-1].pk}/" not in html and "Flagged changes" not in html
+
+
+def test_the_catalogue_scan_finds_the_same_step(series):
+    from registry_site.catalogue import timelines as tl
+
+    count, verdicts, flagged = tl.scan("decode_tps")
+    regressions = {(f.verdict.run_id, f.runtime_version) for f in flagged if f.verdict.verdict == tl.REGRESSION}
+    assert (series[-1].pk, "b200") in regressions
+    assert count == 3  # the short, medium and long cases are three series of one system
+    assert verdicts[tl.NO_VERDICT] == 15  # five runs a series before a verdict is possible
+
+
+def test_other_series_on_the_workload_are_linked(client, series, publish, variant):
+    publish(variant(BASE, "other-ram", ram_mb=32768))
+    html = client.get(url_for(series[0])).content.decode()
+    assert "Other series on this workload" in html and "apple-m5-max-32gb" in html
+    assert "6 runs" in html and "1 run<" in html
