@@ -106,3 +106,20 @@ def test_a_flagged_run_stays_public_with_its_note(client, hidden, operator):
     board = client.get(f"/api/v1/leaderboards/{public.pack_id}/").json()
     assert [(row["flagged"], row["flag_note"]) for row in board["results"]] == [
         (True, "decode speed looks too high for this machine")]
+
+
+def test_a_withdrawal_is_gone_at_once_with_the_response_cache_on(client, catalogue, submitter):
+    from django.test import override_settings
+
+    from registry_site.catalogue import transitions
+
+    run = catalogue["runs"]["mlx_runtime"]
+    urls = ["/api/v1/runs/", f"/api/v1/leaderboards/{run.pack_id}/", f"/api/v1/leaderboards/{run.pack_id}/?format=csv",
+            "/api/v1/models/", "/api/v1/systems/"]
+    with override_settings(CATALOGUE_RESPONSE_CACHE=True):
+        for url in urls:
+            assert run.model in client.get(url).content.decode(), url
+        assert client.get(urls[0])["X-Catalogue-Cache"] == "hit"  # served from the cache before the change
+        assert transitions.withdraw(run.pk, submitter, "wrong model file")
+        for url in urls:
+            assert run.model not in client.get(url).content.decode(), url
