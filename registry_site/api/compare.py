@@ -13,7 +13,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.base import StrictQueryMixin
+from registry_site.api.base import ConditionalGetMixin, StrictQueryMixin
 from registry_site.catalogue import compare as shared
 
 
@@ -58,7 +58,10 @@ class ComparisonSerializer(serializers.Serializer):
     pages = serializers.IntegerField()
 
 
-class Compare(StrictQueryMixin, APIView):
+class Compare(ConditionalGetMixin, StrictQueryMixin, APIView):
+    """2–4 public runs side by side: per-case medians, ratios to the first run, prefill parity, and why
+    they are not comparable when they are not."""
+
     extra_query_parameters = frozenset({"runs", "page"})
     repeatable_query_parameters = frozenset({"runs"})  # ?runs=3&runs=5 as well as ?runs=3,5
 

@@ -52,6 +52,8 @@ class EntitySerializer(serializers.Serializer):
 
 
 class _EntityIndex(CatalogueListView):
+    """Every one with public results, with its whole-pack leaderboard rows and runs."""
+
     kind = ""
     queryset = LeaderboardEntry.objects.none()  # for the schema generator only; get_queryset answers
 
@@ -72,6 +74,8 @@ class HardwareIndex(_EntityIndex):
 
 
 class _EntityDetail(CatalogueDetailView):
+    """How many public runs it has, and its best whole-pack leaderboard row per pack (by decode tok/s)."""
+
     kind = ""
     serializer_class = EntitySerializer
 
@@ -143,6 +147,8 @@ class SystemList(CatalogueListView):
 
 
 class SystemDetail(CatalogueDetailView):
+    """One system: the inputs of its key and its whole-pack leaderboard rows."""
+
     serializer_class = SystemDetailSerializer
 
     def get_object(self):

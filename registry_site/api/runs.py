@@ -89,6 +89,8 @@ class RunList(CatalogueListView):
 
 
 class RunDetail(CatalogueDetailView):
+    """One published run with its per-case medians and its reproduction evidence."""
+
     serializer_class = RunSerializer
 
     noun = "run"

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.base import StrictQueryMixin
+from registry_site.api.base import ConditionalGetMixin, StrictQueryMixin
 from registry_site.catalogue import timelines as shared
 from registry_site.models import LeaderboardEntry, PublishedRun
 
@@ -100,7 +100,10 @@ def _series(params) -> tuple[shared.Series, str]:
     return series, metric
 
 
-class Timeline(StrictQueryMixin, APIView):
+class Timeline(ConditionalGetMixin, StrictQueryMixin, APIView):
+    """One metric of one workload for a model + hardware class over runtime versions and dates; each
+    point says whether it is a change, with the evidence."""
+
     extra_query_parameters = frozenset({*REQUIRED, *OPTIONAL})
 
     @extend_schema(

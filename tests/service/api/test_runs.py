@@ -78,3 +78,31 @@ def test_list_answers_304_to_a_matching_etag(client, catalogue):
     assert again.status_code == 304 and again.content == b""
     other = client.get("/api/v1/runs/?pack=runtime-sweep", HTTP_IF_NONE_MATCH=etag)
     assert other.status_code == 200 and other.headers["ETag"] != etag
+
+
+def test_a_matching_etag_is_answered_without_running_the_view(client, catalogue):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    url = "/api/v1/leaderboards/runtime-sweep/?order=ttft_s"
+    etag = client.get(url)["ETag"]
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get(url, HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304 and again["ETag"] == etag
+    assert len(queries) == 1, [q["sql"] for q in queries]  # the generation, nothing else
+    assert client.get(url, HTTP_ACCEPT="text/csv")["ETag"] != etag  # another representation
+
+
+def test_the_etag_changes_when_the_catalogue_does(client, catalogue, submitter):
+    from registry_site.catalogue import transitions
+
+    url = "/api/v1/runs/"
+    etag = client.get(url)["ETag"]
+    assert transitions.withdraw(catalogue["runs"]["smoke"].pk, submitter, "wrong flags")
+    after = client.get(url, HTTP_IF_NONE_MATCH=etag)
+    assert after.status_code == 200 and after["ETag"] != etag
+    assert catalogue["runs"]["smoke"].pk not in [r["id"] for r in after.json()["results"]]
+
+
+def test_errors_carry_no_etag(client, catalogue):
+    assert "ETag" not in client.get("/api/v1/runs/?pack=nope")
