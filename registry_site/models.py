@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from registry_site.querysets import LeaderboardEntryQuerySet, PublishedRunQuerySet
+from registry_site.querysets import LeaderboardEntryQuerySet, PublishedCaseQuerySet, PublishedRunQuerySet
 
 PUBLISHED, WITHDRAWN, UNPUBLISHED = "published", "withdrawn", "unpublished"
 RUN_STATUSES = [(PUBLISHED, "Published"), (WITHDRAWN, "Withdrawn by the submitter"),
@@ -96,6 +96,8 @@ class PublishedCase(models.Model):
     prompt_tokens = models.FloatField(null=True)
     cached_prompt_tokens = models.FloatField(null=True)
     scored_rows = models.PositiveIntegerField(null=True)  # ok rows with a pass/fail verdict
+
+    objects = PublishedCaseQuerySet.as_manager()
 
     class Meta:
         ordering = ["run", "pk"]

@@ -130,7 +130,8 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
     entry = entry_model(
         workload_key=workload_key, system_key=system_key, pack_id=run.pack_id, pack_version=run.pack_version,
         case=case, workload_fields=workload or None, workload_complete=bool(workload.get("complete")),
-        system_fields=run.system_fields, system_complete=bool((run.system_fields or {}).get("complete")),
+        system_fields=getattr(run, "system_fields", None),
+        system_complete=bool((getattr(run, "system_fields", None) or {}).get("complete")),
         adapter=run.adapter, cache_state=latest.cache_state[:8], model=run.model, model_family=run.model_family,
         model_quantization=run.model_quantization, runtime_name=run.runtime_name,
         runtime_version=run.runtime_version, hardware_class=run.hardware_class, accelerator=run.accelerator,
@@ -141,7 +142,7 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
         scored=sum(f.scored for f in scored) if scored else None,
         correct=sum(f.correct or 0 for f in scored) if scored else None,
         first_published_at=min(f.run.published_at for f in figures),
-        last_published_at=run.published_at, representative_run=run,
+        last_published_at=run.published_at, representative_run_id=run.pk,
     )
     for metric in METRICS:
         median, low, high = _median_min_max(getattr(f, metric) for f in figures)
@@ -165,7 +166,7 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
         for start in range(0, len(workloads), 500):
             chunk = workloads[start:start + 500]
             grouped: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
-            cases = (PublishedCase.objects.filter(system_key=system, workload_key__in=chunk, run__in=public_runs)
+            cases = (PublishedCase.objects.public().filter(system_key=system, workload_key__in=chunk)
                      .select_related("run"))
             for case in cases:
                 grouped[(case.workload_key, case.case)].append(_case_figures(case, case.run))
@@ -202,39 +203,71 @@ def refresh_for_runs(runs: Iterable[PublishedRun]) -> None:
 
 CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
                 *CASE_METRIC_FIELDS)
+# What an entry needs of a run; not its JSON (system_fields is fetched for the representative runs only).
+RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_family", "model_quantization",
+               "runtime_name", "runtime_version", "hardware_class", "accelerator", "provenance", "is_demo",
+               "published_at", "reproduction_state", "flag_note", "system_key", "pack_workload_key")
+
+
+class _Run:
+    """A public run's columns for rebuild_all: a million case rows point at half a million of these."""
+
+    __slots__ = (*RUN_COLUMNS, "system_fields")
+
+    def __init__(self, values, intern):
+        for name, value in zip(RUN_COLUMNS, values):
+            setattr(self, name, intern(value, value) if isinstance(value, str) else value)
+        self.system_fields = None
+
+    @property
+    def pk(self):
+        return self.id
+
+
+class _Case:
+    __slots__ = CASE_COLUMNS
+
+    def __init__(self, values, intern):
+        for name, value in zip(CASE_COLUMNS, values):
+            setattr(self, name, intern(value, value) if isinstance(value, str) else value)
+
+    workload_fields = None
 
 
 def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> int:
     """Recompute every entry from the public runs, streaming the case rows once (seeding, migrations).
 
     `models`: (PublishedRun, PublishedCase, LeaderboardEntry), the historical
-    ones when a migration calls this; the current ones otherwise.
+    ones when a migration calls this; the current ones otherwise. Memory: one
+    small slotted object per run and two per case row (~0.5 GB at 1M case rows).
     """
-    from types import SimpleNamespace
-
     from registry_site.querysets import PUBLIC_RUN
 
     run_model, case_model, entry_model = models or (PublishedRun, PublishedCase, LeaderboardEntry)
     entry_model.objects.all().delete()
     public_runs = run_model.objects.filter(PUBLIC_RUN)
-    runs = {r.pk: r for r in public_runs.defer("hardware", "run_metadata")}
+    intern = {}.setdefault  # the same model, runtime and key strings recur on every row
+    runs = {values[0]: _Run(values, intern)
+            for values in public_runs.values_list(*RUN_COLUMNS).iterator(chunk_size=batch_size)}
     grouped: dict[tuple[str, str, str], list[RunFigures]] = defaultdict(list)
     per_run: dict[int, list] = defaultdict(list)
     total = 0
     for values in case_model.objects.filter(run__in=public_runs).values_list(*CASE_COLUMNS).iterator(
             chunk_size=batch_size):
-        case = SimpleNamespace(**dict(zip(CASE_COLUMNS, values)), workload_fields=None)
+        case = _Case(values, intern)
         run = runs[case.run_id]
         grouped[(case.workload_key, run.system_key, case.case)].append(_case_figures(case, run))
         per_run[case.run_id].append(case)
         total += 1
     say(f"aggregating {total} case rows of {len(runs)} runs")
     entries = [_entry(w, s, c, figures, entry_model) for (w, s, c), figures in grouped.items() if w and s]
+    grouped.clear()
     packs: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
     for run_id, run_cases in per_run.items():
         run = runs[run_id]
         packs[(run.pack_workload_key, run.system_key)].append(_pack_figures(run, run_cases))
     entries.extend(_entry(w, s, "", figs, entry_model) for (w, s), figs in packs.items() if w and s)
+    _fill_system_fields(entries, run_model)
     _fill_workload_fields(entries, case_model)
     _complete_pack_workloads(entries, case_model)
     entry_model.objects.bulk_create(entries, batch_size=batch_size // 5)
@@ -243,12 +276,24 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     return len(entries)
 
 
+def _fill_system_fields(entries, run_model=PublishedRun) -> None:
+    ids = sorted({e.representative_run_id for e in entries if e.system_fields is None})
+    found = {}
+    for start in range(0, len(ids), 500):
+        found.update(run_model.objects.filter(pk__in=ids[start:start + 500]).values_list("id", "system_fields"))
+    for entry in entries:
+        if entry.system_fields is None:
+            entry.system_fields = found.get(entry.representative_run_id)
+            entry.system_complete = bool((entry.system_fields or {}).get("complete"))
+
+
 def _workload_fields_of(keys, case_model=PublishedCase) -> dict[str, dict | None]:
     """One stored copy of each workload key's fields (every case row of a workload holds the same)."""
     found = {}
     for key in sorted(keys):
-        found[key] = (case_model.objects.filter(workload_key=key, workload_fields__isnull=False)
-                      .values_list("workload_fields", flat=True).first())
+        first = (case_model.objects.filter(workload_key=key, workload_fields__isnull=False).order_by()
+                 .values_list("workload_fields", flat=True)[:1])  # unordered: no sort of the workload's rows
+        found[key] = next(iter(first), None)
     return found
 
 

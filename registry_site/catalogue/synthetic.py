@@ -26,6 +26,7 @@ from benchpack.registry import case_content
 from benchpack.registry import fingerprint as fp
 
 SYNTHETIC_SUBMITTER = "synthetic-catalogue@benchpack.local"
+SYNTHETIC_FINGERPRINT = {"synthetic": True, "note": "generated; not a comparability fingerprint"}
 NOTE = "Synthetic catalogue (manage.py seed_catalogue): generated numbers, not a measurement."
 DAYS = 180
 # (family, size in billions of parameters)
@@ -205,7 +206,7 @@ def run_values(plan: Plan, number: int, rng: random.Random, now: dt.datetime) ->
         passed = sum(rng.random() < quality for _ in range(repetitions)) if pack.scored else None
         cases.append({
             "case": case_id, "fingerprint": hashlib.sha256(f"{workload.digest}:{system.key.digest}".encode()).hexdigest(),
-            "fingerprint_fields": {"synthetic": True}, "rows": repetitions, "ok_rows": repetitions,
+            "fingerprint_fields": SYNTHETIC_FINGERPRINT, "rows": repetitions, "ok_rows": repetitions,
             "passed_rows": passed, "scored_rows": repetitions if pack.scored else None, "wall_s": wall,
             "ttft_s": ttft, "tpot_s": 1 / d, "decode_tps": d, "total_tps": output / wall, "prefill_tps": prefill,
             "prompt_tokens": 400.0, "cached_prompt_tokens": 0.0, "workload_key": workload.digest,

@@ -68,7 +68,9 @@ class Command(BaseCommand):
         rng = random.Random(plan.seed)
         now = timezone.now()
         next_id = (PublishedRun.objects.aggregate(top=Max("id"))["top"] or 0) + 1
-        runs, cases, rows = Inserter(PublishedRun), Inserter(PublishedCase), Inserter(PublishedRow)
+        runs = Inserter(PublishedRun, shared_json=("hardware", "run_metadata", "system_fields"))
+        cases = Inserter(PublishedCase, shared_json=("workload_fields", "fingerprint_fields"))
+        rows = Inserter(PublishedRow)
         per_system = {}  # what every run of one system shares, encoded once
         counts = {"runs": 0, "cases": 0}
         for start in range(0, plan.runs, BATCH_RUNS):
@@ -120,7 +122,7 @@ class Inserter:
     bulk_create's per-value preparation was most of the seeding time. JSON is encoded once
     per distinct object (systems share theirs)."""
 
-    def __init__(self, model):
+    def __init__(self, model, shared_json: tuple[str, ...] = ()):
         from django.db import connection, models
 
         self.connection = connection
@@ -132,7 +134,7 @@ class Inserter:
         self.encoders = []
         for f in fields:
             if isinstance(f, models.JSONField):
-                self.encoders.append(self._json)
+                self.encoders.append(self._shared_json if f.name in shared_json else self._json)
             elif isinstance(f, models.DateTimeField):
                 self.encoders.append(connection.ops.adapt_datetimefield_value)
             elif isinstance(f, models.ForeignKey) and isinstance(f.target_field, models.UUIDField):
@@ -143,7 +145,12 @@ class Inserter:
                 self.encoders.append(None)
         self.encoded: dict[int, tuple] = {}
 
-    def _json(self, value):
+    @staticmethod
+    def _json(value):
+        return None if value is None else json.dumps(value)
+
+    def _shared_json(self, value):
+        """For objects many rows share (a system's hardware, a workload's fields): encoded once."""
         if value is None:
             return None
         found = self.encoded.get(id(value))

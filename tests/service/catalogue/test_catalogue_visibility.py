@@ -77,3 +77,11 @@ def test_a_guessed_workload_of_a_hidden_run_is_an_error_not_a_board(catalogue):
     with pytest.raises(lb.QueryError) as refused:
         lb.leaderboard("runtime-sweep", "short", hidden_workload)
     assert refused.value.param == "workload"
+
+
+def test_public_cases_are_those_of_public_runs_only(catalogue):
+    from registry_site.models import PublishedCase
+
+    public = set(PublishedCase.objects.public().values_list("run_id", flat=True))
+    assert public == {catalogue["public"].pk}
+    assert set(PublishedCase.objects.values_list("run_id", flat=True)) >= catalogue["hidden_runs"]
