@@ -229,7 +229,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["registry_site.api.schema.public_catalogue_only"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "registry_site.api.schema.error_responses"],
+                             "registry_site.api.schema.error_responses",
+                             "registry_site.api.schema.database_neutral_integers"],
 }
 
 # Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.

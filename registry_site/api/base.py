@@ -39,7 +39,12 @@ class StrictQueryMixin:
 
     def initial(self, request, *args, **kwargs):
         # Before content negotiation: DRF would answer an unknown ?format= with a bare 404.
+        if any("\x00" in str(value) for value in kwargs.values()):
+            raise NotFound("no such object: the address contains a NUL character")
         params = request.query_params
+        nul = sorted(name for name in params if any("\x00" in value for value in params.getlist(name)))
+        if nul:
+            raise ValidationError({name[:60]: ["must not contain NUL characters"] for name in nul})
         allowed = self.query_parameters()
         unknown = sorted(set(params) - allowed)
         if unknown:

@@ -9,7 +9,7 @@ list reads the whole-pack leaderboard rows.
 
 from __future__ import annotations
 
-from django.db.models import Count, Max, Sum
+from django.db.models import Case, Count, Max, Sum, When
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 
@@ -132,7 +132,8 @@ class SystemDetailSerializer(SystemSerializer):
 
 def _systems():
     return (LeaderboardEntry.objects.public().filter(case="").values(*SYSTEM_COLUMNS)
-            .annotate(packs=Count("pack_id", distinct=True), runs=Sum("run_count"), demo=Max("is_demo"))
+            .annotate(packs=Count("pack_id", distinct=True), runs=Sum("run_count"),
+                      demo=Max(Case(When(is_demo=True, then=1), default=0)))  # PostgreSQL has no MAX(boolean)
             .order_by("model", "runtime_name", "runtime_version", "hardware_class", "system_key"))
 
 

@@ -52,3 +52,28 @@ def error_responses(result, generator, request, public):
             for status, description in ERROR_RESPONSES.items():
                 responses.setdefault(status, {"description": description, "content": reference})
     return result
+
+
+_DATABASE_BOUNDS = {2**31 - 1, 2**63 - 1, -(2**31), -(2**63)}
+
+
+def database_neutral_integers(result, generator, request, public):
+    """drf-spectacular takes integer bounds from the connected database (int32 on PostgreSQL, int64 on
+    SQLite); the API is the same on both, so the schema leaves the database's own limits out."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") == "integer":
+                for bound in ("maximum", "minimum"):
+                    if node.get(bound) in _DATABASE_BOUNDS:
+                        del node[bound]
+                if node.get("format") == "int64":
+                    del node["format"]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(result)
+    return result

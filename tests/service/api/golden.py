@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -37,7 +38,9 @@ def normalise(value, run_names: dict[int, str]):
         if DATETIME.match(value):
             return "<datetime>"
         value = re.sub(r"/runs/(\d+)/", lambda m: f"/runs/{name(int(m.group(1)))}/", value)
-        return re.sub(r"^#(\d+)$", lambda m: f"#{name(int(m.group(1)))}", value)
+        # "#12" is how compare names a run, also inside its warnings' sentences
+        return re.sub(r"#(\d+)\b", lambda m: f"#{name(int(m.group(1)))}" if int(m.group(1)) in run_names
+                      else m.group(0), value)
     return value
 
 
@@ -51,5 +54,9 @@ def assert_matches_golden(name: str, body) -> None:
             raise AssertionError(f"{path} did not exist and was written; review and commit it")
         return
     expected = path.read_text()
-    assert text == expected, (f"{name}: the response differs from {path}; if the change is intended, regenerate "
-                              "with BENCHPACK_REGENERATE_GOLDEN=1 (tests/service/api/golden.py)")
+    if text != expected:
+        actual = Path(tempfile.gettempdir()) / "benchpack-golden-actual" / f"{name}.json"
+        actual.parent.mkdir(parents=True, exist_ok=True)
+        actual.write_text(text)
+        raise AssertionError(f"{name}: the response differs from {path} (this answer: {actual}); if the change is "
+                             "intended, regenerate with BENCHPACK_REGENERATE_GOLDEN=1 (tests/service/api/golden.py)")

@@ -143,3 +143,12 @@ def test_refusals_stay_small_whatever_was_sent(client, catalogue):
     for url in ("/api/v1/runs/?model=" + "x" * 100_000, "/api/v1/leaderboards/runtime-sweep/?since=" + "9" * 100_000):
         response = client.get(url)
         assert response.status_code == 400 and len(response.content) < 2_000, len(response.content)
+
+
+@pytest.mark.parametrize("url, status", [("/api/v1/systems/%00/", 404), ("/api/v1/models/a%00b/", 404),
+                                         ("/api/v1/leaderboards/%00/", 404),
+                                         ("/api/v1/leaderboards/runtime-sweep/?model=%00", 400),
+                                         ("/api/v1/timelines/?workload=%00&model=a&hardware_class=b", 400),
+                                         ("/api/v1/compare/?runs=1,%00", 400)])
+def test_nul_characters_never_reach_the_database(client, catalogue, url, status):
+    _error(client.get(url), status)  # PostgreSQL refuses NUL in text: this would be a 500 there
