@@ -95,6 +95,7 @@ class CatalogueDetailView(ConditionalGetMixin, StrictQueryMixin, generics.Retrie
     """One public object by its whole-number id; anything else is a 404 that says what was looked for."""
 
     noun = "object"
+    pagination_class = None  # not paged: ?page= on a detail would be accepted and ignored
 
     def get_object(self):
         pk = whole_number_id(self.kwargs[self.lookup_field], self.noun)

@@ -138,6 +138,8 @@ BOARD_PARAMETERS = [
                        OpenApiTypes.BOOL if name == "reproduced" else str)
       for name in lb.Filters.params()],
     OpenApiParameter("format", str, enum=["json", "csv"], description="csv: every filtered row, not paged"),
+    OpenApiParameter("page", int, description="page number (1, 2, …)"),
+    OpenApiParameter("page_size", int, description="rows a page: 1 to 500, default 50"),
 ]
 
 

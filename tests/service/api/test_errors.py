@@ -152,3 +152,7 @@ def test_refusals_stay_small_whatever_was_sent(client, catalogue):
                                          ("/api/v1/compare/?runs=1,%00", 400)])
 def test_nul_characters_never_reach_the_database(client, catalogue, url, status):
     _error(client.get(url), status)  # PostgreSQL refuses NUL in text: this would be a 500 there
+
+
+def test_a_detail_is_not_paged(client, catalogue):
+    assert list(_error(client.get(f"/api/v1/runs/{catalogue['runs']['smoke'].pk}/?page=2"), 400)["fields"]) == ["page"]

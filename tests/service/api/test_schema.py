@@ -88,6 +88,16 @@ def test_error_answers_match_the_schemas_error_shape(client, catalogue, schema, 
     jsonschema.validate(response.json(), _as_json_schema(definition, schema["components"]["schemas"]))
 
 
+def test_the_schema_lists_exactly_the_parameters_each_view_accepts(client, catalogue, schema):
+    from django.urls import resolve
+
+    for name, url, path in endpoint_requests(catalogue):
+        view = resolve(url.split("?")[0]).func.view_class()
+        accepted = view.query_parameters()
+        documented = {p["name"] for p in schema["paths"][path]["get"].get("parameters", []) if p["in"] == "query"}
+        assert documented == accepted, (name, sorted(accepted ^ documented))
+
+
 def test_the_schema_is_the_committed_one(schema):
     assert_matches_golden("openapi", json.loads(json.dumps(schema)))
 
