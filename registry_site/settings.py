@@ -203,7 +203,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
+        "registry_site.api.throttles.AnonymousRateThrottle",
         "registry_site.api.throttles.SignedInUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
