@@ -211,10 +211,11 @@ def main(argv: list[str] | None = None) -> int:
             for target in targets:
                 measure(port, target, min(5, args.duration), args.connections, args.threads, Path(tmp))  # warm-up
                 result = measure(port, target, args.duration, args.connections, args.threads, Path(tmp))
+                result["load_average_1m"] = os.getloadavg()[0]  # other work on the machine skews every figure
                 results.append((target, result))
                 print(f"{target.name:28} {result['rps']:8.1f} req/s  p50 {result['p50_ms']:6.1f} ms  "
                       f"p95 {result['p95_ms']:6.1f} ms  p99 {result['p99_ms']:6.1f} ms  "
-                      f"non-2xx {result['non2xx']}  errors {result['errors']}", flush=True)
+                      f"non-2xx {result['non2xx']}  errors {result['errors']}  load {result['load_average_1m']:.1f}", flush=True)
     finally:
         stop(server)
     baseline = results[0][1]["rps"]

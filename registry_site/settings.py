@@ -58,12 +58,13 @@ MIDDLEWARE = [
     "registry_site.limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
+    # Before the session/auth/CSRF middleware: a hit skips them; the headers they add are in the cached response.
+    "registry_site.catalogue.cache.PublicResponseCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
-    "registry_site.catalogue.cache.PublicResponseCacheMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",

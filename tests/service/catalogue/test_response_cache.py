@@ -119,3 +119,12 @@ def test_the_lru_keeps_within_its_byte_budget():
     for key in range(5):
         lru.put(key, ("entry", key), 4)
     assert lru.bytes <= 10 and lru.get(0) is None and lru.get(4) is not None
+
+
+@ON
+def test_a_hit_keeps_the_headers_the_inner_middleware_set(client, run):
+    first = client.get("/leaderboards/test/")
+    hit = client.get("/leaderboards/test/")
+    assert hit["X-Catalogue-Cache"] == "hit"
+    assert hit["X-Frame-Options"] == first["X-Frame-Options"]
+    assert hit["Content-Type"] == first["Content-Type"]
