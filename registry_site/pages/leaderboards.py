@@ -18,6 +18,7 @@ from django.utils.safestring import mark_safe
 
 from benchpack.xy_charts import XYPoint, pareto_front, scatter_chart
 from registry_site.catalogue import leaderboard as lb
+from registry_site.pages import board_rows
 
 PER_PAGE = 50
 # Columns of a board: (metric, heading, unit). Each shows its median with the runs' min–max beside it.
@@ -59,14 +60,18 @@ def board(request, pack_id: str, case: str = ""):
         return _query_error(request, error, {"pack_id": pack_id, "case": case})
     if found.workload is None:
         raise Http404("no public results for this pack and case")
-    page = Paginator(found.entries.select_related(None), PER_PAGE).get_page(request.GET.get("page"))
+    # The JSON inputs of every row are not shown in the table; decoding them was a tenth of the page's time.
+    page = Paginator(found.entries.defer("workload_fields", "system_fields"), PER_PAGE).get_page(
+        request.GET.get("page"))
     kept = {k: v for k, v in request.GET.items() if k not in ("page", "order") and v}
+    scored = found.entries.filter(scored__isnull=False).exists()
+    first_rank = page.start_index() if page.paginator.count else 1
     return render(request, "registry_site/leaderboards/board.html", {
+        "rows": board_rows.rows(page.object_list, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored),
         "board": found,
         "pack_id": pack_id,
         "case": case,
         "page": page,
-        "rank_offset": page.start_index() - 1 if page.paginator.count else 0,
         "columns": _sort_links(kept, order),
         "metric_columns": METRIC_COLUMNS,
         "filters": filters,
@@ -74,7 +79,7 @@ def board(request, pack_id: str, case: str = ""):
         "provenances": lb.PROVENANCES,
         "query": urlencode({**kept, "order": order}),
         "params": request.GET,
-        "scored": found.entries.filter(scored__isnull=False).exists(),
+        "scored": scored,
         "cases": _cases_of(pack_id),
     })
 
@@ -143,7 +148,7 @@ def coding(request):
         return _query_error(request, error, context)
     if found is None or found.workload is None:
         return render(request, "registry_site/leaderboards/coding.html", {**context, "board": None})
-    entries = list(found.entries.filter(scored__isnull=False)[:500])
+    entries = list(found.entries.filter(scored__isnull=False).defer("workload_fields", "system_fields")[:500])
     label, unit, higher = CODING_SPEEDS[speed]
     points = [XYPoint(x=getattr(e, speed), y=e.pass_rate, label=f"{e.model} · {e.runtime_name} {e.runtime_version}",
                       series=e.accelerator or e.hardware_class or "hardware not recorded",
@@ -157,6 +162,8 @@ def coding(request):
                           y_label="pass rate", front=front))
     on_front = {id(p) for p in front}
     rows = [{"entry": e, "on_front": id(p) in on_front} for e, p in zip(entries, points)]
-    hardware = sorted({e.hardware_class for e in lb.leaderboard(pack_id, "", found.workload.key).entries if e.hardware_class})
+    every = lb.leaderboard_entries(pack_id, "", found.workload.key).order_by()
+    hardware = sorted(h for h in every.values_list("hardware_class", flat=True).distinct() if h)
     return render(request, "registry_site/leaderboards/coding.html",
-                  {**context, "board": found, "chart": chart, "rows": rows, "hardware_classes": hardware})
+                  {**context, "board": found, "chart": chart, "rows": rows, "table_rows": board_rows.coding_rows(rows),
+                   "hardware_classes": hardware})

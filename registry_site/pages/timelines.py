@@ -12,7 +12,7 @@ from registry_site.catalogue import timelines as tl
 
 def timeline(request):
     context = {"metrics": tl.METRICS, "params": request.GET, "rules": {"min_prior": tl.MIN_PRIOR,
-               "lookback": tl.LOOKBACK, "min_effect": tl.MIN_EFFECT}}
+               "lookback": tl.LOOKBACK, "confirm": tl.CONFIRM, "min_effect": tl.MIN_EFFECT}}
     if not request.GET.get("workload"):
         return render(request, "registry_site/timeline.html", {**context, "series": None})
     try:

@@ -26,13 +26,15 @@ def publish(submit, bundle_archive, operator):
 
 
 @pytest.fixture
-def hidden_runs(publish):
-    """One run in each state that must never be public: quarantined (never approved), withdrawn, unpublished."""
+def hidden_runs(publish, make_user):
+    """One run in each state that must never be public: quarantined (never approved), withdrawn, unpublished.
+    Their own submitter, so the tests' other uploads keep under the per-user upload limit."""
     from registry_site.models import UNPUBLISHED, WITHDRAWN
 
-    quarantined = publish("2026-04-28-mlx-lm-runtime", approved=False)
-    withdrawn = publish("2026-04-28-mlx-lm-runtime", provenance="operator-curated")
-    unpublished = publish("2026-04-28-mlx-lm-runtime", provenance="independently-reproduced")
+    owner = make_user("hidden-runs@example.org")
+    quarantined = publish("2026-04-28-mlx-lm-runtime", approved=False, user=owner)
+    withdrawn = publish("2026-04-28-mlx-lm-runtime", provenance="operator-curated", user=owner)
+    unpublished = publish("2026-04-28-mlx-lm-runtime", provenance="independently-reproduced", user=owner)
     _set_status(withdrawn, WITHDRAWN)
     _set_status(unpublished, UNPUBLISHED)
     return {"quarantined": quarantined, "withdrawn": withdrawn, "unpublished": unpublished}

@@ -114,3 +114,17 @@ def test_a_board_of_only_demo_rows_says_so_and_labels_each_row(client, publish, 
     assert PublishedRun.objects.get(submission=submission).is_demo
     html = client.get("/leaderboards/runtime-sweep/short/").content.decode()
     assert "Only demo data so far" in html and 'class="badge badge-demo">demo data</span>' in html
+
+
+def test_the_badges_column_sorts_by_provenance(client, publish, variant):
+    publish(variant(BASE, "self", runtime=("llama.cpp", "b100")))
+    curated = variant(BASE, "curated", runtime=("llama.cpp", "b200"))
+    from django.contrib.auth import get_user_model
+
+    from submissions.review import approve
+
+    submission = publish(curated, provenance="operator-curated", approved=False)
+    assert approve(submission.pk, get_user_model().objects.get(email="ops@example.org"))
+    html = client.get("/leaderboards/runtime-sweep/short/?order=provenance").content.decode()
+    assert 'href="?order=-provenance"' in html
+    assert ranked_runtimes(html) == ["b200", "b100"]  # operator-curated before self-reported
