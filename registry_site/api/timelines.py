@@ -56,9 +56,11 @@ class SeriesCountSerializer(serializers.Serializer):
 
 
 class RuleSerializer(serializers.Serializer):
-    min_prior = serializers.IntegerField()
-    lookback = serializers.IntegerField()
-    min_effect = serializers.FloatField()
+    min_prior = serializers.IntegerField(help_text="earlier runs needed before a point can be judged")
+    lookback = serializers.IntegerField(help_text="at most this many earlier runs form the baseline")
+    confirm = serializers.IntegerField(help_text="the step's first run and the next ones, this many in all, must "
+                                                 "all lie beyond the baseline's spread")
+    min_effect = serializers.FloatField(help_text="and their median must move at least this much (relative)")
 
 
 class SeriesSerializer(serializers.Serializer):
@@ -122,7 +124,8 @@ class Timeline(ConditionalGetMixin, StrictQueryMixin, APIView):
         body = TimelineSerializer({
             "workload": series.workload_key, "series": series, "metric": metric, "unit": unit,
             "higher_is_better": higher,
-            "rule": {"min_prior": shared.MIN_PRIOR, "lookback": shared.LOOKBACK, "min_effect": shared.MIN_EFFECT},
+            "rule": {"min_prior": shared.MIN_PRIOR, "lookback": shared.LOOKBACK, "confirm": shared.CONFIRM,
+                     "min_effect": shared.MIN_EFFECT},
             "points": [], "versions": [vars(v) for v in shared.by_runtime_version(points)],
             "other_series": shared.series_of(series.workload_key, limit=50),
         }).data

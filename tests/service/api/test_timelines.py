@@ -46,14 +46,17 @@ def test_a_step_with_enough_prior_runs_is_flagged_with_its_evidence(client, publ
     base = "2026-04-29-llama-server-runtime"
     runs = [publish_variant(base, f"b100-{i}", speed=speed, runtime=("llama.cpp", "b100"))
             for i, speed in enumerate((1.0, 1.01, 0.99, 1.02, 0.98))]
-    runs.append(publish_variant(base, "b200", speed=0.5, runtime=("llama.cpp", "b200")))
+    runs += [publish_variant(base, f"b200-{i}", speed=speed, runtime=("llama.cpp", "b200"))
+             for i, speed in enumerate((0.5, 0.51, 0.49))]  # the step, confirmed by the runs after it
     case = runs[-1].cases.get(case="short")
     body = client.get("/api/v1/timelines/", {"workload": case.workload_key, "model": runs[-1].model,
                                              "hardware_class": runs[-1].hardware_class, "runtime": "llama.cpp"}).json()
     assert [p["run"] for p in body["points"]] == [r.pk for r in runs]
     verdicts = [p["change"]["verdict"] for p in body["points"]]
-    assert verdicts == ["no-verdict"] * 5 + ["regression"]
-    last = body["points"][-1]["change"]
-    assert last["prior"] == 5 and last["change"] == pytest.approx(-0.5, abs=0.02)
-    assert "below the lowest of the last 5 runs" in last["reason"]
-    assert [(v["runtime_version"], v["runs"]) for v in body["versions"]] == [("llama.cpp b100", 5), ("llama.cpp b200", 1)]
+    assert verdicts[:6] == ["no-verdict"] * 5 + ["regression"], verdicts
+    assert "regression" not in verdicts[6:] and "improvement" not in verdicts  # flagged once, where it started
+    step = body["points"][5]["change"]
+    assert step["prior"] == 5 and step["change"] == pytest.approx(-0.5, abs=0.03)
+    assert step["reason"], step
+    assert body["rule"]["confirm"] >= 1
+    assert [(v["runtime_version"], v["runs"]) for v in body["versions"]] == [("llama.cpp b100", 5), ("llama.cpp b200", 3)]
