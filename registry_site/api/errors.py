@@ -18,16 +18,12 @@ Three doors lead to an error and all of them end here:
 
 from __future__ import annotations
 
-import logging
-
 from django.http import JsonResponse
 from django.urls import Resolver404, resolve
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
-
-log = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
 
