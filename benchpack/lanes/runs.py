@@ -205,8 +205,10 @@ def _parallel(jobs: list[Callable[[], None]], workers: int) -> None:
     lock = threading.Lock()
     pending = list(reversed(jobs))
     errors: list[BaseException] = []
+    go = threading.Event()
 
     def worker() -> None:
+        go.wait()
         while True:
             with lock:
                 if not pending or errors:
@@ -223,6 +225,7 @@ def _parallel(jobs: list[Callable[[], None]], workers: int) -> None:
                for i in range(min(workers, len(jobs)))]
     for thread in threads:
         thread.start()
+    go.set()  # every worker exists before the first request is sent: no thread start inside the level
     for thread in threads:
         thread.join()
     if errors:
