@@ -510,7 +510,9 @@ def run_pack(
         metadata = finish_run_metadata(metadata, record, outcome.rows, outcome.complete, outcome.incomplete_reason,
                                        outcome.warnings)
         if run.level_records:
-            metadata["lanes"] = {"levels": run.level_records}
+            slo = pack.lanes.slo
+            metadata["lanes"] = {"levels": run.level_records,
+                                 "slo": None if slo is None else {"ttft_s": slo.ttft_s, "tpot_s": slo.tpot_s}}
         write_run_metadata(out, metadata)
         extra_sections = _summary_sections(repo_task_executor, outcome.rows, out) + lane_runs.summary_sections(
             pack, outcome.rows, run.level_records)

@@ -64,6 +64,16 @@ def group_label(row: Mapping) -> str:
     return f"{row.get('case')}{lane_suffix(row_lane(row))}"
 
 
+def slo_from(value: Any) -> Any:
+    """An Slo from run-metadata's `lanes.slo` mapping (None when absent or malformed)."""
+    from benchpack.lanes.spec import Slo
+
+    if not isinstance(value, Mapping):
+        return None
+    numbers = {k: float(value[k]) for k in ("ttft_s", "tpot_s") if is_number(value.get(k)) and value[k] > 0}
+    return Slo(**numbers) if numbers else None
+
+
 def _field(row: Mapping, dotted: str) -> Any:
     value: Any = row
     for part in dotted.split("."):
