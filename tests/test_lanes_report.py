@@ -119,3 +119,17 @@ def test_compare_and_report_write_depth_charts(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "a"), "--markdown"]) == 0
     report = capsys.readouterr().out
     assert "## Depth lane" in report and "short @depth=16384" in report
+
+
+def test_bundle_row_schema_takes_the_lane_fields_and_refuses_bad_ones():
+    from benchpack.bundle_checks import _ROW_CHECKER, _VALID_ROW
+
+    good = row(depth_tokens=4096, energy={"joules": 1.5}, load={"sent_offset_s": 0.1})
+    assert _ROW_CHECKER.problems(good) == [] and _VALID_ROW.decode(json.dumps(good))
+    for lane in ({"concurrency": 4}, {"arrival_rate": 0.5}, {"depth_tokens": None}):
+        assert _ROW_CHECKER.problems(row(**lane)) == []
+    for bad in ({"depth_tokens": -1}, {"concurrency": 0}, {"arrival_rate": 0}, {"concurrency": 2.5},
+                {"depth_tokens": "4k"}, {"energy": 3}):
+        assert _ROW_CHECKER.problems(row(**bad)), bad
+        with pytest.raises(Exception):
+            _VALID_ROW.decode(json.dumps(row(**bad)))

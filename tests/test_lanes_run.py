@@ -203,3 +203,23 @@ def test_cli_lanes_option_selects_and_rejects(tmp_path, ref, capsys):
     assert code == 2
     assert "--lanes: must be a comma-separated list of base, depth, concurrency, rate, got 'depth,width'" in capsys.readouterr().err
     assert not (tmp_path / "out2").exists()
+
+
+def test_a_lane_run_bundles_validates_and_keeps_its_lane_fields(tmp_path, ref):
+    from benchpack.bundles import create_bundle, validate_bundle
+
+    ref.configure(prefill_s_per_token=0.00005, itl_s_per_context_token=0.0)
+    pack = lane_pack(tmp_path, depth_table([0, 64]) + "[lanes.concurrency]\nlevels = [2]\nrequests = 2\n"
+                     "[lanes.slo]\nttft_s = 1\n", repetitions=1)
+    run_pack(pack, options(tmp_path, endpoint=ref.openai_url))
+    bundle = create_bundle([tmp_path / "out"], tmp_path / "bundle", "self-reported")
+    report = validate_bundle(bundle)
+    assert report.ok, report.to_dict()
+    rows = read_rows(bundle / "runs" / "out" / "run.jsonl") if (bundle / "runs" / "out").exists() else None
+    if rows is None:
+        (run_file,) = list(bundle.rglob("run.jsonl"))
+        rows = read_rows(run_file)
+    assert sorted(r["depth_tokens"] for r in rows if "depth_tokens" in r) == [0, 64]
+    assert [r["concurrency"] for r in rows if "concurrency" in r] == [2, 2]
+    (metadata,) = list(bundle.rglob("run-metadata.json"))
+    assert json.loads(metadata.read_text())["lanes"]["slo"] == {"ttft_s": 1.0, "tpot_s": None}
