@@ -45,7 +45,7 @@ NONCE = re.compile(r"\[nonce (\d{20})\]")
 
 
 def write_pack(root: Path, *, depths: list[int] | None, levels: list[int] | None, requests: int,
-               repetitions: int, max_tokens: int, prompt: str | None = None) -> Path:
+               repetitions: int, max_tokens: int, prompt: str | None = None, warmup: int = 0) -> Path:
     """runtime-sweep's `short` case with the lanes this measurement needs (the filler re-pinned for its depths)."""
     sweep = load_pack(bundled_packs_dir() / "runtime-sweep")
     short = next(c for c in sweep.cases if c.id == "short")
@@ -58,7 +58,7 @@ def write_pack(root: Path, *, depths: list[int] | None, levels: list[int] | None
     root.mkdir(parents=True, exist_ok=True)
     (root / "benchpack.toml").write_text(
         f'[pack]\nid = "lanes-bench"\nversion = "1.0.0"\n[defaults]\ntemperature = 0\nmax_tokens = {max_tokens}\n'
-        f'stream = true\nwarmup = 0\nrepetitions = {repetitions}\nprompt_cache = "cold"\n'
+        f'stream = true\nwarmup = {warmup}\nrepetitions = {repetitions}\nprompt_cache = "cold"\n'
         f'[[cases]]\nid = "short"\nkind = "chat"\nprompt = """{text}"""\n{lanes}')
     return root
 
@@ -117,8 +117,9 @@ def scripted(work: Path) -> None:
         print()
         srv.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0, ttft_s=0.02, prompt_cache=False)
         srv.reset()
+        # warmup = 1: each level first opens its connections with N unrecorded requests, as the bundled packs do.
         pack = write_pack(work / "load-pack", depths=None, levels=[1, 8, 64], requests=128, repetitions=1,
-                          max_tokens=40, prompt="Say something.")
+                          max_tokens=40, prompt="Say something.", warmup=1)
         rows = run(pack, srv.openai_url, work / "load", ("concurrency",))
         log = {NONCE.search(r["body"]["messages"][0]["content"]).group(1): r for r in srv.log()
                if r.get("body") and NONCE.search(str(r["body"].get("messages")))}

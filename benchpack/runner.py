@@ -327,7 +327,7 @@ class _Run:
 
     def measured(self, case: Case, repetition: int, run_file=None, *, prefix: str = "", stem: str | None = None,
                  lane: dict | None = None, energy: bool = True, quiet: bool = False,
-                 level_start: float | None = None) -> str | None:
+                 level_start: float | None = None, defer: list | None = None) -> str | None:
         """Run and record one measured execution; returns an abort reason or None.
 
         A lane passes the filler `prefix`, the raw-file `stem`, its row fields
@@ -336,7 +336,11 @@ class _Run:
         `quiet=True` to leave progress to the lane (no redraw while other
         streams are on the wire), and `level_start` (perf_counter) to record
         when the request was sent and done relative to its level (`load`).
-        Safe to call from several threads at once.
+        With `defer` (a list), the row is not built or written here: a
+        function that does it is appended, for the lane to call when no
+        other request is on the wire (building a row and writing its raw
+        files takes the GIL for milliseconds, which would delay the other
+        streams' token stamps). Safe to call from several threads at once.
         """
         repetitions = self.pack.defaults.repetitions
         if not quiet:
@@ -364,6 +368,21 @@ class _Run:
             result = _failed_result(f"repo-task runner failure: {abort}")
         if case.kind == REPO_TASK:  # every repo-task row says how its candidate code was isolated
             extra.setdefault("sandbox", getattr(self.executor, "sandbox_mode", "none"))
+
+        def record() -> None:
+            self._record(case, repetition, stem, prepared, result, extra, lane, run_file, quiet)
+
+        if defer is not None:
+            with self.lock:
+                defer.append(record)
+        else:
+            record()
+        return abort
+
+    def _record(self, case: Case, repetition: int, stem: str | None, prepared: prompt_cache.PreparedPrompt,
+                result: AdapterResult, extra: dict, lane: dict | None, run_file, quiet: bool) -> None:
+        """Build one measured execution's row, write its raw files, append and fsync it."""
+        repetitions = self.pack.defaults.repetitions
         raw = _write_raw(self.out, stem or raw_stem(case.id, repetition, False, repetitions), result)
         row_scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
         row_scoring = scoring.never_passed_when_failed(row_scoring, result.ok)
@@ -394,7 +413,6 @@ class _Run:
             self.executions_done += 1
         if not quiet:
             self.progress.execution_finished(case.id, repetition, False, row)
-        return abort
 
     def execute(self) -> str | None:
         defaults = self.pack.defaults

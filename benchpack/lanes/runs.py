@@ -19,7 +19,10 @@ Concurrent requests go through the same adapter call as a single one, each
 in its own thread with its own timed window (benchpack.measurement.window
 pauses the collector from the first window opened to the last closed; the
 adapters' transport keeps a connection per request). Progress is told about
-a level's requests after the level, never while a stream is on the wire.
+a level's requests after the level, never while a stream is on the wire,
+and a level's rows are built and written (raw files, run.jsonl, fsync)
+right after the level, for the same reason: a crash inside a level loses
+that level's rows, never an earlier level's.
 Overlapping requests share the machine, so their energy is measured once
 per level (run-metadata.json `lanes.levels`), not per row.
 
@@ -30,6 +33,7 @@ lane, `scheduled_offset_s` (the Poisson arrival time it was due at).
 
 from __future__ import annotations
 
+import queue
 import random
 import threading
 import time
@@ -39,12 +43,16 @@ from typing import TYPE_CHECKING, Any, Callable
 from benchpack.errors import Problem
 from benchpack.lanes import aggregate
 from benchpack.lanes.filler import filler_text
-from benchpack.lanes.spec import LANE_NAMES, MAX_CONCURRENCY, lane_cases
+from benchpack.lanes.spec import LANE_NAMES, lane_cases
+from benchpack.measurement import sched
 
 if TYPE_CHECKING:
     from benchpack.packs import Case, Pack
 
 perf_counter = time.perf_counter
+# The rate lane's most requests in flight at once (an open loop at a rate the server cannot keep up with
+# would otherwise start a thread per request); a request that finds none free is sent late, and says so.
+MAX_OPEN_LOOP_WORKERS = 64
 
 
 def check_lane_options(lanes: tuple[str, ...] | None, max_depth: int | None) -> list[Problem]:
@@ -179,23 +187,33 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
                    for i in range(warm)], warm)
     start = perf_counter()
     window = run.energy.start() if run.energy is not None else None
+    recorders: list[Callable[[], None]] = []
 
     def job(index: int, scheduled: float | None) -> Callable[[], None]:
         case = cases[index % len(cases)]
 
         def execute() -> None:
             run.measured(case, index + 1, stem=f"{case.id}.{tag}.req-{index + 1:03d}", energy=False, quiet=True,
-                         lane={**lane_field, "load": {"scheduled_offset_s": scheduled}}, level_start=start)
+                         lane={**lane_field, "load": {"scheduled_offset_s": scheduled}}, level_start=start,
+                         defer=recorders)
         return execute
 
-    if arrivals is None:
-        _parallel([job(i, None) for i in range(requests)], int(level))
-    else:
-        _open_loop([job(i, at) for i, at in enumerate(arrivals)], arrivals, start)
-    energy = window.stop() if window is not None else None
+    try:
+        if arrivals is None:
+            _parallel([job(i, None) for i in range(requests)], int(level))
+        else:
+            _open_loop([job(i, at) for i, at in enumerate(arrivals)], arrivals, start)
+    finally:
+        duration = perf_counter() - start
+        energy = window.stop() if window is not None else None
+        # The rows are built and written now that no stream is on the wire, in the order requests ended
+        # (also after an interrupt: the requests that finished keep their rows).
+        for record in recorders:
+            record()
     run.level_records.append({"lane": kind, "level": level, "requests": requests,
-                              "duration_s": round(perf_counter() - start, 6), "energy": energy})
-    rows = [row for row in run.rows if row.get(kind if kind == "concurrency" else "arrival_rate") == level]
+                              "duration_s": round(duration, 6), "energy": energy})
+    key = "concurrency" if kind == "concurrency" else "arrival_rate"
+    rows = [row for row in run.rows if row.get(key) == level]
     for row in rows[-requests:]:  # progress hears about the level now that no stream is on the wire
         run.progress.execution_finished(row["case"], row.get("repetition") or 0, False, row)
 
@@ -233,29 +251,43 @@ def _parallel(jobs: list[Callable[[], None]], workers: int) -> None:
 
 
 def _open_loop(jobs: list[Callable[[], None]], arrivals: list[float], start: float) -> None:
-    """Start each job at `start + arrivals[i]` in a thread of its own (at most MAX_CONCURRENCY in flight)."""
-    slots = threading.BoundedSemaphore(MAX_CONCURRENCY)
+    """Hand job i to a waiting worker at `start + arrivals[i]`.
+
+    The workers (at most MAX_OPEN_LOOP_WORKERS, so that many in flight at
+    most) exist before the level starts: starting a thread at each arrival
+    would make the dispatcher wait for the new thread to be scheduled, and
+    on a busy machine that made sends late by tens of milliseconds. The
+    dispatcher asks for short scheduler turns (`sched.shortened`) so it
+    wakes on time; each row records when it was due and when it was sent.
+    """
+    work: queue.SimpleQueue = queue.SimpleQueue()
     errors: list[BaseException] = []
-    threads = []
+    go = threading.Event()
 
-    def wrapped(job: Callable[[], None]) -> None:
-        try:
-            job()
-        except BaseException as exc:  # noqa: BLE001
-            errors.append(exc)
-        finally:
-            slots.release()
+    def worker() -> None:
+        go.wait()
+        with sched.shortened():  # woken by the dispatcher: send on time on a busy machine too
+            while (job := work.get()) is not None:
+                try:
+                    job()
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                    errors.append(exc)
 
-    for job, at in zip(jobs, arrivals):
-        delay = start + at - perf_counter()
-        if delay > 0:
-            time.sleep(delay)
-        if errors:
-            break
-        slots.acquire()
-        thread = threading.Thread(target=wrapped, args=(job,), daemon=True)
+    threads = [threading.Thread(target=worker, name=f"benchpack-arrival-{i}", daemon=True)
+               for i in range(min(len(jobs), MAX_OPEN_LOOP_WORKERS))]
+    for thread in threads:
         thread.start()
-        threads.append(thread)
+    go.set()
+    with sched.shortened():
+        for job, at in zip(jobs, arrivals):
+            delay = start + at - perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            if errors:
+                break
+            work.put(job)
+    for _ in threads:
+        work.put(None)
     for thread in threads:
         thread.join()
     if errors:
