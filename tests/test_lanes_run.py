@@ -234,3 +234,33 @@ def test_a_lane_run_bundles_validates_and_keeps_its_lane_fields(tmp_path, ref):
     assert [r["concurrency"] for r in rows if "concurrency" in r] == [2, 2]
     (metadata,) = list(bundle.rglob("run-metadata.json"))
     assert json.loads(metadata.read_text())["lanes"]["slo"] == {"ttft_s": 1.0, "tpot_s": None}
+
+
+def test_every_planned_execution_runs_warmups_included(tmp_path, ref):
+    from benchpack.lanes.runs import lane_plan
+
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0, responses=[{"tokens": 3, "ttft_s": 0.005, "itl_s": 0.001}])
+    pack = lane_pack(tmp_path, depth_table([0, 32]) + "[lanes.concurrency]\nlevels = [1, 3]\nrequests = 3\n"
+                     "[lanes.rate]\nrates = [50, 100]\nrequests = 2\n", repetitions=2, warmup=1)
+    started = []
+
+    class Counting:
+        def started(self, total):
+            started.append(total)
+
+        def execution_started(self, *args):
+            pass
+
+        def execution_finished(self, *args):
+            pass
+
+        def finished(self):
+            pass
+
+    opts = options(tmp_path, endpoint=ref.openai_url)
+    outcome = run_pack(pack, opts, Counting())
+    plan = lane_plan(pack, opts)
+    # base 1×(1+2) + depth 2×(1+2) + concurrency (1+3 warm-ups, 2×3) + rate (2 warm-ups, 2×2)
+    assert started == [3 + 6 + 10 + 6] and plan.rows == 4 + 6 + 4
+    assert outcome.complete and len(outcome.rows) == outcome.planned_rows == 2 + 4 + 6 + 4
+    assert len(list((tmp_path / "out" / "raw").glob("*.request.json"))) == started[0]

@@ -117,7 +117,7 @@ def lane_plan(pack: Pack, options: Any, server: Any = None) -> LanePlan:
         plan.executions += warm + len(lanes.concurrency.levels) * lanes.concurrency.requests
         plan.rows += len(lanes.concurrency.levels) * lanes.concurrency.requests
     if lanes.rate is not None and _runs(selected, "rate"):
-        warm = 1 if defaults.warmup else 0
+        warm = len(lanes.rate.rates) if defaults.warmup else 0  # one unrecorded request per rate
         plan.executions += warm + len(lanes.rate.rates) * lanes.rate.requests
         plan.rows += len(lanes.rate.rates) * lanes.rate.requests
     return plan
