@@ -185,26 +185,31 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
         warm = int(level) if kind == "concurrency" else 1
         _parallel([lambda i=i: run.warmup(cases[i % len(cases)], i + 1, stem=f"{cases[i % len(cases)].id}.{tag}.warmup-{i + 1:03d}")
                    for i in range(warm)], warm)
-    start = perf_counter()
-    window = run.energy.start() if run.energy is not None else None
     recorders: list[Callable[[], None]] = []
+    clock: dict[str, Any] = {"start": perf_counter(), "energy": None}
+
+    def begin() -> None:
+        """The level starts once its workers exist: offsets and energy are taken from here."""
+        clock["energy"] = run.energy.start() if run.energy is not None else None
+        clock["start"] = perf_counter()
 
     def job(index: int, scheduled: float | None) -> Callable[[], None]:
         case = cases[index % len(cases)]
 
         def execute() -> None:
             run.measured(case, index + 1, stem=f"{case.id}.{tag}.req-{index + 1:03d}", energy=False, quiet=True,
-                         lane={**lane_field, "load": {"scheduled_offset_s": scheduled}}, level_start=start,
+                         lane={**lane_field, "load": {"scheduled_offset_s": scheduled}}, level_start=clock["start"],
                          defer=recorders)
         return execute
 
     try:
         if arrivals is None:
-            _parallel([job(i, None) for i in range(requests)], int(level))
+            _parallel([job(i, None) for i in range(requests)], int(level), begin)
         else:
-            _open_loop([job(i, at) for i, at in enumerate(arrivals)], arrivals, start)
+            _open_loop([job(i, at) for i, at in enumerate(arrivals)], arrivals, begin, clock)
     finally:
-        duration = perf_counter() - start
+        duration = perf_counter() - clock["start"]
+        window = clock["energy"]
         energy = window.stop() if window is not None else None
         # The rows are built and written now that no stream is on the wire, in the order requests ended
         # (also after an interrupt: the requests that finished keep their rows).
@@ -218,7 +223,7 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
         run.progress.execution_finished(row["case"], row.get("repetition") or 0, False, row)
 
 
-def _parallel(jobs: list[Callable[[], None]], workers: int) -> None:
+def _parallel(jobs: list[Callable[[], None]], workers: int, begin: Callable[[], None] = lambda: None) -> None:
     """Run `jobs` with `workers` in flight at once, each worker taking the next job when its last one ends."""
     lock = threading.Lock()
     pending = list(reversed(jobs))
@@ -243,6 +248,7 @@ def _parallel(jobs: list[Callable[[], None]], workers: int) -> None:
                for i in range(min(workers, len(jobs)))]
     for thread in threads:
         thread.start()
+    begin()
     go.set()  # every worker exists before the first request is sent: no thread start inside the level
     for thread in threads:
         thread.join()
@@ -250,8 +256,9 @@ def _parallel(jobs: list[Callable[[], None]], workers: int) -> None:
         raise errors[0]
 
 
-def _open_loop(jobs: list[Callable[[], None]], arrivals: list[float], start: float) -> None:
-    """Hand job i to a waiting worker at `start + arrivals[i]`.
+def _open_loop(jobs: list[Callable[[], None]], arrivals: list[float], begin: Callable[[], None],
+               clock: dict) -> None:
+    """Hand job i to a waiting worker at `clock["start"] + arrivals[i]` (`begin()` sets the start).
 
     The workers (at most MAX_OPEN_LOOP_WORKERS, so that many in flight at
     most) exist before the level starts: starting a thread at each arrival
@@ -277,6 +284,8 @@ def _open_loop(jobs: list[Callable[[], None]], arrivals: list[float], start: flo
                for i in range(min(len(jobs), MAX_OPEN_LOOP_WORKERS))]
     for thread in threads:
         thread.start()
+    begin()
+    start = clock["start"]
     go.set()
     with sched.shortened():
         for job, at in zip(jobs, arrivals):
