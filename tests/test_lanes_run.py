@@ -73,14 +73,20 @@ def test_depth_lane_rows_rates_per_depth_and_its_error(tmp_path, ref):
     # Each row's TPOT against the spacing the server really kept (its log), paired by the row's nonce.
     log = {re.search(r"\[nonce (\d{20})\]", r["body"]["messages"][0]["content"]).group(1): r
            for r in ref.log() if r.get("body", {}).get("messages")}
+    on_script = 0
     for row in rows:
         record = log[f"{int(row['prompt_cache']['nonce'], 16):020d}"]
         sent = record["content_times"]
         truth = (sent[-1] - sent[0]) / (len(sent) - 1)
         # The client's TTFT is the server's (its read of the request to its first content write) plus the trip.
         assert 0 <= row["timing"]["ttft_s"] - (sent[0] - record["received_at"]) < 0.02
-        # 11 gaps per reply: a late stamp on a loaded machine moves it by several %; bench/lanes.py has the figures.
-        assert row["timing"]["tpot_s"] == pytest.approx(truth, rel=0.15)
+        # A server that fell behind its script on a saturated machine sends the late tokens in a burst,
+        # which the client rightly reads as one chunk; compare where the server kept its script.
+        if max(out - planned for out, planned in zip(sent, record["content_planned"])) < 0.001:
+            on_script += 1
+            # 11 gaps per reply: a late stamp on a loaded machine moves it by several %; bench/lanes.py has the figures.
+            assert row["timing"]["tpot_s"] == pytest.approx(truth, rel=0.15)
+    assert on_script >= 1
     # Decode slows with depth, as scripted (4.2 ms at depth 0, 7.4 ms at 800).
     assert curve[0]["tpot_s"] < curve[2]["tpot_s"]
     summary = (tmp_path / "out" / "summary.md").read_text()
@@ -108,7 +114,8 @@ def test_depths_beyond_the_server_context_or_max_depth_are_skipped_with_a_warnin
     assert [r["depth_tokens"] for r in outcome.rows] == [0]
     assert outcome.complete and outcome.planned_rows == 1
     assert "depth 200 skipped: above --max-depth 100" in outcome.warnings
-    assert any(w.startswith("depth 800 skipped") for w in outcome.warnings)
+    assert ("depth 800 skipped: with max_tokens 16 it does not fit the server's context of 512 tokens per slot"
+            in outcome.warnings)
     metadata = json.loads((tmp_path / "out" / "run-metadata.json").read_text())
     assert "depth 200 skipped: above --max-depth 100" in metadata["warnings"]
 

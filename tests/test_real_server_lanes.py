@@ -44,7 +44,10 @@ def test_depth_lane_is_cold_at_every_depth_and_matches_the_servers_timings(llama
     rows = run(llama_server, pack, tmp_path / "depth", "--lanes", "depth", "--max-depth", "2048", "--repetitions", "1")
     assert [r["depth_tokens"] for r in rows] == [0, 1024, 2048]
     metadata = json.loads((tmp_path / "depth" / "run-metadata.json").read_text())
-    assert any(w.startswith("depth 4096 skipped") for w in metadata["warnings"])
+    assert ("depth 4096 skipped: with max_tokens 8 it does not fit the server's context of 4096 tokens per slot"
+            in metadata["warnings"])
+    assert "depth 8192 skipped: with max_tokens 8 it does not fit the server's context of 4096 tokens per slot" \
+        in metadata["warnings"]
     base = rows[0]["tokens"]["prompt"]
     for row in rows:
         assert row["ok"] and row_cache_state(row) == COLD and row["tokens"]["cached_prompt"] == 0

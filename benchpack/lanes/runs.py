@@ -102,11 +102,11 @@ def lane_plan(pack: Pack, options: Any, server: Any = None) -> LanePlan:
         context = _context_size(server)
         max_depth = getattr(options, "max_depth", None)
         for depth in lanes.depth.depths:
-            if max_depth is not None and depth > max_depth:
-                plan.skipped.append(f"depth {depth} skipped: above --max-depth {max_depth}")
-            elif context is not None and depth + (defaults.max_tokens or 0) >= context:
+            if context is not None and depth + (defaults.max_tokens or 0) >= context:
                 plan.skipped.append(f"depth {depth} skipped: with max_tokens {defaults.max_tokens} it does not fit "
-                                    f"the server's context of {context} tokens per slot (/props)")
+                                    f"the server's context of {context} tokens per slot")
+            elif max_depth is not None and depth > max_depth:
+                plan.skipped.append(f"depth {depth} skipped: above --max-depth {max_depth}")
             else:
                 plan.depths.append(depth)
         cases = len(lane_cases(lanes.depth.cases, _lane_case_ids(pack)))
