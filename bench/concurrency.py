@@ -1,4 +1,4 @@
-"""Client accuracy at many concurrent streams: a plain aiohttp loop against the scripted endpoint.
+"""Client accuracy at many concurrent streams: benchpack's concurrency lane and a plain aiohttp loop against the scripted endpoint.
 
 The reference server serves `--streams` streams at once, each on its own
 script, and logs when each token went out; the client sends them all at
@@ -11,8 +11,10 @@ once and stamps every chunk (benchpack.measurement.loadtest). Two scripts:
     uv run python bench/concurrency.py [--streams 64] [--rounds 3] [--runs 1]
 
 Targets for a client (issue 12): TTFT overhead p99 ≤ 2 ms and per-stream
-TPOT error ≤ 1 % at 64 streams. The baseline is measured here so that
-benchpack's concurrency lane can be read beside it.
+TPOT error ≤ 1 % at 64 streams. `--client benchpack` is the lane as
+`benchpack run` drives it (one adapter, a thread per stream,
+`loadtest.lane_client`); `--client aiohttp` the baseline; `both` (default)
+measures them in the same run, one after the other per script.
 """
 
 from __future__ import annotations
@@ -50,26 +52,32 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds per script (after a warm-up round)")
     parser.add_argument("--tokens", type=int, default=40)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--client", choices=("both", "benchpack", "aiohttp"), default="both")
+    parser.add_argument("--script", choices=("both", "staggered", "lockstep"), default="both")
     args = parser.parse_args()
+    clients = {"benchpack": loadtest.lane_client, "aiohttp": loadtest.aiohttp_client}
+    names = list(clients) if args.client == "both" else [args.client]
+    scripts = [(n, l) for n, l in (("staggered", False), ("lockstep", True)) if args.script in ("both", n)]
     print(f"Python {platform.python_version()}, {platform.system()} {platform.release()}, {os.cpu_count()} CPUs; "
-          f"client: plain aiohttp loop; {args.streams} concurrent streams × {args.rounds} rounds × {args.tokens} tokens.\n")
-    print("| run | script | load avg | " + " | ".join(title for title, _, _ in COLUMNS) + " |")
-    print("|---" * (len(COLUMNS) + 3) + "|")
+          f"clients: {', '.join(names)}; {args.streams} concurrent streams × {args.rounds} rounds × {args.tokens} tokens.\n")
+    print("| run | script | client | load avg | " + " | ".join(title for title, _, _ in COLUMNS) + " |")
+    print("|---" * (len(COLUMNS) + 4) + "|")
     for run in range(1, args.runs + 1):
-        for name, lockstep in (("staggered", False), ("lockstep", True)):
+        for name, lockstep in scripts:
             plan = replace(loadtest.LoadPlan(), streams=args.streams, rounds=args.rounds, tokens=args.tokens,
                            lockstep=lockstep)
-            client = loadtest.aiohttp_client()
-            load = os.getloadavg()[0]
-            try:
-                figures = loadtest.measure_load(client, plan, lambda text, name=name: print(f"  {name}: {text}", file=sys.stderr))
-            finally:
-                client.close()
-            summary = figures.summary()
-            print(f"| {run} | {name} | {load:.1f} → {os.getloadavg()[0]:.1f} | "
-                  + " | ".join(cell(summary, key, fmt) for _, key, fmt in COLUMNS) + " |", flush=True)
-            for failure in figures.failures[:5]:
-                print(f"  {name}: {failure}", file=sys.stderr)
+            for client_name in names:
+                client = clients[client_name]()
+                load = os.getloadavg()[0]
+                try:
+                    figures = loadtest.measure_load(client, plan, lambda text, name=name: print(f"  {name}: {text}", file=sys.stderr))
+                finally:
+                    client.close()
+                summary = figures.summary()
+                print(f"| {run} | {name} | {client_name} | {load:.1f} → {os.getloadavg()[0]:.1f} | "
+                      + " | ".join(cell(summary, key, fmt) for _, key, fmt in COLUMNS) + " |", flush=True)
+                for failure in figures.failures[:5]:
+                    print(f"  {name} {client_name}: {failure}", file=sys.stderr)
     return 0
 
 

@@ -35,6 +35,7 @@ import jsonschema
 import msgspec
 
 from benchpack import secrets_scan
+from benchpack.lanes.spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
 from benchpack.repo_task import model_calls
 from benchpack.repo_task.model_calls import is_safe_line
 
@@ -212,6 +213,12 @@ ROW_SCHEMA: dict = {
         # How the repo task's candidate code was isolated (docs/repo-tasks.md); a
         # "none" result ranks below a "bubblewrap" one.
         "sandbox": {"enum": ["bubblewrap", "none"]},
+        # The measurement lanes (docs/lanes.md); absent or null: the row belongs to no lane.
+        "depth_tokens": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_DEPTH_TOKENS},
+        "concurrency": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_CONCURRENCY},
+        "arrival_rate": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_ARRIVAL_RATE},
+        "load": _OPT_OBJ,
+        "energy": _OPT_OBJ,
     },
 }
 # The row schema again as msgspec types, decoded and checked in C in one pass.
@@ -292,6 +299,11 @@ class _Row(msgspec.Struct, kw_only=True, gc=False):
     verify: Optional[dict] = None
     repo_task: Optional[dict] = None
     sandbox: Union[Literal["bubblewrap", "none"], msgspec.UnsetType] = msgspec.UNSET
+    depth_tokens: Optional[Annotated[int, msgspec.Meta(ge=0, le=MAX_DEPTH_TOKENS)]] = None
+    concurrency: Optional[Annotated[int, msgspec.Meta(ge=1, le=MAX_CONCURRENCY)]] = None
+    arrival_rate: Optional[Annotated[float, msgspec.Meta(gt=0, le=MAX_ARRIVAL_RATE)]] = None
+    load: Optional[dict] = None
+    energy: Optional[dict] = None
 
 
 _VALID_ROW = msgspec.json.Decoder(_Row)

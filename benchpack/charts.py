@@ -336,3 +336,87 @@ def _description(rows, unit: str, reference, reference_label: str) -> str:
     if is_number(reference):
         parts.append(f"{reference_label}: {_with_unit(format_value(reference), unit)}")
     return "; ".join(parts) if parts else "no data"
+
+
+# ---- line charts: a rate against a condition (the depth lane) ----------------------
+
+LINE_PLOT_H = 200
+LINE_LEFT_PX = 64
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    points: Sequence[tuple[float, float | None]]  # (x, y); y None: no value at that x (e.g. a cached depth)
+
+
+def line_chart(series: Iterable[Series], *, title: str, x_label: str, unit: str = "", width: int = 640,
+               chart_id: str | None = None) -> str:
+    """One line per series over categorical x values (e.g. context depths 0, 1k, 4k, 32k: equally spaced, so
+    small depths stay readable), y from zero. A missing y breaks the line and draws no marker."""
+    series = list(series)
+    xs = sorted({x for s in series for x, _ in s.points})
+    values = [y for s in series for _, y in s.points if is_number(y)]
+    ticks = nice_ticks(0.0, max(values) if values else 1.0)
+    hi = ticks[-1] or 1.0
+    colour = {s.label: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
+    ident = chart_id or "bpline-" + hashlib.sha1(repr((title, unit, series)).encode()).hexdigest()[:10]
+    legend_h = LEGEND_PX * max(1, len(series))
+    top = TITLE_PX + legend_h + PAD
+    height = top + LINE_PLOT_H + AXIS_PX + LEGEND_PX + PAD
+    plot_x, plot_w = LINE_LEFT_PX, width - LINE_LEFT_PX - 2 * PAD
+
+    def px(x: float) -> float:
+        index = xs.index(x)
+        return round(plot_x + (index + 0.5) / max(len(xs), 1) * plot_w, 2)
+
+    def py(y: float) -> float:
+        return round(top + LINE_PLOT_H - y / hi * LINE_PLOT_H, 2)
+
+    described = "; ".join(f"{s.label}: " + ", ".join(f"{format_value(x)} → {_with_unit(format_value(y), unit)}"
+                                                      for x, y in s.points) for s in series)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="bp-chart" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-labelledby="{ident}-t {ident}-d" '
+        f'font-family="system-ui,-apple-system,Segoe UI,sans-serif" font-size="{FONT_PX}" fill="{TEXT}">',
+        f'<title id="{ident}-t">{_text(title)}</title>',
+        f'<desc id="{ident}-d">{_text(described or "no data")}</desc>',
+        f'<text x="{PAD}" y="17" font-size="13" font-weight="600">{_text(title)}</text>',
+    ]
+    for i, s in enumerate(series):
+        ly = TITLE_PX + i * LEGEND_PX + 12
+        out.append(f'<rect x="{PAD}" y="{ly - 9}" width="10" height="10" fill="{colour[s.label]}"/>'
+                   f'<text x="{PAD + 16}" y="{ly}">{_text(_truncate(s.label, int((width - 40) / CHAR_PX)))}</text>')
+    for t in ticks:
+        ty = py(t)
+        out.append(f'<line class="bp-tick" x1="{plot_x}" y1="{ty}" x2="{plot_x + plot_w}" y2="{ty}" '
+                   f'stroke="{MUTED if t == 0 else GRID}" stroke-width="1"/>')
+        out.append(f'<text x="{plot_x - 6}" y="{ty + 4}" text-anchor="end" fill="{MUTED}">{_text(format_value(t))}</text>')
+    for x in xs:
+        out.append(f'<text x="{px(x)}" y="{top + LINE_PLOT_H + 15}" text-anchor="middle" fill="{MUTED}">'
+                   f'{_text(format_value(x))}</text>')
+    out.append(f'<text x="{plot_x + plot_w / 2}" y="{top + LINE_PLOT_H + AXIS_PX + 12}" text-anchor="middle" '
+               f'fill="{MUTED}">{_text(x_label)}</text>')
+    if not values:
+        out.append(f'<text x="{plot_x + PAD}" y="{top + LINE_PLOT_H / 2}" fill="{MUTED}">no data</text>')
+    for s in series:
+        segment: list[str] = []
+        segments = []
+        for x, y in sorted(s.points, key=lambda p: p[0]):
+            if is_number(y):
+                segment.append(f"{px(x)},{py(y)}")
+            elif segment:
+                segments.append(segment)
+                segment = []
+        if segment:
+            segments.append(segment)
+        for part in segments:
+            if len(part) > 1:
+                out.append(f'<polyline fill="none" stroke="{colour[s.label]}" stroke-width="2" points="{" ".join(part)}"/>')
+        for x, y in s.points:
+            if is_number(y):
+                out.append(f'<circle cx="{px(x)}" cy="{py(y)}" r="3.5" fill="{colour[s.label]}">'
+                           f'<title>{_text(s.label)} at {_text(format_value(x))}: {_text(_with_unit(exact_value(y), unit))}'
+                           f'</title></circle>')
+    out.append("</svg>")
+    return "\n".join(out)

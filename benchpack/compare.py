@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from benchpack.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
 from benchpack.errors import BenchpackError, Problem
+from benchpack.lanes import aggregate as lanes
 from benchpack.resultdir import RUN_FILE, ResultDir, field
 from benchpack.stats import bootstrap_medians, central_interval, difference, is_number, median, percentiles
 
@@ -130,6 +131,9 @@ class Comparison:
     runs: list[RunInfo]
     cases: list[CaseComparison]
     warnings: list[CompareWarning]
+    # Per run label: the depth lane's curves ({case: [points]}) and the
+    # concurrency / rate lanes' per-level aggregates (benchpack.lanes.aggregate).
+    lanes: dict[str, dict] = dc_field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -137,6 +141,7 @@ class Comparison:
             "parity_statuses": list(PARITY_STATUSES),
             "runs": [asdict(r) for r in self.runs],
             "cases": [asdict(c) for c in self.cases],
+            "lanes": self.lanes,
             "warnings": [asdict(w) for w in self.warnings],
         }
 
@@ -168,10 +173,21 @@ def run_labels(results: list[ResultDir]) -> list[str]:
 
 
 def _rows_by_case(rows: list[dict]) -> dict[str, list[dict]]:
+    """Rows by case and lane (`short`, `short @depth=4096`, …): a lane's rows never share a median with another's."""
     grouped: dict[str, list[dict]] = {}
     for row in rows:
-        grouped.setdefault(row["case"], []).append(row)
+        grouped.setdefault(lanes.group_label(row), []).append(row)
     return grouped
+
+
+def lane_figures(result: ResultDir) -> dict:
+    """One run's lane figures: depth curves, and per-level aggregates with the run's SLO and level energy."""
+    section = (result.run_metadata or {}).get("lanes")
+    section = section if isinstance(section, dict) else {}
+    slo = lanes.slo_from(section.get("slo"))
+    return {"depth": lanes.depth_curves(result.rows),
+            "levels": lanes.level_aggregates(result.rows, slo, section.get("levels") or []),
+            "energy": lanes.energy_summary(result.rows)}
 
 
 def compare_runs(results: list[ResultDir], *, noise: bool = True) -> Comparison:
@@ -197,7 +213,9 @@ def compare_runs(results: list[ResultDir], *, noise: bool = True) -> Comparison:
         if noise:
             _set_noise(case, stats, groups)
         cases.append(CaseComparison(case=case, parity=status, runs=stats))
-    return Comparison(runs=runs, cases=cases, warnings=_warnings(runs, results, labels, cases))
+    figures = {label: lane_figures(result) for label, result in zip(labels, results)}
+    figures = {label: f for label, f in figures.items() if f["depth"] or f["levels"] or f["energy"]["rows"]}
+    return Comparison(runs=runs, cases=cases, warnings=_warnings(runs, results, labels, cases), lanes=figures)
 
 
 def parity_status(stats: list[CaseStats]) -> str:
@@ -226,7 +244,7 @@ def _case_order(results: list[ResultDir]) -> list[str]:
     seen: dict[str, None] = {}
     for result in results:
         for row in result.rows:
-            seen.setdefault(row["case"], None)
+            seen.setdefault(lanes.group_label(row), None)
     return list(seen)
 
 

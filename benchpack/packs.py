@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 
 from benchpack.errors import PackError, Problem
+from benchpack.lanes.spec import Lanes, parse_lanes
 from benchpack.prompt_cache import POLICIES as PROMPT_CACHE_POLICIES
 
 MANIFEST_NAME = "benchpack.toml"
@@ -102,6 +103,8 @@ class Pack:
     scoring: Scoring | None
     root: Path
     manifest_path: Path
+    # Measurement lanes ([lanes.*]: depth, concurrency, rate, slo); empty when none.
+    lanes: Lanes = Lanes()
 
     def fixture(self, fixture_id: str) -> Fixture:
         for fixture in self.fixtures:
@@ -225,6 +228,8 @@ class _Loader:
         pack_scoring = self._scoring(data["scoring"], "scoring") if "scoring" in data else None
         cases = self._cases(data.get("cases"), fixtures, pack_scoring)
         self._check_inherited_verify_script(cases, pack_scoring)
+        lanes = parse_lanes(data.get("lanes"), self.problem, [c.id for c in cases],
+                            [c.id for c in cases if c.kind in ("chat", "completion")], streamed=defaults.stream)
         if defaults.warmup > 0:
             repo_cases = [c.id for c in cases if c.kind == "repo-task"]
             if repo_cases:
@@ -245,6 +250,7 @@ class _Loader:
             scoring=pack_scoring,
             root=self.root,
             manifest_path=self.manifest_path,
+            lanes=lanes,
         )
 
     def _table(self, data: dict, key: str, required: bool = False) -> dict:

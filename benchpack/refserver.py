@@ -70,6 +70,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # (cached_tokens/cache_n) and cost no prefill time, unless the request
     # sends "cache_prompt": false. TTFT scales with the words evaluated.
     "prompt_cache": False,
+    # A context-dependent cost, for the depth lane: each prompt token the
+    # server evaluates adds this to the TTFT (a scripted prefill rate), and
+    # each prompt token in context adds this to every token gap (decode
+    # slowing as the context fills). 0: the reply's own timing only.
+    "prefill_s_per_token": 0.0,
+    "itl_s_per_context_token": 0.0,
     "served_model": None,    # the "model" in responses; None echoes the request's
     # What the server says about itself (None: the route answers 404).
     "props": None,           # GET /props, llama-server style
@@ -351,7 +357,12 @@ class _Handler(BaseHTTPRequestHandler):
         cached = min(self.state.prompt_cache_hit(config, prompt.split(), body.get("cache_prompt")), prompt_tokens)
         if config["prompt_cache"] and prompt_tokens:
             ttft *= max(prompt_tokens - cached, 1) / prompt_tokens
+        ttft += float(config["prefill_s_per_token"] or 0) * max(prompt_tokens - cached, 0)
         return cached, ttft
+
+    @staticmethod
+    def _context_itl(config: dict, itl: float, prompt_tokens: int) -> float:
+        return itl + float(config["itl_s_per_context_token"] or 0) * prompt_tokens
 
     def _model(self, config: dict, body: dict) -> str:
         return config["served_model"] or body.get("model", "ref")
@@ -366,6 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
         prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, body.get("max_tokens"))
         finish = "length" if output_tokens < len(full_reply.reasoning) + len(full_reply.content) else "stop"
         ttft, itl = reply_timing(reply, config)
+        itl = self._context_itl(config, itl, prompt_tokens)
         cached, ttft = self._prefill(config, body, prompt, prompt_tokens, ttft)
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
                  "total_tokens": prompt_tokens + output_tokens,
@@ -442,6 +454,7 @@ class _Handler(BaseHTTPRequestHandler):
         # Ollama has no per-request cache switch, and reports only the prompt
         # tokens it evaluated.
         ttft, itl = reply_timing(reply, config)
+        itl = self._context_itl(config, itl, prompt_tokens)
         cached, ttft = self._prefill(config, {}, prompt, prompt_tokens, ttft)
         first_at = record["received_at"] + ttft
         base = {"model": self._model(config, body), "created_at": "2026-01-01T00:00:00Z"}

@@ -21,6 +21,8 @@ from urllib.parse import urlsplit, urlunsplit
 from benchpack.cache_state import CACHED
 from benchpack.compare import CaseComparison, CaseStats, Comparison, RunInfo, compare_runs
 from benchpack.errors import BenchpackError
+from benchpack.lanes.aggregate import group_label
+from benchpack.reporting.lanes import lane_blocks
 from benchpack.reporting.document import (
     DASH,
     Block,
@@ -237,7 +239,8 @@ def runs_table(comparison: Comparison, results: list[ResultDir] | None = None) -
 
 
 def compare_blocks(comparison: Comparison, results: list[ResultDir] | None = None, level: int = 1,
-                   *, heading: str = "Compare", with_runs: bool = True, with_warnings: bool = True) -> list[Block]:
+                   *, heading: str = "Compare", with_runs: bool = True, with_warnings: bool = True,
+                   charts: list[Path] | None = None) -> list[Block]:
     blocks: list[Block] = [Heading(heading, level)]
     if with_runs:
         blocks.append(runs_table(comparison, results))
@@ -253,6 +256,7 @@ def compare_blocks(comparison: Comparison, results: list[ResultDir] | None = Non
     spread_table = percentile_table(comparison)
     if spread_table:
         blocks += [Heading("Percentiles (cases with 10 or more ok rows)", level + 1), spread_table]
+    blocks += lane_blocks(comparison.lanes, level + 1, charts)
     if with_warnings:
         blocks += [Heading("Warnings", level + 1), Bullets(warnings_list(comparison))]
     blocks.append(Paragraph(PARITY_LEGEND, muted=True))
@@ -319,14 +323,18 @@ def default_model_call_summarizer() -> Callable[[list[Path]], dict] | None:
 _UNSET = object()
 
 
-def report_blocks(results: list[ResultDir], model_call_summarizer: Any = _UNSET) -> list[Block]:
+def report_blocks(results: list[ResultDir], model_call_summarizer: Any = _UNSET,
+                  charts: list[Path] | None = None) -> list[Block]:
     if model_call_summarizer is _UNSET:
         model_call_summarizer = default_model_call_summarizer()
     comparison = compare_runs(results)
     blocks: list[Block] = [Heading("Benchpack report", 1), overview_table(results, comparison)]
     if len(results) > 1:
         # The runs are in the overview already.
-        blocks += compare_blocks(comparison, results, 2, heading="Across runs", with_runs=False, with_warnings=False)
+        blocks += compare_blocks(comparison, results, 2, heading="Across runs", with_runs=False, with_warnings=False,
+                                 charts=charts)
+    else:
+        blocks += lane_blocks(comparison.lanes, 2, charts)
     blocks += [Heading("Warnings", 2), Bullets(warnings_list(comparison))]
     for run, result in zip(comparison.runs, results):
         blocks += run_blocks(run.label, result, collect_artifacts(result), model_call_summarizer)
@@ -454,7 +462,7 @@ def spread_table(result: ResultDir) -> Table:
     headers = ["case", "#ok reps"] + [f"#{name} min / med / max" for name, _, _ in SPREAD_FIELDS] + ["#wall_s range"]
     table = Table(columns(*headers))
     for case in _cases_in_order(result.rows):
-        ok_rows = [r for r in result.rows if r.get("case") == case and r.get("ok") is True]
+        ok_rows = [r for r in result.rows if group_label(r) == case and r.get("ok") is True]
         row: list[Any] = [case, len(ok_rows)]
         for _, path, fmt in SPREAD_FIELDS:
             s = spread(field(r, path) for r in ok_rows)
@@ -542,4 +550,5 @@ def failed_rows_list(result: ResultDir) -> list[str]:
 
 
 def _cases_in_order(rows: list[dict]) -> list[str]:
-    return list(dict.fromkeys(r.get("case") for r in rows))
+    """Case labels with their lane (`short @depth=4096`): a lane's rows are never pooled with another's."""
+    return list(dict.fromkeys(group_label(r) for r in rows))

@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,8 @@ from benchpack.adapters import get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
 from benchpack.hardware import collect_hardware, write_hardware
+from benchpack.lanes import runs as lane_runs
+from benchpack.measurement.energy import EnergyMeter
 from benchpack.progress import NullProgress, ProgressSink
 from benchpack.resultdir import RUN_FILE, read_rows
 from benchpack.results import append_row, build_row, write_summary
@@ -45,6 +49,8 @@ if TYPE_CHECKING:
 
     from benchpack.adapters.base import Adapter
     from benchpack.packs import Case, Pack
+
+perf_counter = time.perf_counter
 
 OPENAI_STREAM_USAGE = ("include", "omit")
 REPO_TASK = "repo-task"
@@ -73,6 +79,11 @@ class RunOptions:
     # Ask the server what it is (runtime, configuration, models) before and
     # after the run; False for tests and callers that know there is no server.
     probe_server: bool = True
+    # `--lanes`: which of base, depth, concurrency, rate to run (None: the base
+    # cases and every lane the pack declares).
+    lanes: tuple[str, ...] | None = None
+    # `--max-depth`: skip depth-lane depths above this many tokens.
+    max_depth: int | None = None
 
 
 @dataclass
@@ -127,6 +138,7 @@ def check_options(options: RunOptions) -> list[Problem]:
     if options.prompt_cache is not None and options.prompt_cache not in prompt_cache.POLICIES:
         problems.append(Problem("benchpack run", "--prompt-cache",
                                 f"must be one of {', '.join(prompt_cache.POLICIES)}, got {options.prompt_cache!r}"))
+    problems += lane_runs.check_lane_options(options.lanes, options.max_depth)
     return problems
 
 
@@ -217,6 +229,7 @@ def raw_stem(case_id: str, number: int, warmup: bool, repetitions: int) -> str:
 
 
 def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache.PreparedPrompt) -> AdapterRequest:
+    # `prepared.prompt` is the case prompt as this request sends it (nonce line, lane filler).
     defaults = pack.defaults
     return AdapterRequest(
         model=options.model,
@@ -280,19 +293,27 @@ def _write_raw(out: Path, stem: str, result: AdapterResult) -> dict:
 class _Run:
     """State of one run in progress; `run_pack` is the public entry."""
 
-    def __init__(self, pack, options, progress, adapter, executor, server: server_info.ServerInfo):
+    def __init__(self, pack, options, progress, adapter, executor, server: server_info.ServerInfo,
+                 energy: EnergyMeter | None = None):
         self.pack, self.options, self.progress = pack, options, progress
         self.adapter, self.executor, self.server = adapter, executor, server
+        self.energy = energy
         self.out = Path(options.out)
         self.rows: list[dict] = []
         self.executions_done = 0
+        # Lanes with concurrent requests record rows from several threads.
+        self.lock = threading.Lock()
+        self.run_file = None
+        # One record per concurrency level / arrival rate: duration and the level's energy.
+        self.level_records: list[dict] = []
         self.endpoint = requested_url(adapter, options.endpoint)
         self.plan = run_plan(pack, options)
         # The per-request cache switch only exists on llama-server's chat endpoint.
         self.cache_prompt_param = server.honours_cache_prompt and options.adapter == "openai-chat"
 
-    def prepared(self, case: Case) -> prompt_cache.PreparedPrompt:
-        return prompt_cache.prepare(case.prompt, self.pack.defaults.prompt_cache,
+    def prepared(self, case: Case, prefix: str = "") -> prompt_cache.PreparedPrompt:
+        """The request's prompt: nonce line (cold), then a lane's filler `prefix`, then the case prompt."""
+        return prompt_cache.prepare(prefix + case.prompt, self.pack.defaults.prompt_cache,
                                     cache_prompt_param=self.cache_prompt_param)
 
     def row_warnings(self, served: str | None) -> list[dict]:
@@ -306,31 +327,73 @@ class _Run:
             return {"mode": "verify-script", "passed": False}
         return scoring.score(case.scoring, result.output_text)
 
-    def warmup(self, case: Case, number: int) -> None:
+    def warmup(self, case: Case, number: int, *, prefix: str = "", stem: str | None = None) -> None:
         self.progress.execution_started(case.id, number, True)
-        result = _call_adapter(self.adapter, _request(self.pack, case, self.options, self.prepared(case)))
-        _write_raw(self.out, raw_stem(case.id, number, True, 1), result)
-        self.executions_done += 1
+        result = _call_adapter(self.adapter, _request(self.pack, case, self.options, self.prepared(case, prefix)))
+        _write_raw(self.out, stem or raw_stem(case.id, number, True, 1), result)
+        with self.lock:
+            self.executions_done += 1
         self.progress.execution_finished(case.id, number, True, None)
 
-    def measured(self, case: Case, repetition: int, run_file) -> str | None:
-        """Run and record one measured execution; returns an abort reason or None."""
+    def measured(self, case: Case, repetition: int, run_file=None, *, prefix: str = "", stem: str | None = None,
+                 lane: dict | None = None, energy: bool = True, quiet: bool = False,
+                 level_start: float | None = None, defer: list | None = None) -> str | None:
+        """Run and record one measured execution; returns an abort reason or None.
+
+        A lane passes the filler `prefix`, the raw-file `stem`, its row fields
+        (`lane`: depth_tokens / concurrency / arrival_rate, and `load`), and
+        `energy=False` when requests overlap (the lane measures the level),
+        `quiet=True` to leave progress to the lane (no redraw while other
+        streams are on the wire), and `level_start` (perf_counter) to record
+        when the request was sent and done relative to its level (`load`).
+        With `defer` (a list), the row is not built or written here: a
+        function that does it is appended, for the lane to call when no
+        other request is on the wire (building a row and writing its raw
+        files takes the GIL for milliseconds, which would delay the other
+        streams' token stamps). Safe to call from several threads at once.
+        """
         repetitions = self.pack.defaults.repetitions
-        self.progress.execution_started(case.id, repetition, False)
+        if not quiet:
+            self.progress.execution_started(case.id, repetition, False)
         context, extra, abort = None, {}, None
-        prepared = self.prepared(case)
+        prepared = self.prepared(case, prefix)
+        meter = self.energy if energy else None
         try:
             if case.kind == REPO_TASK:
                 context = self.executor.prepare(case, repetition, self.out)
-            result = _call_adapter(self.adapter, _request(self.pack, case, self.options, prepared))
+            window = meter.start() if meter is not None else None  # outside the request's timed window
+            request = _request(self.pack, case, self.options, prepared)
+            sent = perf_counter()
+            result = _call_adapter(self.adapter, request)
+            done = perf_counter()
+            if level_start is not None and lane is not None:
+                lane = {**lane, "load": {**lane.get("load", {}), "sent_offset_s": round(sent - level_start, 6),
+                                         "done_offset_s": round(done - level_start, 6)}}
+            if window is not None:
+                extra["energy"] = window.stop()
             if case.kind == REPO_TASK:
-                extra = dict(self.executor.finish(context, result) or {})
+                extra.update(self.executor.finish(context, result) or {})
         except BenchpackError as exc:
             abort = "; ".join(exc.lines())
             result = _failed_result(f"repo-task runner failure: {abort}")
         if case.kind == REPO_TASK:  # every repo-task row says how its candidate code was isolated
             extra.setdefault("sandbox", getattr(self.executor, "sandbox_mode", "none"))
-        raw = _write_raw(self.out, raw_stem(case.id, repetition, False, repetitions), result)
+
+        def record() -> None:
+            self._record(case, repetition, stem, prepared, result, extra, lane, run_file, quiet)
+
+        if defer is not None:
+            with self.lock:
+                defer.append(record)
+        else:
+            record()
+        return abort
+
+    def _record(self, case: Case, repetition: int, stem: str | None, prepared: prompt_cache.PreparedPrompt,
+                result: AdapterResult, extra: dict, lane: dict | None, run_file, quiet: bool) -> None:
+        """Build one measured execution's row, write its raw files, append and fsync it."""
+        repetitions = self.pack.defaults.repetitions
+        raw = _write_raw(self.out, stem or raw_stem(case.id, repetition, False, repetitions), result)
         row_scoring = extra.pop("scoring") if "scoring" in extra else self._score(case, result)
         row_scoring = scoring.never_passed_when_failed(row_scoring, result.ok)
         served = server_info.served_model(self.server, result.served_model)
@@ -343,8 +406,9 @@ class _Run:
             result=result,
             scoring=row_scoring,
             raw=raw,
-            repetition=repetition if repetitions > 1 else None,
+            repetition=repetition if repetitions > 1 or lane else None,
             extra={
+                **(lane or {}),
                 "model_served": served,
                 "finish_reason": result.finish_reason,
                 "prompt_cache": prepared.record,
@@ -354,31 +418,43 @@ class _Run:
                 **extra,
             },
         )
-        append_row(run_file, row)
-        self.rows.append(row)
-        self.executions_done += 1
-        self.progress.execution_finished(case.id, repetition, False, row)
-        return abort
+        with self.lock:
+            append_row(run_file or self.run_file, row)
+            self.rows.append(row)
+            self.executions_done += 1
+        if not quiet:
+            self.progress.execution_finished(case.id, repetition, False, row)
 
     def execute(self) -> str | None:
         defaults = self.pack.defaults
         with open(self.out / RUN_FILE, "a", encoding="utf-8") as run_file:
-            for case in self.pack.cases:
-                for number in range(1, defaults.warmup + 1):
-                    self.warmup(case, number)
-                for repetition in range(1, defaults.repetitions + 1):
-                    abort = self.measured(case, repetition, run_file)
-                    if abort:
-                        return abort
+            self.run_file = run_file
+            if lane_runs.runs_base(self.options.lanes):
+                for case in self.pack.cases:
+                    for number in range(1, defaults.warmup + 1):
+                        self.warmup(case, number)
+                    for repetition in range(1, defaults.repetitions + 1):
+                        abort = self.measured(case, repetition, run_file)
+                        if abort:
+                            return abort
+            lane_runs.run_lanes(self)
         return None
 
 
-def total_executions(pack: Pack) -> int:
-    return len(pack.cases) * (pack.defaults.warmup + pack.defaults.repetitions)
+def total_executions(pack: Pack, options: RunOptions | None = None, server=None) -> int:
+    base = len(pack.cases) * (pack.defaults.warmup + pack.defaults.repetitions)
+    if options is None:
+        return base
+    plan = lane_runs.lane_plan(pack, options, server)
+    return (base if lane_runs.runs_base(options.lanes) else 0) + plan.executions
 
 
-def planned_rows(pack: Pack) -> int:
-    return len(pack.cases) * pack.defaults.repetitions
+def planned_rows(pack: Pack, options: RunOptions | None = None, server=None) -> int:
+    base = len(pack.cases) * pack.defaults.repetitions
+    if options is None:
+        return base
+    plan = lane_runs.lane_plan(pack, options, server)
+    return (base if lane_runs.runs_base(options.lanes) else 0) + plan.rows
 
 
 def run_pack(
@@ -390,6 +466,7 @@ def run_pack(
     repo_task_executor: RepoTaskExecutor | None = None,
     warn: Callable[[str], None] | None = None,
     probe_client: httpx.Client | None = None,
+    energy_meter: EnergyMeter | None = None,
 ) -> RunOutcome:
     """Run every case of `pack` and write the result directory `options.out`.
 
@@ -401,6 +478,8 @@ def run_pack(
     run-metadata file contradicts), so a person can stop the run early.
     `probe_client` makes the server probes (a worker passes its pinned
     client, so probes reach only the allowlisted address too).
+    `energy_meter` reads energy around each request (default: the sources
+    this machine exposes, `EnergyMeter.discover()`; rows say why when none).
     Raises BenchpackError (and writes nothing) for invalid input.
     """
     progress = progress or NullProgress()
@@ -423,7 +502,8 @@ def run_pack(
     # Asked before the output directory exists and outside any timed request.
     server = (server_info.probe_server(options.adapter, options.endpoint, options.model, client=probe_client)
               if options.probe_server else server_info.ServerInfo())
-    outcome = RunOutcome(out=out, planned_rows=planned_rows(pack), server=server)
+    outcome = RunOutcome(out=out, planned_rows=planned_rows(pack, options, server), server=server)
+    outcome.warnings += lane_runs.lane_plan(pack, options, server).skipped
     record = RunRecord(options=options, pack=pack, server=server, endpoint=requested_url(adapter, options.endpoint),
                        plan=run_plan(pack, options))
     metadata = start_run_metadata(options.run_metadata, record, outcome.warnings)
@@ -435,8 +515,10 @@ def run_pack(
     write_hardware(out, hardware)
     write_run_metadata(out, metadata)
 
-    run = _Run(pack, options, progress, adapter, repo_task_executor, server)
-    progress.started(total_executions(pack))
+    meter = energy_meter or EnergyMeter.discover()
+    run = _Run(pack, options, progress, adapter, repo_task_executor, server, meter)
+    executions = total_executions(pack, options, server)
+    progress.started(executions)
     crashed: str | None = None
     try:
         outcome.aborted = run.execute()
@@ -453,13 +535,20 @@ def run_pack(
             server_info.probe_loaded_model(options.adapter, options.endpoint, options.model, server,
                                            client=probe_client)
         outcome.complete, outcome.incomplete_reason = _completeness(outcome, crashed, run.executions_done,
-                                                                    total_executions(pack))
+                                                                    executions)
         metadata = finish_run_metadata(metadata, record, outcome.rows, outcome.complete, outcome.incomplete_reason,
                                        outcome.warnings)
+        if run.level_records:
+            slo = pack.lanes.slo
+            metadata["lanes"] = {"levels": run.level_records,
+                                 "slo": None if slo is None else {"ttft_s": slo.ttft_s, "tpot_s": slo.tpot_s}}
         write_run_metadata(out, metadata)
-        extra_sections = _summary_sections(repo_task_executor, outcome.rows, out)
+        extra_sections = _summary_sections(repo_task_executor, outcome.rows, out) + lane_runs.summary_sections(
+            pack, outcome.rows, run.level_records)
         write_summary(out, pack, outcome.rows, hardware, metadata, extra_sections)
         progress.finished()
+        if energy_meter is None:
+            meter.close()
     outcome.all_ok = all(row["ok"] for row in outcome.rows) and not outcome.aborted
     return outcome
 

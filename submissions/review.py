@@ -9,6 +9,7 @@ page says so.
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.safestring import mark_safe
 
 from accounts.operators import operator_count
 from registry_site.publishing import publish
@@ -67,3 +68,34 @@ def reject(submission_id, operator, reason: str) -> bool:
         if moved:
             emails.send_decision(Submission.objects.get(pk=submission_id))
     return moved
+
+
+def lane_sections(results) -> list[dict]:
+    """What the review page shows of each run's lanes (docs/lanes.md): the depth curves as tables and
+    rate-vs-depth charts, the per-level concurrency / rate aggregates with goodput, and energy.
+
+    From every row of the run, not the page of cases shown above: a level's
+    aggregate needs all of its requests. The charts are benchpack.charts
+    SVG (every label escaped there, no style attribute: the CSP allows them inline).
+    """
+    from benchpack.compare import lane_figures
+    from benchpack.reporting.lanes import depth_charts
+
+    sections = []
+    for result in results:
+        figures = lane_figures(result)
+        if not (figures["depth"] or figures["levels"]):
+            continue
+        label = result.path.name
+        for level in figures["levels"]:
+            level["ttft_ms"] = {k: v * 1000 for k, v in level["ttft_s"].items()}
+            level["tpot_ms"] = {k: v * 1000 for k, v in level["tpot_s"].items()}
+            level["goodput_pct"] = None if level["goodput"] is None else level["goodput"] * 100
+        sections.append({
+            "run": label,
+            "depth": [{"case": case, "points": points} for case, points in figures["depth"].items()],
+            "levels": figures["levels"],
+            "energy": figures["energy"],
+            "charts": [mark_safe(svg) for svg in depth_charts({label: figures}).values()],  # noqa: S308 - escaped SVG
+        })
+    return sections

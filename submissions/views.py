@@ -20,7 +20,7 @@ from registry_site.publishing import case_fingerprints, result_dirs_of, rows_by_
 from submissions.forms import RejectForm, UploadForm
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
-from submissions.review import DecisionError, approve, reject, self_approval_refusal
+from submissions.review import DecisionError, approve, lane_sections, reject, self_approval_refusal
 
 
 @login_required
@@ -119,6 +119,7 @@ def review_detail(request, pk):
             "submission": submission,
             "results": results,
             "comparison": comparison,
+            "lanes": lane_sections(results),
             "similar": similar,
             "page": page,
             "case_count": len(case_order),

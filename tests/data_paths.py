@@ -6,3 +6,5 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
 REAL_RESULTS = DATA / "real-results"
+# Result directories of the depth and concurrency lanes against a real llama-server (docs/lanes.md).
+LANES_RESULTS = DATA / "lanes-results"

@@ -70,14 +70,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def server_argv(binary: Path, model: Path, port: int) -> list[str]:
+def server_argv(binary: Path, model: Path, port: int, parallel: int = 1) -> list[str]:
     # One slot and fixed thread counts: requests are serialised and decode
     # speed does not depend on how many cores happen to be free, which keeps
-    # the server's own timings comparable with the client's.
+    # the server's own timings comparable with the client's. The concurrency
+    # lane's tests ask for `parallel` slots (-np; the 4096-token context is
+    # shared between them).
     return [
         str(binary), "-m", str(model), "-a", MODEL_ALIAS,
         "--host", "127.0.0.1", "--port", str(port),
-        "-c", "4096", "-np", "1", "-t", "1", "-tb", "2", "--no-webui",
+        "-c", "4096", "-np", str(parallel), "-t", "1", "-tb", "2", "--no-webui",
     ]
 
 
@@ -118,7 +120,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_server(log_dir: Path | None = None) -> Iterator[RealServer]:
+def running_server(log_dir: Path | None = None, parallel: int = 1) -> Iterator[RealServer]:
     """Start llama-server on a free port, yield once /health is ok, then stop it."""
     missing = missing_files()
     if missing:
@@ -133,7 +135,7 @@ def running_server(log_dir: Path | None = None) -> Iterator[RealServer]:
         # unread pipe would eventually block it mid-benchmark.
         log = stack.enter_context(open(log_path, "wb"))
         process = subprocess.Popen(
-            server_argv(server_binary(), model_path(), port),
+            server_argv(server_binary(), model_path(), port, parallel),
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         stack.callback(_stop, process)
         server = RealServer(base_url=f"http://127.0.0.1:{port}", model=MODEL_ALIAS,
@@ -146,13 +148,25 @@ def real_server_required() -> bool:
     return os.environ.get("BENCHPACK_REQUIRE_REAL_SERVER") == "1"
 
 
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+def _skip_or_fail_when_missing() -> None:
     missing = missing_files()
     if missing:
         message = f"real llama-server unavailable (missing {', '.join(map(str, missing))}); {BUILD_HINT}"
         if real_server_required():
             pytest.fail(message + " [BENCHPACK_REQUIRE_REAL_SERVER=1]", pytrace=False)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    _skip_or_fail_when_missing()
     with running_server(tmp_path_factory.mktemp("llama-server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def llama_server_parallel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """llama-server with 4 slots (-np 4), for the concurrency lane; module-scoped so it is stopped soon."""
+    _skip_or_fail_when_missing()
+    with running_server(tmp_path_factory.mktemp("llama-server-np4"), parallel=4) as server:
         yield server

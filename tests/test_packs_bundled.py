@@ -12,9 +12,10 @@ from benchpack.scoring import check_runnable, score
 
 BUNDLED = {
     "smoke-chat": "0.1.0",
-    "runtime-sweep": "1.0.0",
+    "runtime-sweep": "1.1.0",
     "desktop-django-wrap": "1.0.0",
     "tool-json": "0.1.0",
+    "coding-agent-load": "1.0.0",
 }
 
 
@@ -49,6 +50,18 @@ def test_runtime_sweep_grows_the_prompt_and_records_no_score():
     assert lengths == sorted(lengths) and lengths[2] > 8 * lengths[0]
     assert (pack.defaults.stream, pack.defaults.warmup, pack.defaults.repetitions) == (True, 1, 3)
     assert all(score(c.scoring, "anything") is None for c in pack.cases)
+
+
+def test_runtime_sweep_and_coding_agent_load_declare_their_lanes():
+    sweep = load_pack(bundled_packs_dir() / "runtime-sweep").lanes
+    assert sweep.depth.depths == (0, 1024, 2048, 4096, 8192, 16384, 32768) and sweep.depth.cases == ("short",)
+    assert sweep.concurrency.levels == (1, 2, 4, 8) and sweep.slo.ttft_s == 2.0 and sweep.slo.tpot_s == 0.1
+    agent = load_pack(bundled_packs_dir() / "coding-agent-load")
+    assert [c.id for c in agent.cases] == ["fix-prerelease-order", "fix-split-bill", "roman-numerals"]
+    # The coding packs' own prompts, byte for byte.
+    source = (bundled_packs_dir() / "python-regression-fix" / "prompts" / "fix-prerelease-order.md").read_text()
+    assert agent.cases[0].prompt.strip() == source.strip()
+    assert agent.lanes.depth.depths[-1] == 32768 and agent.lanes.concurrency.levels == (1, 2, 4)
 
 
 GOOD_PLAN = """DDS_WRAP_PLAN

@@ -42,7 +42,7 @@ def sweep(tmp_path):
 
 def run(server, pack, out, *extra) -> list[dict]:
     code = main(["run", str(pack), "--adapter", "openai-chat", "--model", server.model,
-                 "--endpoint", server.base_url, "--out", str(out), "--repetitions", "2", *extra])
+                 "--endpoint", server.base_url, "--out", str(out), "--repetitions", "2", "--lanes", "base", *extra])
     rows = load_result_dir(out).rows
     assert code == 0, [r.get("error") for r in rows]
     return rows

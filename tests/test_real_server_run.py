@@ -15,8 +15,9 @@ pytestmark = [pytest.mark.real_server, pytest.mark.slow]
 
 
 def run_pack(server, pack_id: str, out) -> list[dict]:
+    # The base cases only: the lanes have their own real-server tests (test_real_server_lanes.py).
     code = main(["run", pack_id, "--adapter", "openai-chat", "--model", server.model,
-                 "--endpoint", server.chat_url, "--out", str(out)])
+                 "--endpoint", server.chat_url, "--out", str(out), "--lanes", "base"])
     rows = load_result_dir(out).rows
     assert code == 0, [row.get("error") for row in rows]
     return rows

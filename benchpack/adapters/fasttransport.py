@@ -28,6 +28,7 @@ from __future__ import annotations
 import select
 import socket
 import struct
+import threading
 import time
 from typing import Callable, Iterator
 
@@ -209,6 +210,9 @@ def _until_close(conn: _Conn) -> Iterator[bytes]:
 class FastHTTPTransport(httpx.BaseTransport):
     def __init__(self) -> None:
         self._idle: dict[tuple, list[_Conn]] = {}
+        # The concurrency lane sends from several threads through one adapter:
+        # taking and returning an idle connection must be atomic.
+        self._idle_lock = threading.Lock()
         self._tls = httpx.HTTPTransport()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -281,9 +285,12 @@ class FastHTTPTransport(httpx.BaseTransport):
             raise
 
     def _acquire(self, key: tuple, timeouts: dict, fresh: bool = False) -> tuple[_Conn, bool]:
-        idle = [] if fresh else (self._idle.get(key) or [])
-        while idle:
-            conn = idle.pop()
+        while not fresh:
+            with self._idle_lock:
+                idle = self._idle.get(key)
+                conn = idle.pop() if idle else None
+            if conn is None:
+                break
             if conn.idle_and_alive():
                 return conn, True
             conn.close()
@@ -298,7 +305,8 @@ class FastHTTPTransport(httpx.BaseTransport):
         return _Conn(sock, key), False
 
     def _release(self, conn: _Conn) -> None:
-        self._idle.setdefault(conn.key, []).append(conn)
+        with self._idle_lock:
+            self._idle.setdefault(conn.key, []).append(conn)
 
     @staticmethod
     def _serialize(request: httpx.Request) -> bytes:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from benchpack.reporting.lanes import write_charts
 from benchpack.compare import compare_runs
 from benchpack.errors import BenchpackError, ConfigError, Problem
 from benchpack.report import compare_blocks
@@ -22,6 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("result_dirs", nargs="+", metavar="RESULT_DIR", help="result directories (two or more)")
     add_output_options(parser)
+    parser.add_argument("--charts", type=Path, metavar="DIR",
+                        help="write the lanes' rate-vs-depth charts (SVG) to DIR and link them from the document")
     parser.set_defaults(handler=run)
 
 
@@ -43,5 +47,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(Problem("compare", "RESULT_DIR", "needs at least two result directories (use `benchpack report` for one)"))
     results = load_result_dirs(args.result_dirs)
     comparison = compare_runs(results)
-    emit(args, compare_blocks(comparison, results), comparison.to_dict())
+    charts = write_charts(comparison.lanes, args.charts) if args.charts else None
+    emit(args, compare_blocks(comparison, results, charts=charts), comparison.to_dict())
     return 0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from benchpack.commands.compare import load_result_dirs
 from benchpack.compare import compare_runs
 from benchpack.report import report_blocks
+from benchpack.reporting.lanes import write_charts
 from benchpack.reporting.output import add_output_options, emit
 
 
@@ -19,14 +21,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("result_dirs", nargs="+", metavar="RESULT_DIR", help="result directories")
     add_output_options(parser)
+    parser.add_argument("--charts", type=Path, metavar="DIR",
+                        help="write the lanes' rate-vs-depth charts (SVG) to DIR and link them from the document")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     results = load_result_dirs(args.result_dirs)
+    comparison = compare_runs(results)
+    charts = write_charts(comparison.lanes, args.charts) if args.charts else None
     data = {
-        "comparison": compare_runs(results).to_dict(),
+        "comparison": comparison.to_dict(),
         "runs": [{"path": str(r.path), "hardware": r.hardware, "run_metadata": r.run_metadata} for r in results],
     }
-    emit(args, report_blocks(results), data)
+    emit(args, report_blocks(results, charts=charts), data)
     return 0

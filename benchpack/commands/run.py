@@ -50,6 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="include: ask a streaming openai-chat server for token counts "
                         "(stream_options.include_usage); omit: for servers that refuse that option "
                         "(the request is never retried in another shape)")
+    parser.add_argument("--lanes", metavar="LIST",
+                        type=lambda text: tuple(part.strip() for part in text.split(",") if part.strip()),
+                        help="which of base,depth,concurrency,rate to run (comma-separated); default: the base "
+                        "cases and every lane the pack declares (docs/lanes.md)")
+    parser.add_argument("--max-depth", type=int, metavar="TOKENS",
+                        help="skip depth-lane depths above this (depths that do not fit the server's reported "
+                        "context are skipped anyway)")
     parser.add_argument("--fail-on-check", action="store_true",
                         help="exit 1 also when an answer fails its check")
     parser.add_argument("--force", action="store_true",
@@ -81,6 +88,8 @@ def handle(args: argparse.Namespace) -> int:
         unsandboxed=args.unsandboxed,
         repetitions=args.repetitions,
         prompt_cache=args.prompt_cache,
+        lanes=args.lanes,
+        max_depth=args.max_depth,
     )
     planned = effective_pack(pack, options)
     progress = progress_for(planned.defaults.repetitions, planned.defaults.warmup, sys.stdout,

@@ -156,6 +156,37 @@ def measure_load(client: Client, plan: LoadPlan = LoadPlan(), progress: Callable
     return figures
 
 
+# ---- benchpack's concurrency lane ------------------------------------------
+
+def lane_client() -> Client:
+    """benchpack's concurrency lane as `benchpack run` drives it: one openai-chat adapter, a thread per
+    stream (`benchpack.lanes.runs._parallel`), each request in its own timed window."""
+    from benchpack.adapters.base import AdapterRequest
+    from benchpack.adapters.openai_chat import OpenAIChatAdapter
+    from benchpack.lanes.runs import _parallel
+
+    adapter = OpenAIChatAdapter()
+
+    def client(url: str, bodies: list[dict]) -> list[StreamTimes]:
+        seen: list[StreamTimes | None] = [None] * len(bodies)
+
+        def job(index: int, body: dict) -> Callable[[], None]:
+            request = AdapterRequest(model=body["model"], prompt=body["messages"][0]["content"], endpoint=url,
+                                     max_tokens=body["max_tokens"], stream=True, temperature=None)
+
+            def run() -> None:
+                result, trace = adapter.run_traced(request)
+                seen[index] = StreamTimes(list(trace.content_times), result.tokens.get("output"),
+                                          None if result.ok else result.error)
+            return run
+
+        _parallel([job(i, body) for i, body in enumerate(bodies)], len(bodies))
+        return [times or StreamTimes([], None, "no result") for times in seen]
+
+    client.close = adapter.close  # type: ignore[attr-defined]
+    return client
+
+
 # ---- the baseline: a plain aiohttp loop ----------------------------------
 
 def aiohttp_client() -> Client:

@@ -1,0 +1,23 @@
+"""The concurrency lane's client under load, against the scripted endpoint's per-stream scripts
+(benchpack.measurement.loadtest): the same figures bench/concurrency.py prints, on a small plan."""
+
+from __future__ import annotations
+
+import statistics
+
+from benchpack.measurement import loadtest
+
+
+def test_lane_client_keeps_every_stream_and_its_timing():
+    plan = loadtest.LoadPlan(streams=16, rounds=1, tokens=12, ttft_s=(0.02, 0.06), itl_s=(0.01, 0.02), seed=3)
+    client = loadtest.lane_client()
+    try:
+        figures = loadtest.measure_load(client, plan)
+    finally:
+        client.close()
+    assert figures.failures == []
+    assert len(figures.ttft_overhead_s) == 16 and figures.chunks == 16 * 12
+    # Loose bounds: a shared CI machine; bench/concurrency.py measures the real figures (docs/lanes.md).
+    assert statistics.median(figures.ttft_overhead_s) < 0.005
+    assert statistics.median(figures.tpot_error_pct) < 2.0
+    assert min(figures.ttft_overhead_s) >= 0  # the client never sees a token before the server sent it
