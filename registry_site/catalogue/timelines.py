@@ -229,12 +229,9 @@ def _system_keys(series: Series) -> list[str]:
 def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
     """Public runs' values of `metric` on the series' workload, oldest first. Demo runs are
     left out once a real run exists in the series (the same rule as the rankings)."""
-    from registry_site.models import PublishedCase
-
     metric_direction(metric)
-    cases = PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs(),
-                                         workload_key=series.workload_key, system_key__in=_system_keys(series),
-                                         run__model=series.model, run__hardware_class=series.hardware_class)
+    cases = _public_cases(queryset).filter(workload_key=series.workload_key, system_key__in=_system_keys(series),
+                                           run__model=series.model, run__hardware_class=series.hardware_class)
     if series.runtime_name:
         cases = cases.filter(run__runtime_name=series.runtime_name)
     if series.quantization:
@@ -260,10 +257,13 @@ def series_of(workload_key: str, *, limit: int = 200) -> list[dict]:
                 .annotate(runs=Sum("run_count")).order_by("-runs", "model", "hardware_class")[:limit])
 
 
-def _public_runs():
-    from registry_site.models import PublishedRun
+def _public_cases(runs=None):
+    """Public case rows as joins (`PublishedCase.objects.public()`): an IN over every public
+    run id cost ~0.4 s per timeline on SQLite at 300k cases. `runs` narrows to those runs."""
+    from registry_site.models import PublishedCase
 
-    return PublishedRun.objects.public()
+    cases = PublishedCase.objects.public()
+    return cases if runs is None else cases.filter(run__in=runs)
 
 
 def _columns(metric: str) -> list[str]:
@@ -292,11 +292,9 @@ def scan(metric: str = "decode_tps", *, queryset=None, chunk_size: int = 5000):
     Returns (series_count, verdict_counts, flagged): how many series, how many points got each
     verdict, and the flagged changes. For the closing report on a seeded catalogue and for
     operators (`manage.py timeline_changes`); the pages judge one series at a time."""
-    from registry_site.models import PublishedCase
-
     metric_direction(metric)
     key = ("workload_key", "run__model", "run__hardware_class", "run__runtime_name", "run__model_quantization")
-    rows = (PublishedCase.objects.filter(run__in=queryset if queryset is not None else _public_runs())
+    rows = (_public_cases(queryset)
             .exclude(workload_key="")
             .order_by(*key, "run__published_at", "run_id")
             .values_list(*key, "run_id", "run__published_at", "run__runtime_version", "run__is_demo",
