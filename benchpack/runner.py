@@ -79,9 +79,12 @@ class RunOptions:
     # Ask the server what it is (runtime, configuration, models) before and
     # after the run; False for tests and callers that know there is no server.
     probe_server: bool = True
-    # `--lanes`: which of base, depth, concurrency, rate to run (None: the base
-    # cases and every lane the pack declares).
-    lanes: tuple[str, ...] | None = None
+    # `--lanes`: which of base, depth, concurrency, rate to run; None: the base
+    # cases and every lane the pack declares (what `benchpack run` does by
+    # default). Callers of the API get the base cases only unless they ask:
+    # a runner host, the reproduction flow and publishing group rows by case
+    # and do not know lanes yet (docs/lanes.md).
+    lanes: tuple[str, ...] | None = ("base",)
     # `--max-depth`: skip depth-lane depths above this many tokens.
     max_depth: int | None = None
 
