@@ -79,9 +79,12 @@ class RunOptions:
     # Ask the server what it is (runtime, configuration, models) before and
     # after the run; False for tests and callers that know there is no server.
     probe_server: bool = True
-    # `--lanes`: which of base, depth, concurrency, rate to run (None: the base
-    # cases and every lane the pack declares).
-    lanes: tuple[str, ...] | None = None
+    # `--lanes`: which of base, depth, concurrency, rate to run; None: the base
+    # cases and every lane the pack declares (what `benchpack run` does by
+    # default). Callers of the API get the base cases only unless they ask:
+    # a runner host, the reproduction flow and publishing group rows by case
+    # and do not know lanes yet (docs/lanes.md).
+    lanes: tuple[str, ...] | None = ("base",)
     # `--max-depth`: skip depth-lane depths above this many tokens.
     max_depth: int | None = None
 
@@ -327,13 +330,17 @@ class _Run:
             return {"mode": "verify-script", "passed": False}
         return scoring.score(case.scoring, result.output_text)
 
-    def warmup(self, case: Case, number: int, *, prefix: str = "", stem: str | None = None) -> None:
-        self.progress.execution_started(case.id, number, True)
+    def warmup(self, case: Case, number: int, *, prefix: str = "", stem: str | None = None,
+               quiet: bool = False) -> None:
+        """One unrecorded execution; `quiet=True` leaves progress to the caller (a lane's worker thread)."""
+        if not quiet:
+            self.progress.execution_started(case.id, number, True)
         result = _call_adapter(self.adapter, _request(self.pack, case, self.options, self.prepared(case, prefix)))
         _write_raw(self.out, stem or raw_stem(case.id, number, True, 1), result)
         with self.lock:
             self.executions_done += 1
-        self.progress.execution_finished(case.id, number, True, None)
+        if not quiet:
+            self.progress.execution_finished(case.id, number, True, None)
 
     def measured(self, case: Case, repetition: int, run_file=None, *, prefix: str = "", stem: str | None = None,
                  lane: dict | None = None, energy: bool = True, quiet: bool = False,

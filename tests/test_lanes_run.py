@@ -190,7 +190,7 @@ def test_energy_per_request_and_per_level(tmp_path, ref):
     ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0, responses=[{"tokens": 8, "ttft_s": 0.01, "itl_s": 0.002}])
     pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [2]\nrequests = 4\n", repetitions=2)
     meter = EnergyMeter([FakeSource()], [{"source": "nvml", "reason": "not installed"}])
-    run_pack(pack, options(tmp_path, endpoint=ref.openai_url), energy_meter=meter)
+    run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=None), energy_meter=meter)
     rows = read_rows(tmp_path / "out" / "run.jsonl")
     base = [r for r in rows if "concurrency" not in r]
     assert [r["energy"]["joules"] for r in base] == [2.0, 2.0]
@@ -229,7 +229,7 @@ def test_a_lane_run_bundles_validates_and_keeps_its_lane_fields(tmp_path, ref):
     ref.configure(prefill_s_per_token=0.00005, itl_s_per_context_token=0.0)
     pack = lane_pack(tmp_path, depth_table([0, 64]) + "[lanes.concurrency]\nlevels = [2]\nrequests = 2\n"
                      "[lanes.slo]\nttft_s = 1\n", repetitions=1)
-    run_pack(pack, options(tmp_path, endpoint=ref.openai_url))
+    run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=None))
     bundle = create_bundle([tmp_path / "out"], tmp_path / "bundle", "self-reported")
     report = validate_bundle(bundle)
     assert report.ok, report.to_dict()
@@ -264,10 +264,17 @@ def test_every_planned_execution_runs_warmups_included(tmp_path, ref):
         def finished(self):
             pass
 
-    opts = options(tmp_path, endpoint=ref.openai_url)
+    opts = options(tmp_path, endpoint=ref.openai_url, lanes=None)
     outcome = run_pack(pack, opts, Counting())
     plan = lane_plan(pack, opts)
     # base 1×(1+2) + depth 2×(1+2) + concurrency (1+3 warm-ups, 2×3) + rate (2 warm-ups, 2×2)
     assert started == [3 + 6 + 10 + 6] and plan.rows == 4 + 6 + 4
     assert outcome.complete and len(outcome.rows) == outcome.planned_rows == 2 + 4 + 6 + 4
     assert len(list((tmp_path / "out" / "raw").glob("*.request.json"))) == started[0]
+
+
+def test_the_api_runs_the_base_cases_unless_asked_for_lanes(tmp_path, ref):
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0)
+    pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [2]\nrequests = 2\n", repetitions=1)
+    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url))
+    assert [r["case"] for r in outcome.rows] == ["alpha"] and "concurrency" not in outcome.rows[0]

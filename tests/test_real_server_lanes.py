@@ -56,8 +56,11 @@ def test_depth_lane_is_cold_at_every_depth_and_matches_the_servers_timings(llama
         assert row["depth_tokens"] * 0.95 <= extra <= row["depth_tokens"] * 1.25 + 30
         # Client prefill (prompt / client TTFT) against the server's own prompt rate, as for the base cases.
         assert 0.75 <= row["timing"]["prefill_tps"] / row["backend"]["prompt_per_second"] <= 1.05
-        # The client's decode rate against the server's (7 gaps: a loose bound on a shared machine).
-        assert 0.8 <= (1 / row["timing"]["tpot_s"]) / row["backend"]["predicted_per_second"] <= 1.25
+    # The client's decode rate against the server's: 7 gaps per reply, so one slow step on a shared
+    # machine moves a single row a lot (measured 1.94 once at load 26); the median over depths holds.
+    ratios = [(1 / row["timing"]["tpot_s"]) / row["backend"]["predicted_per_second"] for row in rows]
+    assert all(0.5 <= ratio <= 2.0 for ratio in ratios)
+    assert 0.8 <= statistics.median(ratios) <= 1.25
     curve = aggregate.depth_curves(rows)["short"]
     assert [p["cache_state"] for p in curve] == [COLD] * 3 and all(p["prefill_tps"] for p in curve)
     # Deeper context costs more time to the first token.

@@ -88,7 +88,7 @@ def handle(args: argparse.Namespace) -> int:
         unsandboxed=args.unsandboxed,
         repetitions=args.repetitions,
         prompt_cache=args.prompt_cache,
-        lanes=args.lanes,
+        lanes=args.lanes or None,  # None: the base cases and every lane the pack declares
         max_depth=args.max_depth,
     )
     planned = effective_pack(pack, options)

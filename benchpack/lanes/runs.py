@@ -182,9 +182,13 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
     lane_field = {"concurrency": int(level)} if kind == "concurrency" else {"arrival_rate": float(level)}
     if run.pack.defaults.warmup:
         # Unrecorded: opens the connections the level needs and warms the server's slots.
+        # Progress (a terminal redraw, a runner host's database write) is told from this thread afterwards.
         warm = int(level) if kind == "concurrency" else 1
-        _parallel([lambda i=i: run.warmup(cases[i % len(cases)], i + 1, stem=f"{cases[i % len(cases)].id}.{tag}.warmup-{i + 1:03d}")
+        _parallel([lambda i=i: run.warmup(cases[i % len(cases)], i + 1, quiet=True,
+                                          stem=f"{cases[i % len(cases)].id}.{tag}.warmup-{i + 1:03d}")
                    for i in range(warm)], warm)
+        for i in range(warm):
+            run.progress.execution_finished(cases[i % len(cases)].id, i + 1, True, None)
     recorders: list[Callable[[], None]] = []
     clock: dict[str, Any] = {"start": perf_counter(), "energy": None}
 
