@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from benchpack.compare import compare_runs
+from benchpack.lanes.aggregate import group_label
 from benchpack.resultdir import ResultDir
 from benchpack.resultdir import field as row_field
 from benchpack.stats import is_number, median
@@ -79,7 +80,8 @@ def spread(values) -> float:
 
 
 def _ok_rows(result: ResultDir, case: str) -> list[dict]:
-    return [r for r in result.rows if r.get("case") == case and r.get("ok") is True]
+    """`case` is compare's group: the case id, plus its lane level for a lane row (`short @depth=4096`)."""
+    return [r for r in result.rows if group_label(r) == case and r.get("ok") is True]
 
 
 def _pass_rate(rows: list[dict]) -> tuple[float | None, int]:
@@ -116,7 +118,7 @@ def compare_cases(original: ResultDir, reproduction: ResultDir, tolerance: Toler
     comparison = compare_runs([original, reproduction])
     verdicts = []
     for case in comparison.cases:
-        if not any(r.get("case") == case.case for r in original.rows):
+        if not any(group_label(r) == case.case for r in original.rows):
             continue  # the reproduction's extra cases say nothing about the original
         mine, theirs = _ok_rows(original, case.case), _ok_rows(reproduction, case.case)
         if not mine or not theirs:

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 from benchpack import stats
 from benchpack.cache_state import COLD
+from benchpack.lanes.aggregate import group_label
 from benchpack.registry import case_content, fingerprint
 from benchpack.resultdir import ResultDir, field
 from registry_site.models import PublishedCase, PublishedRow, PublishedRun
@@ -35,8 +36,8 @@ def result_dirs_of(submission: Submission) -> list[ResultDir]:
 
 
 def fingerprint_of(result: ResultDir, case: str) -> tuple[str, dict]:
-    """The comparability fingerprint of one case of a run, with the inputs that made it."""
-    first = next((r for r in result.rows if r.get("case") == case), {})
+    """The comparability fingerprint of one case group of a run (see `rows_by_case`), with its inputs."""
+    first = next((r for r in result.rows if group_label(r) == case), {})
     return _case_fingerprint(fingerprint.run_inputs(result.run_metadata, result.hardware), first, case)
 
 
@@ -49,7 +50,7 @@ def case_fingerprints(result: ResultDir) -> dict[str, tuple[str, dict]]:
     run = fingerprint.run_inputs(result.run_metadata, result.hardware)
     firsts: dict[str, dict] = {}
     for row in result.rows:
-        firsts.setdefault(str(row.get("case", "")), row)
+        firsts.setdefault(group_label(row), row)
     return {case: _case_fingerprint(run, first, case) for case, first in firsts.items()}
 
 
@@ -61,9 +62,12 @@ def _case_fingerprint(run: tuple[dict, dict], first: dict, case: str) -> tuple[s
 
 
 def rows_by_case(result: ResultDir) -> dict[str, list[dict]]:
+    """Rows by case group: the case id, plus the lane level for a lane row (`short @depth=4096`,
+    `short @concurrency=4`), as compare and report group them: a lane level's medians are never
+    pooled with the base rows' or another level's, and each group has its own workload key."""
     grouped: dict[str, list[dict]] = defaultdict(list)
     for row in result.rows:
-        grouped[str(row.get("case", ""))].append(row)
+        grouped[group_label(row)].append(row)
     return grouped
 
 
@@ -90,7 +94,7 @@ def case_keys(result: ResultDir) -> dict[str, fingerprint.Key]:
     keys = {}
     for case, rows in rows_by_case(result).items():
         first = rows[0]
-        spec = case_content.case_spec(field(first, "pack.id"), field(first, "pack.version"), case)
+        spec = case_content.case_spec(field(first, "pack.id"), field(first, "pack.version"), str(first.get("case", "")))
         keys[case] = fingerprint.workload_key(rows, spec)
     return keys
 
@@ -169,7 +173,7 @@ def _case_rows(run: PublishedRun, result: ResultDir, workloads: dict, system: fi
         cases.append(
             PublishedCase(
                 run=run,
-                case=case,
+                case=_clip(case, "case", PublishedCase),  # a 128-char case id plus its lane level
                 fingerprint=digest,
                 fingerprint_fields=fields,
                 rows=len(rows),

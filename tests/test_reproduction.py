@@ -78,3 +78,14 @@ def test_a_few_milliseconds_of_ttft_jitter_is_not_a_miss_but_a_slower_prefill_is
 
 def test_the_tolerance_says_what_it_is():
     assert "max(5%, either run's own (max-min)/median spread), TTFT within at least 10 ms" in Tolerance().describe()
+
+
+def test_each_lane_level_is_judged_on_its_own():
+    """Compare groups lane rows as `short @depth=512`: the judge must find them by that group."""
+    from benchpack.resultdir import load_result_dir
+    from tests.data_paths import LANES_RESULTS
+
+    run = load_result_dir(LANES_RESULTS / "2026-12-01-llama-server-lanes-depth")
+    verdicts = compare_cases(run, run)
+    assert {v.case for v in verdicts} == {f"short @depth={d}" for d in (0, 512, 1024, 2048, 3072)}
+    assert {v.verdict for v in verdicts} == {REPRODUCED}
