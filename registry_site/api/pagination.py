@@ -16,7 +16,7 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 
 
-def _positive_int(request, name: str) -> int | None:
+def positive_int(request, name: str) -> int | None:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return None
@@ -31,7 +31,7 @@ class CataloguePagination(PageNumberPagination):
     max_page_size = MAX_PAGE_SIZE
 
     def get_page_size(self, request):
-        asked = _positive_int(request, self.page_size_query_param)
+        asked = positive_int(request, self.page_size_query_param)
         if asked is None:
             return self.page_size
         if asked > self.max_page_size:
@@ -39,7 +39,7 @@ class CataloguePagination(PageNumberPagination):
         return asked
 
     def paginate_queryset(self, queryset, request, view=None):
-        number = _positive_int(request, self.page_query_param) or 1
+        number = positive_int(request, self.page_query_param) or 1
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound:

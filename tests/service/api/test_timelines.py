@@ -60,3 +60,15 @@ def test_a_step_with_enough_prior_runs_is_flagged_with_its_evidence(client, publ
     assert step["reason"], step
     assert body["rule"]["confirm"] >= 1
     assert [(v["runtime_version"], v["runs"]) for v in body["versions"]] == [("llama.cpp b100", 5), ("llama.cpp b200", 3)]
+
+
+def test_limit_keeps_the_newest_points_and_counts_them_all(client, catalogue, monkeypatch):
+    from registry_site.api import timelines
+
+    run = catalogue["runs"]["runtime"]
+    case = run.cases.order_by("pk").first()
+    body = client.get("/api/v1/timelines/", _query(run, case, limit="1")).json()
+    assert body["points_total"] == 1 and len(body["points"]) == 1
+    for bad in ("0", "x", "1.5", str(timelines.MAX_POINTS + 1)):
+        error = client.get("/api/v1/timelines/", _query(run, case, limit=bad))
+        assert error.status_code == 400 and "limit" in error.json()["fields"], bad

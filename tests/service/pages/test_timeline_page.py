@@ -73,3 +73,14 @@ def test_other_series_on_the_workload_are_linked(client, series, publish, varian
     html = client.get(url_for(series[0])).content.decode()
     assert "Other series on this workload" in html and "apple-m5-max-32gb" in html
     assert "8 runs" in html and "1 run<" in html
+
+
+def test_a_long_series_shows_its_newest_runs_and_says_how_many(client, series, monkeypatch):
+    from registry_site.pages import timelines as page
+
+    monkeypatch.setattr(page, "CHART_POINTS", 4)
+    monkeypatch.setattr(page, "TABLE_ROWS", 3)
+    html = client.get(url_for(series[-1])).content.decode()
+    assert "8 runs in this series; the chart shows the newest 4 and the table the newest 3" in html
+    assert f"#{series[-1].pk}</a>" in html and f"#{series[0].pk}</a>" not in html
+    assert f"run #{series[5].pk}</a>: regression" in html  # judged over every run, shown or not
