@@ -97,3 +97,15 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print) -> int:
                 published += 1
                 say(f"demo: {pack.id} approved and public")
     return published
+
+
+def leaderboard_summary(server_url: str) -> str:
+    """One line for the banner: where the leaderboards are and how many boards the data fills."""
+    from registry_site.catalogue import leaderboard as lb
+
+    boards = lb.boards()
+    packs = sorted({b["pack_id"] for b in boards})
+    if not boards:
+        return f"leaderboards: {server_url}/leaderboards/ (empty: no approved results yet)"
+    return (f"leaderboards: {server_url}/leaderboards/ ({len(boards)} boards over {len(packs)} packs: "
+            f"{', '.join(packs)}; demo rows are labelled and leave a ranking once real results exist)")

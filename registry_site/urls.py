@@ -10,7 +10,7 @@ from submissions.api import v1 as submissions_api
 urlpatterns = [
     path("healthz/", health.healthz, name="healthz"),
     path("", views.home, name="home"),
-    path("runs/<int:pk>/", views.run_detail, name="run_detail"),
+    path("", include("registry_site.pages.urls")),
     path("accounts/tokens/", account_views.tokens, name="accounts_tokens"),
     path("accounts/tokens/<int:pk>/revoke/", account_views.revoke_token, name="accounts_revoke_token"),
     path("accounts/", include("allauth.urls")),

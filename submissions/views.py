@@ -63,7 +63,8 @@ def _visible_submission(request, pk) -> Submission:
 @login_required
 def detail(request, pk):
     submission = _visible_submission(request, pk)
-    return render(request, "submissions/detail.html", {"submission": submission, "events": submission.events.all()})
+    return render(request, "submissions/detail.html", {"submission": submission, "events": submission.events.all(),
+                                                       "is_submitter": submission.submitter_id == request.user.pk})
 
 
 @login_required

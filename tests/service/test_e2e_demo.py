@@ -28,6 +28,8 @@ def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
     # The local runner host's worker ran one request end to end and reproduced a seeded run.
     assert "demo run queue: 2 runs published through the local runner host" in proc.stdout
     assert re.search(r"demo: run #\d+ reproduced by run #\d+ \(independent\)", proc.stdout), proc.stdout[-3000:]
+    boards = re.search(r"leaderboards: http://\S+/leaderboards/ \((\d+) boards over (\d+) packs", proc.stdout)
+    assert boards and int(boards.group(2)) == 4, proc.stdout[-3000:]
     login = re.search(r"operator login: (\S+) / (\S+)", proc.stdout)
     assert login and login.group(1) == "operator@benchpack.local"
 
@@ -44,6 +46,13 @@ def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
         ("smoke-chat", 1, "approved", "operator-curated"),  # the run request
         ("tool-json", 1, "approved", "operator-curated"),
     ]
+    # the demo fills a leaderboard per pack (whole pack) and per case, every row labelled demo
+    entries = db.execute("select pack_id, is_demo, run_count from registry_site_leaderboardentry where "
+                         "\"case\" = '' order by pack_id").fetchall()
+    assert [(p, demo) for p, demo, _ in entries] == [(p, 1) for p in
+                                                    ("desktop-django-wrap", "runtime-sweep", "smoke-chat", "tool-json")]
+    assert int(boards.group(1)) == db.execute("select count(*) from (select distinct pack_id, \"case\" "
+                                              "from registry_site_leaderboardentry)").fetchone()[0]
     requests = db.execute("select state, is_demo from submissions_runrequest").fetchall()
     assert requests == [("finished", 1), ("finished", 1)]
     events = db.execute("select from_state, to_state from submissions_runrequestevent e join submissions_runrequest r "

@@ -94,6 +94,9 @@ class Command(BaseCommand):
             self.say(f"demo data: {published} runs published")
             queued = seed_runs(operator, say=self.say_unless_stopping)
             self.say(f"demo run queue: {queued} runs published through the local runner host")
+        from registry_site.demo_data import leaderboard_summary
+
+        self.say(leaderboard_summary(url))
         self.banner(url, password)
         if exit_after_seed:
             return

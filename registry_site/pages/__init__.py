@@ -1,0 +1,1 @@
+"""Server-rendered public pages, one module per page (docs/leaderboards.md, "Pages")."""

@@ -1,0 +1,186 @@
+"""Leaderboard pages: the index of boards, one board per pack / case, and the coding view.
+
+Every ranking comes from `registry_site.catalogue.leaderboard` (the API uses the
+same functions); this module only turns request parameters into its
+arguments and its rows into a page. Every view is a plain GET URL, so a
+filtered, sorted, paged board can be shared as a link.
+"""
+
+from __future__ import annotations
+
+import functools
+from urllib.parse import urlencode
+
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+
+from benchpack.xy_charts import XYPoint, pareto_front, scatter_chart
+from registry_site.catalogue import leaderboard as lb
+from registry_site.pages import board_rows
+
+PER_PAGE = 50
+# Columns of a board: (metric, heading, unit). Each shows its median with the runs' min–max beside it.
+METRIC_COLUMNS = (
+    ("decode_tps", "decode", "tok/s"),
+    ("ttft_s", "TTFT", "s"),
+    ("prefill_tps", "prefill", "tok/s"),
+    ("tpot_s", "tpot", "s"),
+    ("wall_s", "wall", "s"),
+)
+# Filters offered as a list of the values present on the board (the rest are free text or dates).
+CHOICE_FILTERS = (("model_family", "Model family", "model_family"),
+                  ("quantization", "Quantization", "model_quantization"),
+                  ("runtime", "Runtime", "runtime_name"), ("runtime_version", "Runtime version", "runtime_version"),
+                  ("hardware_class", "Hardware class", "hardware_class"))
+CODING_SPEEDS = {"decode_tps": ("decode speed", "tok/s", True), "wall_s": ("wall time per task", "s", False)}
+
+
+def index(request):
+    boards: dict[str, list[dict]] = {}
+    for board in lb.boards():
+        boards.setdefault(board["pack_id"], []).append(board)
+    return render(request, "registry_site/leaderboards/index.html",
+                  {"boards": boards, "coding_packs": sorted(coding_pack_ids())})
+
+
+def _query_error(request, error: lb.QueryError, context: dict | None = None):
+    return render(request, "registry_site/leaderboards/error.html",
+                  {"param": error.param, "message": error.message, **(context or {})}, status=400)
+
+
+def board(request, pack_id: str, case: str = ""):
+    try:
+        filters = lb.Filters.from_params(request.GET)
+        order = request.GET.get("order") or lb.DEFAULT_ORDER
+        lb.ordering(order)
+        found = lb.leaderboard(pack_id, case, request.GET.get("workload") or None, filters, order)
+    except lb.QueryError as error:
+        return _query_error(request, error, {"pack_id": pack_id, "case": case})
+    if found.workload is None:
+        raise Http404("no public results for this pack and case")
+    # The JSON inputs of every row are not shown in the table; decoding them was a tenth of the page's time.
+    page = Paginator(found.entries.defer("workload_fields", "system_fields"), PER_PAGE).get_page(
+        request.GET.get("page"))
+    kept = {k: v for k, v in request.GET.items() if k not in ("page", "order") and v}
+    scored = found.entries.filter(scored__isnull=False).exists()
+    first_rank = page.start_index() if page.paginator.count else 1
+    return render(request, "registry_site/leaderboards/board.html", {
+        "rows": board_rows.rows(page.object_list, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored),
+        "board": found,
+        "pack_id": pack_id,
+        "case": case,
+        "page": page,
+        "columns": _sort_links(kept, order),
+        "metric_columns": METRIC_COLUMNS,
+        "filters": filters,
+        "choices": _choices(pack_id, case, found.workload.key),
+        "provenances": lb.PROVENANCES,
+        "query": urlencode({**kept, "order": order}),
+        "params": request.GET,
+        "scored": scored,
+        "rank_choices": _rank_choices(order, scored),
+        "cases": _cases_of(pack_id),
+    })
+
+
+RANK_CHOICES = (("decode_tps", "decode speed (fastest first)"), ("ttft_s", "time to first token (lowest first)"),
+                ("prefill_tps", "prefill speed (fastest first)"), ("tpot_s", "time per output token (lowest first)"),
+                ("wall_s", "wall time (lowest first)"), ("run_count", "runs behind the row (most first)"),
+                ("last_published_at", "latest run (newest first)"))
+
+
+def _rank_choices(order: str, scored: bool) -> list[tuple[str, str]]:
+    """The metrics a board is usually ranked by; a column sorted from its header is kept as an option."""
+    choices = list(RANK_CHOICES)
+    if scored:
+        choices.insert(1, ("pass_rate", "pass rate (highest first)"))
+    if order not in dict(choices):
+        choices.append((order, f"{order.lstrip('-')} ({'reversed' if order.startswith('-') else 'best first'})"))
+    return choices
+
+
+def _sort_links(kept: dict, order: str) -> dict[str, dict]:
+    """Per sortable column: the URL that sorts by it (best first), or reversed when it is the current order."""
+    links = {}
+    current = order.lstrip("-")
+    for name in lb.SORTABLE:
+        target = f"-{name}" if name == current and not order.startswith("-") else name
+        links[name] = {"href": "?" + urlencode({**kept, "order": target}), "sorted": name == current,
+                       "reversed": order.startswith("-") and name == current}
+    return links
+
+
+def _choices(pack_id: str, case: str, workload_key: str) -> list[tuple[str, str, list[str]]]:
+    """(parameter, label, the values present on this workload's board) for each list filter."""
+    entries = lb.leaderboard_entries(pack_id, case, workload_key)
+    combos = list(entries.order_by().values_list(*(column for _, _, column in CHOICE_FILTERS)).distinct())
+    return [(param, label, sorted({combo[i] for combo in combos if combo[i]}))
+            for i, (param, label, _) in enumerate(CHOICE_FILTERS)]
+
+
+def _cases_of(pack_id: str, limit: int = 200) -> list[str]:
+    """The pack's other case boards for the tabs (one indexed DISTINCT, not lb.boards() over every pack)."""
+    from registry_site.models import LeaderboardEntry
+
+    return list(LeaderboardEntry.objects.filter(pack_id=pack_id).exclude(case="").order_by("case")
+                .values_list("case", flat=True).distinct()[:limit])
+
+
+@functools.lru_cache(maxsize=1)
+def coding_pack_ids() -> frozenset[str]:
+    """Bundled packs with repo-task cases: the ones the coding view ranks (read once per process)."""
+    from benchpack.packs import bundled_packs_dir, load_pack
+
+    found = set()
+    for path in sorted(bundled_packs_dir().iterdir()):
+        if not (path / "benchpack.toml").is_file():
+            continue
+        try:
+            pack = load_pack(path)
+        except Exception:  # noqa: BLE001 - a broken bundled pack is the pack tests' business, not this page's
+            continue
+        if any(case.kind == "repo-task" for case in pack.cases):
+            found.add(pack.id)
+    return frozenset(found)
+
+
+def coding(request):
+    """Repo-task pass rate against speed, one point per system, with the Pareto front marked."""
+    packs = [b["pack_id"] for b in lb.boards() if b["case"] == "" and b["pack_id"] in coding_pack_ids()]
+    pack_id = request.GET.get("pack") or (packs[0] if packs else "")
+    speed = request.GET.get("speed") or "decode_tps"
+    context = {"packs": packs, "pack_id": pack_id, "speed": speed, "speeds": CODING_SPEEDS, "params": request.GET}
+    try:
+        if speed not in CODING_SPEEDS:
+            raise lb.QueryError("speed", f"{speed!r} is not one of {', '.join(CODING_SPEEDS)}")
+        if pack_id and pack_id not in coding_pack_ids():
+            raise lb.QueryError("pack", f"{pack_id!r} is not a coding (repo-task) pack")
+        filters = lb.Filters.from_params({k: request.GET.get(k) for k in ("hardware_class", "accelerator",
+                                                                           "provenance", "since", "until")})
+        found = lb.leaderboard(pack_id, "", request.GET.get("workload") or None, filters, "pass_rate") \
+            if pack_id else None
+    except lb.QueryError as error:
+        return _query_error(request, error, context)
+    if found is None or found.workload is None:
+        return render(request, "registry_site/leaderboards/coding.html", {**context, "board": None})
+    entries = list(found.entries.filter(scored__isnull=False).defer("workload_fields", "system_fields")[:500])
+    label, unit, higher = CODING_SPEEDS[speed]
+    points = [XYPoint(x=getattr(e, speed), y=e.pass_rate, label=f"{e.model} · {e.runtime_name} {e.runtime_version}",
+                      series=e.accelerator or e.hardware_class or "hardware not recorded",
+                      href=f"/runs/{e.representative_run_id}/",
+                      detail=f"{e.correct}/{e.scored} correct over {e.run_count} run(s)"
+                             + (" · demo data" if e.is_demo else ""))
+              for e in entries]
+    front = pareto_front(points, x_higher_is_better=higher)
+    # built from escaped text by benchpack.xy_charts
+    chart = mark_safe(scatter_chart(points, title=f"{pack_id}: pass rate against {label}", x_label=label, x_unit=unit,
+                          y_label="pass rate", front=front))
+    on_front = {id(p) for p in front}
+    rows = [{"entry": e, "on_front": id(p) in on_front} for e, p in zip(entries, points)]
+    every = lb.leaderboard_entries(pack_id, "", found.workload.key).order_by()
+    hardware = sorted(h for h in every.values_list("hardware_class", flat=True).distinct() if h)
+    return render(request, "registry_site/leaderboards/coding.html",
+                  {**context, "board": found, "chart": chart, "rows": rows, "table_rows": board_rows.coding_rows(rows),
+                   "hardware_classes": hardware})

@@ -1,0 +1,42 @@
+"""`/timelines/?workload=…&model=…&hardware_class=…`: one metric over runtime versions and dates,
+with the changes `registry_site.catalogue.timelines` finds enough evidence for."""
+
+from __future__ import annotations
+
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+
+from benchpack.xy_charts import XYPoint, timeline_chart
+from registry_site.catalogue import timelines as tl
+
+
+def timeline(request):
+    context = {"metrics": tl.METRICS, "params": request.GET, "rules": {"min_prior": tl.MIN_PRIOR,
+               "lookback": tl.LOOKBACK, "confirm": tl.CONFIRM, "min_effect": tl.MIN_EFFECT}}
+    if not request.GET.get("workload"):
+        return render(request, "registry_site/timeline.html", {**context, "series": None})
+    try:
+        series = tl.Series.from_params(request.GET)
+        metric = tl.parse_metric(request.GET.get("metric"))
+    except tl.TimelineQueryError as error:
+        return render(request, "registry_site/timeline.html", {**context, "series": None, "error": error}, status=400)
+    points = tl.points_for(series, metric)
+    verdicts = {v.run_id: v for v in tl.detect_changes(points, metric)}
+    label, unit, _ = tl.METRICS[metric]
+    chart = mark_safe(timeline_chart(  # built from escaped text by benchpack.xy_charts
+        [XYPoint(x=p.published_at.timestamp(), y=p.value, label=f"run #{p.run_id}", series=p.runtime_version or "unknown",
+                 href=f"/runs/{p.run_id}/", flag=_flag(verdicts.get(p.run_id)),
+                 detail=verdicts[p.run_id].reason if p.run_id in verdicts else "no value")
+         for p in points],
+        title=f"{label} over time", y_label=label, y_unit=unit))
+    rows = [{"point": p, "verdict": verdicts.get(p.run_id)} for p in reversed(points)]
+    return render(request, "registry_site/timeline.html", {
+        **context, "series": series, "metric": metric, "label": label, "unit": unit, "chart": chart, "rows": rows,
+        "versions": tl.by_runtime_version(points),
+        "flags": [v for v in verdicts.values() if v.verdict in (tl.REGRESSION, tl.IMPROVEMENT)],
+        "other_series": tl.series_of(series.workload_key, limit=50),
+    })
+
+
+def _flag(verdict) -> str:
+    return verdict.verdict if verdict is not None and verdict.verdict in (tl.REGRESSION, tl.IMPROVEMENT) else ""
