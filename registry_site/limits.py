@@ -36,7 +36,7 @@ def body_limit(request) -> int:
 
 def too_large_response(request, message: str):
     if request.path.startswith("/api/"):
-        return JsonResponse({"error": message}, status=413)
+        return JsonResponse({"error": message, "status": 413, "code": "too_large"}, status=413)
     html = render_to_string("413.html", {"message": message}, request=request)
     return HttpResponse(html, status=413)
 

@@ -44,6 +44,9 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI files as static files (no CDN)
     "csp",
     "registry_site",
     "accounts",
@@ -201,14 +204,34 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "registry_site.api.throttles.AnonymousRateThrottle",
+        "registry_site.api.throttles.SignedInUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_ANON_RATE", "120/minute"),
         "user": env_str("API_USER_RATE", "600/minute"),
     },
     "NUM_PROXIES": NUM_PROXIES,
+    # Public catalogue API (docs/api.md): one error shape, django-filter filters,
+    # page-number envelope {count, next, previous, results}, OpenAPI schema.
+    "EXCEPTION_HANDLER": "registry_site.api.errors.exception_handler",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "registry_site.api.pagination.CataloguePagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Benchpack registry API",
+    "DESCRIPTION": "Approved benchmark results: runs, cases, systems, leaderboards, comparisons, timelines.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["registry_site.api.schema.public_catalogue_only"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "registry_site.api.schema.error_responses",
+                             "registry_site.api.schema.database_neutral_integers"],
 }
 
 # Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.

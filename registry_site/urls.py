@@ -1,10 +1,11 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from accounts import views as account_views
 from registry_site import health
 from registry_site import views
-from registry_site.api import v1 as runs_api
+from registry_site.api import errors as api_errors
+from registry_site.api.docs import DocsView
 from submissions.api import v1 as submissions_api
 
 urlpatterns = [
@@ -18,7 +19,14 @@ urlpatterns = [
     path("", include("submissions.runqueue.urls")),
     path("api/v1/submissions/", submissions_api.SubmissionList.as_view(), name="api_submissions"),
     path("api/v1/submissions/<uuid:pk>/", submissions_api.SubmissionDetail.as_view(), name="api_submission"),
-    path("api/v1/runs/", runs_api.RunList.as_view(), name="api_runs"),
-    path("api/v1/runs/<int:pk>/", runs_api.RunDetail.as_view(), name="api_run"),
+    path("api/v1/", include("registry_site.api.urls")),
+    path("api-docs/", DocsView.as_view(), name="api_docs"),
     path("admin/", admin.site.urls),
+    re_path(r"^api/", api_errors.api_not_found),  # last: any other /api/ path is a JSON 404, DEBUG or not
 ]
+
+# Errors Django answers itself: JSON under /api/, the site's pages elsewhere (registry_site.api.errors).
+handler400 = api_errors.bad_request
+handler403 = api_errors.permission_denied
+handler404 = api_errors.not_found
+handler500 = api_errors.server_error

@@ -13,6 +13,8 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from registry_site.api.errors import error_response
+
 from submissions.runqueue.models import RunnerHost, RunRequest
 from submissions.runqueue.services import RequestRefused, cancel_run_request, create_run_request
 
@@ -107,11 +109,11 @@ class RunRequestList(APIView):
     def post(self, request):
         problem = _body_problem(request.data)
         if problem:
-            return Response({"error": problem}, status=400)
+            return error_response(problem, 400)
         try:
             created = create_run_request(request.user, **request.data)
         except RequestRefused as refused:
-            return Response({"error": refused.message}, status=refused.status)
+            return error_response(refused.message, refused.status)
         return Response(RunRequestSerializer(_visible(request, created.pk)).data, status=status.HTTP_201_CREATED)
 
 

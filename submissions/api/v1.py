@@ -8,6 +8,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from registry_site.api.errors import error_response
+
 from registry_site.limits import upload_refusal
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
@@ -44,16 +46,14 @@ class SubmissionList(APIView):
     def post(self, request):
         uploaded = request.FILES.get("archive")
         if upload_refusal(request):
-            return Response({"error": upload_refusal(request)}, status=413)
+            return error_response(upload_refusal(request), 413)
         if uploaded is None:
-            return Response({"error": "send the bundle archive as multipart field 'archive'"}, status=400)
+            return error_response("send the bundle archive as multipart field 'archive'", 400)
         try:
             submission = receive_upload(request.user, uploaded.name, uploaded.read())
         except UploadRefused as refused:
-            body = {"error": refused.message}
-            if refused.existing is not None:
-                body["submission"] = SubmissionSerializer(refused.existing).data
-            return Response(body, status=refused.status)
+            existing = {} if refused.existing is None else {"submission": SubmissionSerializer(refused.existing).data}
+            return error_response(refused.message, refused.status, **existing)
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
 

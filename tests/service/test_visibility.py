@@ -23,7 +23,7 @@ def test_it_lists_only_approved_runs_publicly(client, decided):
     page = client.get("/").content.decode()
     assert "runtime-sweep" in page
     assert "smoke-chat" not in page
-    api = client.get("/api/v1/runs/").json()
+    api = client.get("/api/v1/runs/").json()["results"]
     assert [r["pack_id"] for r in api] == ["runtime-sweep"]
 
 

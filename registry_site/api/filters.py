@@ -1,0 +1,79 @@
+"""Query-parameter filters for the public API (django-filter).
+
+Every filter refuses what it does not understand, naming the parameter:
+a value of the wrong type, an ordering outside the whitelist, and a value
+that names nothing in the public catalogue (`?pack=no-such-pack` is a 400,
+not an empty page, so a typo is never mistaken for "no results"). Whether a
+value is known is asked of the same public queryset the list is cut from,
+so an unpublished pack is exactly as unknown as a misspelt one.
+"""
+
+from __future__ import annotations
+
+import django_filters
+
+from benchpack.bundle_checks import PROVENANCES
+from registry_site.models import PublishedRun
+
+
+class CatalogueFilterSet(django_filters.FilterSet):
+    """A FilterSet whose `known_values` filters must name something in `self.queryset`."""
+
+    known_values: dict[str, str] = {}  # filter name -> model field it must match exactly
+
+    def is_valid(self) -> bool:
+        if not super().is_valid():
+            return False
+        for name, field in self.known_values.items():
+            value = self.form.cleaned_data.get(name)
+            if value in (None, ""):
+                continue
+            if not self.queryset.filter(**{field: value}).exists():
+                self.form.add_error(name, f"no public result has {name} {value!r}")
+        return not self.form.errors
+
+    @classmethod
+    def query_parameters(cls) -> set[str]:
+        """The query-string names this FilterSet reads (a range filter reads `<name>_after`/`<name>_before`)."""
+        names = set()
+        for name, flt in cls.base_filters.items():
+            suffixes = getattr(flt.field.widget, "suffixes", None)
+            if suffixes:
+                names.update(f"{name}_{suffix}" for suffix in suffixes)
+            else:
+                names.add(name)
+        return names
+
+
+def published_on_or_after() -> django_filters.DateFilter:
+    return django_filters.DateFilter(field_name="published_at", lookup_expr="date__gte",
+                                     help_text="published on or after this day (YYYY-MM-DD, UTC)")
+
+
+def published_on_or_before() -> django_filters.DateFilter:
+    return django_filters.DateFilter(field_name="published_at", lookup_expr="date__lte",
+                                     help_text="published on or before this day (YYYY-MM-DD, UTC)")
+
+
+class RunFilter(CatalogueFilterSet):
+    pack = django_filters.CharFilter(field_name="pack_id", help_text="pack id, e.g. smoke-chat")
+    pack_version = django_filters.CharFilter(help_text="pack version, e.g. 1.0.0 (with or without pack)")
+    model = django_filters.CharFilter(help_text="model name exactly as published")
+    runtime = django_filters.CharFilter(help_text="runtime name and version, e.g. 'llama.cpp b4000'")
+    hardware_class = django_filters.CharFilter(help_text="hardware class exactly as published")
+    provenance = django_filters.ChoiceFilter(choices=[(p, p) for p in PROVENANCES])
+    since = published_on_or_after()
+    until = published_on_or_before()
+    order = django_filters.OrderingFilter(
+        fields=(("published_at", "published"), ("pack_id", "pack"), ("model", "model"), ("runtime", "runtime"),
+                ("hardware_class", "hardware_class"), ("row_count", "rows"), ("id", "id")),
+        help_text="sort key; prefix '-' for descending; default -published",
+    )
+
+    known_values = {"pack": "pack_id", "pack_version": "pack_version", "model": "model", "runtime": "runtime",
+                    "hardware_class": "hardware_class"}
+
+    class Meta:
+        model = PublishedRun
+        fields = ["pack", "pack_version", "model", "runtime", "hardware_class", "provenance", "since", "until"]
+

@@ -1,0 +1,197 @@
+"""`/api/v1/leaderboards/`: the index of boards, and one board per pack (whole pack) or pack + case.
+
+Rankings come from `registry_site.catalogue.leaderboard` (the pages call the
+same functions): the same workload choice, filters, order and demo rule.
+This module only turns its answers and its `QueryError`s into HTTP.
+
+A board answers the list envelope plus a `board` object (the workload shown,
+the other workloads of this pack/case, the order), and `?format=csv` answers
+every filtered row (up to CSV_MAX_ROWS) as CSV with the same columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+
+from registry_site.api.base import CatalogueListView, CataloguePagedView
+from registry_site.catalogue import leaderboard as lb
+from registry_site.models import METRICS, LeaderboardEntry
+
+CSV_MAX_ROWS = 10_000
+# A filter value must name something on some public board (else 400, like the other lists).
+KNOWN_VALUE_COLUMNS = {"model": "model", "model_family": "model_family", "quantization": "model_quantization",
+                       "runtime": "runtime_name", "runtime_version": "runtime_version",
+                       "hardware_class": "hardware_class"}
+ENTRY_FIELDS = [
+    "pack_id", "pack_version", "case", "workload_key", "system_key", "adapter", "cache_state",
+    "model", "model_family", "model_quantization", "runtime_name", "runtime_version", "hardware_class", "accelerator",
+    *[name for metric in METRICS for name in (metric, f"{metric}_min", f"{metric}_max")],
+    "run_count", "rows", "answered", "scored", "correct", "provenance", "reproduced", "flagged", "flag_note",
+    "is_demo", "workload_complete", "system_complete", "first_published_at", "last_published_at",
+]
+
+
+class EntrySerializer(serializers.ModelSerializer):
+    rank = serializers.SerializerMethodField(help_text="1 = best by the board's order, counted across pages; "
+                                                       "null outside a board")
+    run = serializers.IntegerField(source="representative_run_id", help_text="the latest run behind the row")
+    run_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = LeaderboardEntry
+        fields = ["rank", *ENTRY_FIELDS, "run", "run_url"]
+
+    def get_rank(self, obj) -> int | None:
+        if "first_rank" not in self.context:
+            return None
+        return self.context["first_rank"] + self.context["position"][id(obj)]
+
+    def get_run_url(self, obj) -> str:
+        return f"/api/v1/runs/{obj.representative_run_id}/"
+
+
+class WorkloadSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    pack_version = serializers.CharField()
+    case = serializers.CharField()
+    inputs = serializers.JSONField(source="fields", help_text="the workload key's inputs, which are unknown, where each came from")
+    complete = serializers.BooleanField()
+    systems = serializers.IntegerField()
+    demo_only = serializers.BooleanField()
+
+
+class BoardSerializer(serializers.Serializer):
+    pack_id = serializers.CharField()
+    case = serializers.CharField(help_text='"" is the whole-pack board')
+    order = serializers.CharField()
+    workload = WorkloadSerializer(allow_null=True)
+    workloads = WorkloadSerializer(many=True)
+
+
+class BoardPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    board = BoardSerializer()
+    results = EntrySerializer(many=True)
+
+
+class BoardIndexSerializer(serializers.Serializer):
+    pack_id = serializers.CharField()
+    case = serializers.CharField(help_text='"" is the whole-pack board')
+    workloads = serializers.IntegerField()
+    systems = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, obj) -> str:
+        return f"/api/v1/leaderboards/{obj['pack_id']}/" + (f"{obj['case']}/" if obj["case"] else "")
+
+
+class LeaderboardCSVRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=EntrySerializer.Meta.fields, extrasaction="ignore")
+        writer.writeheader()
+        for row in data or []:
+            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        return out.getvalue().encode(self.charset)
+
+
+def _filters(params) -> lb.Filters:
+    try:
+        filters = lb.Filters.from_params(params)
+    except lb.QueryError as error:
+        raise ValidationError({error.param: [error.message]}) from None
+    for name, column in KNOWN_VALUE_COLUMNS.items():
+        value = getattr(filters, name)
+        if value is not None and not LeaderboardEntry.objects.public().filter(**{column: value}).exists():
+            raise ValidationError({name: [f"no public leaderboard row has {name} {value!r}"]})
+    return filters
+
+
+class BoardIndex(CatalogueListView):
+    """Every (pack, case) that has a leaderboard; case "" is the whole-pack board."""
+
+    serializer_class = BoardIndexSerializer
+    queryset = LeaderboardEntry.objects.none()  # for the schema generator only; get_queryset answers
+
+    def get_queryset(self):
+        return lb.boards()
+
+
+BOARD_PARAMETERS = [
+    OpenApiParameter("workload", str, description="workload key; default: the best-populated real workload"),
+    OpenApiParameter("order", str, description=f"column to rank by; '-' reverses; one of {', '.join(lb.SORTABLE)}"),
+    *[OpenApiParameter(name, OpenApiTypes.DATE if name in ("since", "until") else
+                       OpenApiTypes.BOOL if name == "reproduced" else str)
+      for name in lb.Filters.params()],
+    OpenApiParameter("format", str, enum=["json", "csv"], description="csv: every filtered row, not paged"),
+    OpenApiParameter("page", int, description="page number (1, 2, …)"),
+    OpenApiParameter("page_size", int, description="rows a page: 1 to 500, default 50"),
+]
+
+
+class Board(CataloguePagedView):
+    """One leaderboard: one row per system on one workload, ranked and filtered like the page."""
+
+    serializer_class = EntrySerializer
+    renderer_classes = [JSONRenderer, LeaderboardCSVRenderer]
+    extra_query_parameters = frozenset({"workload", "order", "format", *lb.Filters.params()})
+
+    def board(self) -> lb.Leaderboard:
+        pack_id, case = self.kwargs["pack_id"], self.kwargs.get("case", "")
+        params = self.request.query_params
+        filters = _filters(params)
+        try:
+            board = lb.leaderboard(pack_id, case, params.get("workload") or None, filters, params.get("order") or None)
+        except lb.QueryError as error:
+            raise ValidationError({error.param: [error.message]}) from None
+        if board.workload is None:
+            raise NotFound(f"no leaderboard for pack {pack_id!r}" + (f" case {case!r}" if case else ""))
+        return board
+
+    def get(self, request, *args, **kwargs):
+        board = self.board()
+        if request.accepted_renderer.format == "csv":
+            entries = list(board.entries[:CSV_MAX_ROWS])
+            data = self._serialize(entries, first_rank=1)
+            name = f"leaderboard-{board.pack_id}{'-' + board.case if board.case else ''}.csv"
+            return Response(data, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+        page = self.paginate_queryset(board.entries)
+        first_rank = (self.paginator.page.start_index() if page else 1)
+        envelope = self.get_paginated_response(self._serialize(page, first_rank)).data
+        return Response({"count": envelope["count"], "next": envelope["next"], "previous": envelope["previous"],
+                         "board": BoardSerializer(board).data, "results": envelope["results"]})
+
+    def _serialize(self, entries, first_rank: int):
+        context = {**self.get_serializer_context(), "first_rank": first_rank,
+                   "position": {id(e): i for i, e in enumerate(entries)}}
+        return EntrySerializer(entries, many=True, context=context).data
+
+
+class PackBoard(Board):
+    """The whole-pack leaderboard of a pack (pass rate and speed over all its cases)."""
+
+    @extend_schema(operation_id="leaderboard_pack", parameters=BOARD_PARAMETERS, responses=BoardPageSerializer)
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class CaseBoard(Board):
+    """The leaderboard of one case of a pack."""
+
+    @extend_schema(operation_id="leaderboard_case", parameters=BOARD_PARAMETERS, responses=BoardPageSerializer)
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)

@@ -1,0 +1,54 @@
+"""Every list answers one envelope: {"count", "next", "previous", "results"}.
+
+DRF's PageNumberPagination already writes that envelope and its schema; this
+class only refuses what DRF would quietly bend: a page size above the maximum
+(DRF clamps it), a page size or page that is not a positive integer (DRF
+falls back to the default, or answers an unnamed 404).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+
+
+def _positive_int(request, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+        raise ValidationError({name: [f"must be a whole number of at least 1, not {raw[:40]!r}"]})
+    return int(raw)
+
+
+class CataloguePagination(PageNumberPagination):
+    page_size = getattr(settings, "API_PAGE_SIZE", DEFAULT_PAGE_SIZE)
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+    def get_page_size(self, request):
+        asked = _positive_int(request, self.page_size_query_param)
+        if asked is None:
+            return self.page_size
+        if asked > self.max_page_size:
+            raise ValidationError({self.page_size_query_param: [f"at most {self.max_page_size}, not {asked}"]})
+        return asked
+
+    def paginate_queryset(self, queryset, request, view=None):
+        number = _positive_int(request, self.page_query_param) or 1
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except NotFound:
+            raise NotFound(f"page {number} is past the last page ({self._last_page(queryset, request)})") from None
+
+    def _last_page(self, queryset, request) -> int:
+        size = self.get_page_size(request)
+        return max(1, -(-queryset.count() // size))
+
+    @property
+    def query_parameters(self) -> set[str]:
+        return {self.page_query_param, self.page_size_query_param}

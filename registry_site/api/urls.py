@@ -1,0 +1,26 @@
+"""The public catalogue API under /api/v1/ (the submissions and run-queue APIs keep their own modules)."""
+
+from django.urls import path
+
+from registry_site.api import cases, compare, entities, leaderboards, runs, timelines
+from registry_site.api.docs import SchemaView
+
+urlpatterns = [
+    path("runs/", runs.RunList.as_view(), name="api_runs"),
+    path("runs/<str:pk>/", runs.RunDetail.as_view(), name="api_run"),
+    path("cases/", cases.CaseList.as_view(), name="api_cases"),
+    path("systems/", entities.SystemList.as_view(), name="api_systems"),
+    path("systems/<str:system_key>/", entities.SystemDetail.as_view(), name="api_system"),
+    path("leaderboards/", leaderboards.BoardIndex.as_view(), name="api_leaderboards"),
+    path("leaderboards/<str:pack_id>/", leaderboards.PackBoard.as_view(), name="api_leaderboard_pack"),
+    path("leaderboards/<str:pack_id>/<path:case>/", leaderboards.CaseBoard.as_view(), name="api_leaderboard_case"),
+    path("compare/", compare.Compare.as_view(), name="api_compare"),
+    path("timelines/", timelines.Timeline.as_view(), name="api_timeline"),
+    path("models/", entities.ModelIndex.as_view(), name="api_models"),
+    path("models/<path:name>/", entities.ModelDetail.as_view(), name="api_model"),
+    path("runtimes/", entities.RuntimeIndex.as_view(), name="api_runtimes"),
+    path("runtimes/<path:name>/", entities.RuntimeDetail.as_view(), name="api_runtime"),
+    path("hardware-classes/", entities.HardwareIndex.as_view(), name="api_hardware_classes"),
+    path("hardware-classes/<path:name>/", entities.HardwareDetail.as_view(), name="api_hardware_class"),
+    path("schema/", SchemaView.as_view(), name="api_schema"),
+]
