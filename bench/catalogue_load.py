@@ -74,7 +74,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def discover(limit: int = 40, seed: int = 3) -> list[Target]:
+def discover(limit: int = 16, seed: int = 3) -> list[Target]:
     """Real URLs from the seeded database (read through the same query functions the views use)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry_site.settings")
     import django
@@ -126,9 +126,10 @@ def discover(limit: int = 40, seed: int = 3) -> list[Target]:
     ]
 
 
-def start_server(port: int, workers: int, cache: bool, cache_url: str) -> subprocess.Popen:
+def start_server(port: int, workers: int, cache: bool, cache_url: str, conn_max_age: int) -> subprocess.Popen:
     env = {**os.environ, "BENCHPACK_ENV": "local", "DEBUG": "false", "API_ANON_RATE": "100000000/minute",
-           "API_USER_RATE": "100000000/minute", "CATALOGUE_RESPONSE_CACHE": "true" if cache else "false"}
+           "API_USER_RATE": "100000000/minute", "CATALOGUE_RESPONSE_CACHE": "true" if cache else "false",
+           "DATABASE_CONN_MAX_AGE": str(conn_max_age)}
     if cache_url:
         env["CACHE_URL"] = cache_url
     server = subprocess.Popen(
@@ -188,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     parser.add_argument("--workers", type=int, default=2, help="granian workers (default 2, as deployed)")
     parser.add_argument("--only", action="append", help="measure only targets whose name contains this")
+    parser.add_argument("--conn-max-age", type=int, default=60,
+                        help="DATABASE_CONN_MAX_AGE (default 60: reuse the SQLite connection; 0 opens one per request)")
     parser.add_argument("--no-cache", action="store_true",
                         help="CATALOGUE_RESPONSE_CACHE=false: every request renders (the cold path)")
     parser.add_argument("--cache-url", default=f"redis://127.0.0.1:6379/{13 + int(os.environ.get('BENCHPACK_TEST_REDIS_DB_OFFSET', '0'))}",
@@ -201,9 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         targets = [t for t in targets if t.name.startswith("trivial") or any(o in t.name for o in args.only)]
     port = _free_port()
-    server = start_server(port, args.workers, not args.no_cache, args.cache_url)
+    server = start_server(port, args.workers, not args.no_cache, args.cache_url, args.conn_max_age)
     results = []
-    print(f"granian --workers {args.workers}; response cache {'off' if args.no_cache else 'on'}; "
+    print(f"granian --workers {args.workers}; DATABASE_CONN_MAX_AGE={args.conn_max_age}; "
+          f"response cache {'off' if args.no_cache else 'on'}; "
           f"throttle cache {args.cache_url or 'database'}; wrk -t{args.threads} -c{args.connections} -d{args.duration}s")
     try:
         check_urls(port, targets, 1 if args.no_cache else 2 * args.workers + 2)
