@@ -89,6 +89,7 @@ class Command(BaseCommand):
             counts["cases"] += len(batch_cases)
             if counts["runs"] % (BATCH_RUNS * 25) == 0:
                 self.stdout.write(f"  {counts['runs']:,} runs, {counts['cases']:,} case rows")
+        _reset_id_sequence(PublishedRun)  # the runs were given their ids; PostgreSQL's sequence must follow
         counts["entries"] = leaderboard.rebuild_all(say=self.stdout.write)
         return counts
 
@@ -115,6 +116,15 @@ class Command(BaseCommand):
         count = len(values.rows) or len(values.cases)
         return {**shared, "id": run_id, "label": values.label, "row_count": count, "ok_count": count,
                 "published_at": values.published_at}
+
+
+def _reset_id_sequence(model) -> None:
+    from django.core.management.color import no_style
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for statement in connection.ops.sequence_reset_sql(no_style(), [model]):  # none on SQLite
+            cursor.execute(statement)
 
 
 class Inserter:
