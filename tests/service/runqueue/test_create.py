@@ -44,7 +44,7 @@ def test_a_stranger_cannot_queue_anything(host, submitter):
     ({"endpoint": "http://169.254.169.254/latest"}, "is not on the endpoint allowlist of gpu-a (allowlisted: ref); endpoints are chosen by name, never by URL"),
     ({"endpoint": "other"}, "'other' is not on the endpoint allowlist"),
     ({"model": "gpt-4"}, "model 'gpt-4' is not served by gpu-a/ref (allowlisted: scripted-demo)"),
-    ({"pack": "tool-json"}, "pack 'tool-json' is not on the pack allowlist of gpu-a (allowlisted: runtime-sweep 1.0.0, smoke-chat 0.1.0)"),
+    ({"pack": "tool-json"}, "pack 'tool-json' is not on the pack allowlist of gpu-a (allowlisted: runtime-sweep 1.1.0, smoke-chat 0.1.0)"),
     ({"pack_version": "9.9.9"}, "pack 'smoke-chat 9.9.9' is not on the pack allowlist"),
     ({"repetitions": 0}, "repetitions must be an integer from 1 to 100"),
     ({"repetitions": True}, "repetitions must be an integer from 1 to 100"),
