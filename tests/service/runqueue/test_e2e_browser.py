@@ -66,7 +66,7 @@ def _publish_by_hand(live, ref, tmp: Path) -> int:
     live.manage("shell", "-c", "from submissions.review import approve; from django.contrib.auth import get_user_model;"
                 f"assert approve('{submission['id']}', get_user_model().objects.get(email='{OPS}'))")
     with live.api(live.token) as api:
-        return next(r["id"] for r in api.get("/api/v1/runs/").json() if r["pack_id"] == "runtime-sweep")
+        return next(r["id"] for r in api.get("/api/v1/runs/").json()["results"] if r["pack_id"] == "runtime-sweep")
 
 
 def _wait_for_text(page, text: str, timeout_s: float = 60) -> None:
