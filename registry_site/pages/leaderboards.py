@@ -19,6 +19,7 @@ from django.utils.safestring import mark_safe
 from benchpack.xy_charts import XYPoint, pareto_front, scatter_chart
 from registry_site.catalogue import leaderboard as lb
 from registry_site.pages import board_rows
+from registry_site.pages.depth_curves import DEPTH_MARK
 
 PER_PAGE = 50
 # Columns of a board: (metric, heading, unit). Each shows its median with the runs' min–max beside it.
@@ -66,6 +67,7 @@ def board(request, pack_id: str, case: str = ""):
     kept = {k: v for k, v in request.GET.items() if k not in ("page", "order") and v}
     scored = found.entries.filter(scored__isnull=False).exists()
     first_rank = page.start_index() if page.paginator.count else 1
+    cases = _cases_of(pack_id)
     return render(request, "registry_site/leaderboards/board.html", {
         "rows": board_rows.rows(page.object_list, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored),
         "board": found,
@@ -81,7 +83,8 @@ def board(request, pack_id: str, case: str = ""):
         "params": request.GET,
         "scored": scored,
         "rank_choices": _rank_choices(order, scored),
-        "cases": _cases_of(pack_id),
+        "cases": cases,
+        "has_depth_lane": any(DEPTH_MARK in c for c in cases),
     })
 
 

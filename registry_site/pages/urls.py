@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from registry_site.pages import compare, entities, leaderboards, moderation, runs, timelines
+from registry_site.pages import compare, depth_curves, entities, leaderboards, moderation, runs, timelines
 
 urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("leaderboards/coding/", leaderboards.coding, name="leaderboard_coding"),
     path("leaderboards/<str:pack_id>/", leaderboards.board, name="leaderboard_pack"),
     path("leaderboards/<str:pack_id>/<str:case>/", leaderboards.board, name="leaderboard_case"),
+    path("depth-curves/<str:pack_id>/", depth_curves.depth_curves, name="depth_curves"),
     path("compare/", compare.compare, name="compare"),
     path("timelines/", timelines.timeline, name="timeline"),
     path("models/", entities.entity_index, {"kind": "model"}, name="entity_index_model"),
