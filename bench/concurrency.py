@@ -13,8 +13,11 @@ once and stamps every chunk (benchpack.measurement.loadtest). Two scripts:
 Targets for a client (issue 12): TTFT overhead p99 ≤ 2 ms and per-stream
 TPOT error ≤ 1 % at 64 streams. `--client benchpack` is the lane as
 `benchpack run` drives it (one adapter, a thread per stream,
-`loadtest.lane_client`); `--client aiohttp` the baseline; `both` (default)
-measures them in the same run, one after the other per script.
+`loadtest.lane_client`, reads timed by the kernel's receive stamps where
+the system has them: benchpack.adapters.rxstamp); `--client user-clock` the
+same lane with reads timed in user space (as before rxstamp);
+`--client aiohttp` the baseline; `all` (default) measures them in the same
+run, one after the other per script.
 """
 
 from __future__ import annotations
@@ -52,11 +55,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds per script (after a warm-up round)")
     parser.add_argument("--tokens", type=int, default=40)
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--client", choices=("both", "benchpack", "aiohttp"), default="both")
+    parser.add_argument("--client", choices=("all", "benchpack", "user-clock", "aiohttp"), default="all")
     parser.add_argument("--script", choices=("both", "staggered", "lockstep"), default="both")
     args = parser.parse_args()
-    clients = {"benchpack": loadtest.lane_client, "aiohttp": loadtest.aiohttp_client}
-    names = list(clients) if args.client == "both" else [args.client]
+    clients = {"benchpack": loadtest.lane_client, "user-clock": lambda: loadtest.lane_client(kernel_stamps=False),
+               "aiohttp": loadtest.aiohttp_client}
+    names = list(clients) if args.client == "all" else [args.client]
     scripts = [(n, l) for n, l in (("staggered", False), ("lockstep", True)) if args.script in ("both", n)]
     print(f"Python {platform.python_version()}, {platform.system()} {platform.release()}, {os.cpu_count()} CPUs; "
           f"clients: {', '.join(names)}; {args.streams} concurrent streams × {args.rounds} rounds × {args.tokens} tokens.\n")

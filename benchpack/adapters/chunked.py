@@ -17,6 +17,8 @@ from typing import Any, Iterator
 
 import httpx
 
+from benchpack.adapters import rxstamp
+
 _CRLF = b"\r\n"
 _READ = 65536
 perf_counter = time.perf_counter
@@ -128,13 +130,20 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
     # chunked framing is decoded afterwards, in a batch: when a read may end
     # the body, when the stream goes quiet for a kernel tick, at the
     # deadline, or when the read fails (what arrived is still handed up).
+    # Where the kernel stamps received packets (rxstamp), a read's time is
+    # that stamp: the moment its bytes reached the machine, whichever
+    # thread got to them and whenever.
     recv = conn.sock.recv
+    recvmsg = conn.sock.recvmsg if getattr(conn, "stamped", False) else None
+    offset_ns = getattr(conn, "offset_ns", 0)
+    arrival = rxstamp.arrival
+    ancillary_bytes = rxstamp.ANCILLARY_BYTES
     wire_times: list[float] = []
     wire: list[bytes] = []
     add_time = wire_times.append
     add = wire.append
     if conn.buf:  # what came with the response head
-        add_time(perf_counter())
+        add_time(getattr(conn, "arrived", None) or perf_counter())
         add(conn.buf)
         conn.buf = b""
     quiet_since = None
@@ -142,7 +151,13 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
     try:
         while True:
             try:
-                data = recv(_READ)
+                if recvmsg is None:
+                    data = recv(_READ)
+                    now = stamp = perf_counter()
+                else:
+                    data, ancillary, _, _ = recvmsg(_READ, ancillary_bytes)
+                    now = perf_counter()
+                    stamp = arrival(ancillary, offset_ns, now)
             except (BlockingIOError, socket.timeout):  # SO_RCVTIMEO tick: the stream is quiet
                 now = perf_counter()
                 quiet_since = conn.check_quiet(quiet_since, now)
@@ -157,7 +172,6 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
                 continue
             except OSError as exc:
                 raise httpx.ReadError(str(exc)) from exc
-            now = perf_counter()
             if not data:
                 decoder.decode_reads(wire_times, wire, times, reads)
                 if decoder.done:  # the peer closed right after a complete body
@@ -165,7 +179,7 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
                     return "end"
                 raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
             quiet_since = None
-            add_time(now)
+            add_time(stamp)
             add(data)
             # A body's last 4 bytes are always CRLF CRLF, so its last read
             # ends so or is shorter than that (servers such as llama-server

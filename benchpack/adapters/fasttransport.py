@@ -34,6 +34,7 @@ from typing import Callable, Iterator
 
 import httpx
 
+from benchpack.adapters import rxstamp
 from benchpack.adapters.chunked import ChunkedDecoder, chunked_pieces, read_chunked_arrivals
 
 _CRLF = b"\r\n"
@@ -63,15 +64,20 @@ class _StaleConnection(Exception):
 
 
 class _Conn:
-    __slots__ = ("sock", "buf", "key", "complete", "read_timeout", "_timeouts")
+    __slots__ = ("sock", "buf", "key", "complete", "read_timeout", "_timeouts", "stamped", "offset_ns", "arrived")
 
-    def __init__(self, sock: socket.socket, key: tuple) -> None:
+    def __init__(self, sock: socket.socket, key: tuple, stamped: bool = False) -> None:
         self.sock = sock
         self.buf = b""
         self.key = key
         self.complete = False  # the current response body was read to its end
         self.read_timeout: float | None = None
         self._timeouts: tuple = (None, None)
+        # Kernel receive timestamps (rxstamp): `arrived` is when the newest bytes in `buf` reached this
+        # machine, on the perf_counter scale; `offset_ns` is refreshed for every request.
+        self.stamped = stamped
+        self.offset_ns = 0
+        self.arrived: float | None = None
 
     def set_timeouts(self, read: float | None, write: float | None) -> None:
         self.read_timeout = read
@@ -93,7 +99,11 @@ class _Conn:
         quiet_since = None
         while True:
             try:
-                data = self.sock.recv(_READ)
+                if self.stamped:
+                    data, ancillary, _, _ = self.sock.recvmsg(_READ, rxstamp.ANCILLARY_BYTES)
+                    self.arrived = rxstamp.arrival(ancillary, self.offset_ns, perf_counter())
+                else:
+                    data = self.sock.recv(_READ)
                 break
             except (BlockingIOError, socket.timeout):  # SO_RCVTIMEO tick
                 quiet_since = self.check_quiet(quiet_since, perf_counter())
@@ -171,7 +181,8 @@ def arrival_reader(response: httpx.Response) -> ArrivalReader:
 
     Served by this transport with an identity chunked body, the reader is
     one tight loop over recv() that pauses when the stream goes quiet for
-    QUIET_TICK_S; otherwise (mocked, https, compressed) it walks httpx's own
+    QUIET_TICK_S, and a read's time is the kernel's receive stamp where the
+    system gives one (rxstamp); otherwise (mocked, https, compressed) it walks httpx's own
     iterator and pauses after every read.
     """
     body = response.extensions.get(_BODY)
@@ -208,7 +219,8 @@ def _until_close(conn: _Conn) -> Iterator[bytes]:
 
 
 class FastHTTPTransport(httpx.BaseTransport):
-    def __init__(self) -> None:
+    def __init__(self, kernel_stamps: bool = True) -> None:
+        self._kernel_stamps = kernel_stamps  # False: time reads in user space even where rxstamp works
         self._idle: dict[tuple, list[_Conn]] = {}
         # The concurrency lane sends from several threads through one adapter:
         # taking and returning an idle connection must be atomic.
@@ -259,6 +271,9 @@ class FastHTTPTransport(httpx.BaseTransport):
         """Send the request and read the response head; _StaleConnection when the
         connection died before a single response byte arrived."""
         conn.complete = False
+        conn.arrived = None
+        if conn.stamped:
+            conn.offset_ns = rxstamp.realtime_offset_ns()
         try:
             conn.set_timeouts(timeouts.get("read"), timeouts.get("write"))
             conn.sock.sendall(self._serialize(request))
@@ -302,7 +317,7 @@ class FastHTTPTransport(httpx.BaseTransport):
             raise httpx.ConnectError(str(exc)) from exc
         sock.settimeout(None)  # blocking from here on; _Conn.set_timeouts puts the timeouts in the kernel
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return _Conn(sock, key), False
+        return _Conn(sock, key, stamped=self._kernel_stamps and rxstamp.enable(sock)), False
 
     def _release(self, conn: _Conn) -> None:
         with self._idle_lock:

@@ -158,14 +158,18 @@ def measure_load(client: Client, plan: LoadPlan = LoadPlan(), progress: Callable
 
 # ---- benchpack's concurrency lane ------------------------------------------
 
-def lane_client() -> Client:
+def lane_client(kernel_stamps: bool = True) -> Client:
     """benchpack's concurrency lane as `benchpack run` drives it: one openai-chat adapter, a thread per
-    stream (`benchpack.lanes.runs._parallel`), each request in its own timed window."""
+    stream (`benchpack.lanes.runs._parallel`), each request in its own timed window. `kernel_stamps=False`
+    times every read in user space, as on a system without them (benchpack.adapters.rxstamp): the
+    bench's side-by-side baseline."""
     from benchpack.adapters.base import AdapterRequest
+    from benchpack.adapters.fasttransport import FastHTTPTransport
     from benchpack.adapters.openai_chat import OpenAIChatAdapter
+    from benchpack.adapters.transport import LeanClient
     from benchpack.lanes.runs import _parallel
 
-    adapter = OpenAIChatAdapter()
+    adapter = OpenAIChatAdapter(LeanClient(FastHTTPTransport(kernel_stamps=kernel_stamps)))
 
     def client(url: str, bodies: list[dict]) -> list[StreamTimes]:
         seen: list[StreamTimes | None] = [None] * len(bodies)
