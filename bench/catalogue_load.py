@@ -10,9 +10,10 @@ drives one target at a time: the trivial JSON view `/healthz/` first, then
 each catalogue target, each a rotating list of real URLs (several boards,
 orders, filters and pages; compare sets of 2–4 runs; timelines of several
 model + hardware series) taken from the seeded database. A Lua hook reports
-p50/p95/p99 and requests/s per target. Pass: leaderboard page and API p95
-<= 50 ms and >= 50 % of the trivial view's requests/s; compare and timeline
-p95 <= 100 ms. The API's anonymous throttle keeps its deployed rate: each
+p50/p95/p99 and requests/s per target; the trivial view is measured again
+at the end and the better of its two runs is the baseline. Pass:
+leaderboard page and API p95 <= 50 ms and >= 50 % of the trivial view's
+requests/s; compare and timeline p95 <= 100 ms. The API's anonymous throttle keeps its deployed rate: each
 request comes from its own client address (X-Forwarded-For, granian with
 NUM_PROXIES=1 as behind Traefik), so every request still pays the throttle's
 Redis round trips but no address is throttled.
@@ -34,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -227,9 +228,18 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{target.name:28} {result['rps']:8.1f} req/s  p50 {result['p50_ms']:6.1f} ms  "
                       f"p95 {result['p95_ms']:6.1f} ms  p99 {result['p99_ms']:6.1f} ms  "
                       f"non-2xx {result['non2xx']}  errors {result['errors']}  load {result['load_average_1m']:.1f}", flush=True)
+            # The trivial view again, last: the baseline is the better of its two runs, so a slow
+            # minute at the start cannot flatter the ratios.
+            if len(targets) > 1:
+                result = measure(port, targets[0], args.duration, args.connections, args.threads, Path(tmp))
+                result["load_average_1m"] = os.getloadavg()[0]
+                results.append((replace(targets[0], name=targets[0].name + " (again)"), result))
+                print(f"{targets[0].name + ' (again)':28} {result['rps']:8.1f} req/s  p50 {result['p50_ms']:6.1f} ms  "
+                      f"p95 {result['p95_ms']:6.1f} ms  p99 {result['p99_ms']:6.1f} ms  "
+                      f"load {result['load_average_1m']:.1f}", flush=True)
     finally:
         stop(server)
-    baseline = results[0][1]["rps"]
+    baseline = max(result["rps"] for target, result in results if target.name.startswith("trivial"))
     failed = False
     print(f"\n{'target':28} {'req/s':>8} {'ratio':>6} {'p95 ms':>7} {'limit':>6}  verdict")
     for target, result in results:

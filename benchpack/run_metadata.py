@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchpack import __version__
+from benchpack.adapters.rxstamp import arrival_clock
 from benchpack.errors import ConfigError, Problem
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
         "endpoint": record.endpoint,
         "run_plan": record.plan,
         "server_probes": server.probes,
+        "arrival_clock": arrival_clock(record.endpoint),
     }
     metadata.update(complete=False, incomplete_reason=RUNNING, started_at=_now(), finished_at=None,
                     warnings=list(warnings))

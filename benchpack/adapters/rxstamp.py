@@ -78,3 +78,10 @@ def arrival(ancillary: list, offset_ns: int, now: float) -> float:
             stamp = (seconds * _NS + nanos - offset_ns) * 1e-9
             return stamp if stamp <= now else now
     return now
+
+
+def arrival_clock(endpoint: str) -> str:
+    """What a run's chunk arrival times are, for run-metadata.json: kernel stamps or clock readings."""
+    if SUPPORTED and endpoint.startswith("http://"):
+        return "kernel receive timestamp (SO_TIMESTAMPNS), on the perf_counter scale"
+    return "perf_counter reading as each read returned"

@@ -18,7 +18,9 @@ Not cached: anything but GET; requests with a session or messages cookie
 (API tokens) or conditional headers (the view answers 304 itself); responses
 other than 200, streaming ones, ones that set a cookie (a CSRF token in a
 form) or say private / no-store; bodies over MAX_ENTRY_BYTES. A hit on an API
-path still passes the anonymous throttle, as the view would.
+path still passes the anonymous throttle, as the view would, and is counted:
+later, while the client is far below its limit (registry_site/api/throttles.py,
+DeferredCounts).
 
 Anything that changes public data must do so through `leaderboard.refresh`
 (or call `bump()` in its transaction); a direct ORM update would be served
@@ -28,6 +30,7 @@ off in the unit-test settings, which edit rows directly) turns it off.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 
@@ -119,17 +122,27 @@ def _cacheable_response(response) -> bool:
     return "private" not in control and "no-store" not in control and len(response.content) <= MAX_ENTRY_BYTES
 
 
-def _throttled(request) -> bool:
-    """The throttles of the DRF view this URL resolves to, for a hit that never reaches that view."""
+@functools.lru_cache(maxsize=4096)
+def _view_class(path_info: str):
+    """The class-based view a path resolves to (None: none). Memoized: the URLconf does not change while
+    a process runs, and resolving walks every pattern, a third of a cached API answer's cost."""
     from django.urls import Resolver404, resolve
 
     try:
-        view_class = getattr(resolve(request.path_info).func, "view_class", None)
+        return getattr(resolve(path_info).func, "view_class", None)
     except Resolver404:
+        return None
+
+
+def _throttled(request) -> bool:
+    """The throttles of the DRF view this URL resolves to, for a hit that never reaches that view."""
+    view_class = _view_class(request.path_info)
+    if view_class is None:
         return False
-    view = view_class() if view_class is not None else None
+    view = view_class()
     throttles = [throttle() for throttle in getattr(view, "throttle_classes", ())]
-    return not all(throttle.allow_request(request, view) for throttle in throttles)
+    return not all(getattr(throttle, "allow_cached_request", throttle.allow_request)(request, view)
+                   for throttle in throttles)
 
 
 class PublicResponseCacheMiddleware:

@@ -1,0 +1,131 @@
+"""The API throttle against a real Redis, as deployed (CACHE_URL): one counter per client and window,
+counted by one script call, readable through Django's cache, expiring with its window, atomic under
+simultaneous requests, and the same on a cached answer (registry_site/catalogue/cache.py) as on a render."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from tests.service.live import require_redis
+
+REDIS_DB = 12 + int(os.environ.get("BENCHPACK_TEST_REDIS_DB_OFFSET", "0"))
+
+
+@pytest.fixture
+def redis_cache(settings):
+    require_redis()
+    import redis
+    from rest_framework.throttling import AnonRateThrottle
+
+    from registry_site.api import throttles
+
+    url = f"redis://127.0.0.1:6379/{REDIS_DB}"
+    redis.Redis.from_url(url).flushdb()
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
+    rates = AnonRateThrottle.THROTTLE_RATES
+    AnonRateThrottle.THROTTLE_RATES = {**rates, "anon": "3/minute"}
+    throttles._COUNTERS.clear()
+    throttles.DEFERRED.__init__()
+    yield redis.Redis.from_url(url)
+    AnonRateThrottle.THROTTLE_RATES = rates
+    throttles.DEFERRED.flush()
+    throttles.DEFERRED.__init__()
+    throttles._COUNTERS.clear()
+
+
+@pytest.fixture
+def cached_catalogue(settings):
+    from registry_site.catalogue.cache import RESPONSES, bump
+
+    settings.CATALOGUE_RESPONSE_CACHE = True
+    RESPONSES.clear()
+    bump()
+    yield
+    RESPONSES.clear()
+
+
+def anon_rate(rate: str) -> None:
+    from rest_framework.throttling import AnonRateThrottle
+
+    AnonRateThrottle.THROTTLE_RATES = {**AnonRateThrottle.THROTTLE_RATES, "anon": rate}
+
+
+def test_a_client_gets_its_rate_then_429_counted_in_redis(client, redis_cache, db):
+    from django.core.cache import cache
+
+    codes = [client.get("/api/v1/runs/").status_code for _ in range(5)]
+    assert codes == [200, 200, 200, 429, 429]
+    keys = [key.decode() for key in redis_cache.keys("*throttle_anon*")]
+    assert len(keys) == 1, keys
+    assert 0 < redis_cache.ttl(keys[0]) <= 61  # gone with its window
+    assert cache.get(keys[0].split(":", 2)[2]) == 5  # Django's cache reads the same counter
+
+
+def test_simultaneous_requests_are_each_counted_once(redis_cache, db):
+    from registry_site.api.throttles import count_request
+
+    numbers: list[int] = []
+    lock = threading.Lock()
+    start = threading.Barrier(16)
+
+    def one() -> None:
+        start.wait()
+        number = count_request("throttle_anon_198.51.100.7_1", 61)
+        with lock:
+            numbers.append(number)
+
+    threads = [threading.Thread(target=one) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(numbers) == list(range(1, 17))
+
+
+def test_a_cached_answer_is_throttled_like_a_rendered_one(client, redis_cache, cached_catalogue, db):
+    responses = [client.get("/api/v1/leaderboards/") for _ in range(5)]
+    assert [r.status_code for r in responses] == [200, 200, 200, 429, 429]
+    assert [r.get("X-Catalogue-Cache") for r in responses[:3]] == [None, "hit", "hit"]
+
+
+def test_within_one_process_the_limit_is_exact_on_cached_answers(client, redis_cache, cached_catalogue, db):
+    anon_rate("10/minute")
+    codes = [client.get("/api/v1/leaderboards/").status_code for _ in range(30)]
+    assert codes == [200] * 10 + [429] * 20
+
+
+def test_cached_answers_far_below_the_limit_are_counted_in_one_later_write(
+        client, redis_cache, cached_catalogue, db, monkeypatch):
+    from registry_site.api import throttles
+
+    anon_rate("100/minute")
+    monkeypatch.setattr(throttles, "FLUSH_INTERVAL_S", 3600)  # the test writes by hand
+    assert [client.get("/api/v1/leaderboards/").status_code for _ in range(11)] == [200] * 11
+    [key] = redis_cache.keys("*throttle_anon*")
+    assert int(redis_cache.get(key)) == 1  # the rendered answer, counted on the spot
+    throttles.DEFERRED.flush()
+    assert int(redis_cache.get(key)) == 11  # and the 10 cached ones, in one write
+    assert 0 < redis_cache.ttl(key) <= 61
+
+
+def test_a_failed_write_keeps_the_tallies_for_the_next(client, redis_cache, cached_catalogue, db, monkeypatch):
+    from registry_site.api import throttles
+
+    anon_rate("100/minute")
+    monkeypatch.setattr(throttles, "FLUSH_INTERVAL_S", 3600)  # no background write in this test
+    for _ in range(6):
+        assert client.get("/api/v1/leaderboards/").status_code == 200
+    def unreachable(**kwargs):
+        raise ConnectionError("redis went away")
+
+    [(server, (_, redis_client))] = throttles._COUNTERS.items()
+    with monkeypatch.context() as patch:
+        patch.setitem(throttles._COUNTERS, server, (unreachable, redis_client))
+        with pytest.raises(ConnectionError):
+            throttles.DEFERRED.flush()
+    throttles.DEFERRED.flush()
+    [key] = redis_cache.keys("*throttle_anon*")
+    assert int(redis_cache.get(key)) == 6
