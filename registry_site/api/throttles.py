@@ -101,7 +101,16 @@ class DeferredCounts:
         self.lock = threading.Lock()
         self.unwritten: dict[str, list] = {}  # key -> [requests, lifetime_s, window_ends]
         self.totals: dict[str, tuple[int, float]] = {}  # key -> (total, window_ends)
+        self.background = True  # False: only explicit flush() calls write (tests)
         self.flusher: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def reset(self) -> None:
+        """Stop the background writer and forget everything (tests)."""
+        self._stop.set()
+        if self.flusher is not None:
+            self.flusher.join(timeout=5)
+        self.__init__()
 
     def admit(self, key: str, limit: int, lifetime_s: int, window_ends: float) -> bool:
         """Whether this request is within `limit`; counted either way."""
@@ -149,13 +158,13 @@ class DeferredCounts:
                 self.totals[key] = (int(total), batch[key][2])
 
     def _start_flusher(self) -> None:
-        if self.flusher is None or not self.flusher.is_alive():
-            self.flusher = threading.Thread(target=self._flush_forever, name="throttle-counts", daemon=True)
+        if self.background and (self.flusher is None or not self.flusher.is_alive()):
+            self.flusher = threading.Thread(target=self._flush_forever, args=(self._stop,), name="throttle-counts",
+                                            daemon=True)
             self.flusher.start()
 
-    def _flush_forever(self) -> None:
-        while True:
-            time.sleep(FLUSH_INTERVAL_S)
+    def _flush_forever(self, stop: threading.Event) -> None:
+        while not stop.wait(FLUSH_INTERVAL_S):
             try:
                 self.flush()
             except Exception:  # noqa: BLE001 - logged; the tallies wait for the next flush
