@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from benchpack.adapters import rxstamp
-from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader
+from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, last_arrival
 
 needs_stamps = pytest.mark.skipif(not rxstamp.SUPPORTED, reason="no kernel receive timestamps on this system")
 GAP_S = 0.120    # between the server's two chunks
@@ -28,10 +28,12 @@ def serve_two_chunks(listener: socket.socket, sent: list[float]) -> None:
             time.sleep(GAP_S)
             sent.append(time.perf_counter())
             conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+        time.sleep(GAP_S / 4)
+        sent.append(time.perf_counter())  # the body's end
         conn.sendall(b"0\r\n\r\n")
 
 
-def read_late(kernel_stamps: bool) -> tuple[list[float], list[bytes], list[float]]:
+def read_late(kernel_stamps: bool) -> tuple[list[float], list[bytes], list[float], dict]:
     """Two chunks GAP_S apart; the client looks at the socket only LATE_S after the first was sent."""
     listener = socket.create_server(("127.0.0.1", 0))
     sent: list[float] = []
@@ -40,6 +42,7 @@ def read_late(kernel_stamps: bool) -> tuple[list[float], list[bytes], list[float
     try:
         with httpx.Client(transport=FastHTTPTransport(kernel_stamps=kernel_stamps)) as client:
             with client.stream("GET", f"http://127.0.0.1:{listener.getsockname()[1]}/") as response:
+                seen = {"head": last_arrival(response), "head_read": time.perf_counter()}
                 while not sent:
                     time.sleep(0.001)
                 time.sleep(max(0.0, sent[0] + LATE_S - time.perf_counter()))  # sleeping: the server thread runs
@@ -48,28 +51,33 @@ def read_late(kernel_stamps: bool) -> tuple[list[float], list[bytes], list[float
                 reader = arrival_reader(response)
                 while reader(times, reads, time.perf_counter() + 10) != "end":
                     pass
+                seen["end"] = last_arrival(response)
     finally:
         server.join(5)
         listener.close()
-    return times, reads, sent
+    return times, reads, sent, seen
 
 
 @needs_stamps
 def test_a_chunk_read_late_keeps_the_time_it_arrived():
-    times, reads, sent = read_late(kernel_stamps=True)
+    times, reads, sent, seen = read_late(kernel_stamps=True)
     assert b"".join(reads) == b"firstsecond"
     assert [len(r) for r in reads] == [5, 6]
     # The first chunk waited LATE_S in the socket; its time is still within a few ms of its sending.
     assert 0 <= times[0] - sent[0] < 0.010
     assert 0 <= times[1] - sent[1] < 0.010
     assert abs((times[1] - times[0]) - (sent[1] - sent[0])) < 0.010
+    # The head's arrival (ttfb) and the body's end (wall_s) are stamped the same way.
+    assert seen["head"] is not None and seen["head"] <= seen["head_read"] and seen["head"] < sent[0]
+    assert 0 <= seen["end"] - sent[2] < 0.010
 
 
 def test_timed_in_user_space_the_same_chunk_is_charged_the_wait():
     # The baseline the kernel stamps remove (and what systems without them still get).
-    times, reads, sent = read_late(kernel_stamps=False)
+    times, reads, sent, seen = read_late(kernel_stamps=False)
     assert b"".join(reads) == b"firstsecond"
     assert times[0] - sent[0] >= LATE_S * 0.9
+    assert seen["head"] is None and seen["end"] is None  # the caller reads its own clock
 
 
 def test_without_a_stamp_or_with_one_from_the_future_the_user_space_reading_stands():

@@ -148,6 +148,7 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
         conn.buf = b""
     quiet_since = None
     handed = len(reads)
+    stamp = None
     try:
         while True:
             try:
@@ -193,3 +194,5 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
                 return "deadline"
     finally:
         decoder.decode_reads(wire_times, wire, times, reads)
+        if recvmsg is not None and stamp is not None:
+            conn.arrived = stamp  # the newest read's stamp: where the body ended, when it has

@@ -192,6 +192,14 @@ def arrival_reader(response: httpx.Response) -> ArrivalReader:
     return lambda times, reads, deadline: _read_arrivals(pieces, times, reads, deadline)
 
 
+def last_arrival(response: httpx.Response) -> float | None:
+    """When the newest bytes read for `response` reached this machine, by the kernel's stamp (rxstamp);
+    None when its connection is not stamped. Right after the head is read, that is the head's arrival;
+    after the body's end, the end's."""
+    body = response.extensions.get(_BODY)
+    return body._conn.arrived if body is not None and body._conn.stamped else None
+
+
 def _sized(conn: _Conn, length: int) -> Iterator[bytes]:
     buf = conn.buf
     conn.buf = b""

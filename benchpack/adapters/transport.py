@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import httpx
 
 from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace
-from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader
+from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, last_arrival
 from benchpack.measurement.window import timed_window
 
 perf_counter = time.perf_counter
@@ -162,6 +162,8 @@ def read_timed(response: httpx.Response, trace: StreamTrace, timeout_s: float,
             trace.end = None
             stop = read_arrivals(times, reads, deadline)
             trace.end = perf_counter()
+            if stop == "end":  # the kernel's stamp of the body's last read, where there is one
+                trace.end = last_arrival(response) or trace.end
             take(times, reads)
             if stop != "pause" or failed():
                 break
@@ -234,7 +236,7 @@ class ClientOwningAdapter:
             trace.start = perf_counter()
             try:
                 with post_stream(client, url, payload, request.timeout_s) as response:
-                    trace.first_byte = perf_counter()
+                    trace.first_byte = last_arrival(response) or perf_counter()
                     if response.status_code >= 400:
                         response_payload = error_body(response.read())
                         trace.end = perf_counter()
