@@ -11,14 +11,14 @@ and hands the stamp of the newest packet a read consumed to recvmsg() as
 ancillary data; that time does not move with the reader's scheduling.
 
 The stamp is wall-clock (CLOCK_REALTIME); the runner's clock is
-perf_counter (CLOCK_MONOTONIC on Linux). `RealtimeOffset` takes the
-difference of the two clocks once per timed read loop, from the closest of
-a few back-to-back readings (sub-microsecond), and integer arithmetic keeps
+perf_counter (CLOCK_MONOTONIC on Linux). `realtime_offset_ns()` takes the
+difference of the two clocks once per request, from the closest of a few
+back-to-back readings (sub-microsecond), and integer arithmetic keeps
 nanoseconds exact. A stamp later than the user-space reading taken after
 the read (a clock step between the two) is not believed: the reading is
 used instead. Elsewhere (other systems, other architectures' option
 numbers, a socket that refuses the option) reads are timed in user space as
-before; `kernel_stamps(sock)` says which.
+before; `enable(sock)` says which.
 """
 
 from __future__ import annotations
