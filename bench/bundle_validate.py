@@ -3,7 +3,7 @@
 Generates a large synthetic bundle (run.jsonl rows, patch diffs, model-call
 logs), then times, interleaved round by round on the same files:
 
-- validate:  `benchpack.bundles.validate_bundle` (all checks, secret scan included);
+- validate:  `benchpack.bundles.create.validate_bundle` (all checks, secret scan included);
 - baseline:  read every file, sha256 it, and json.loads every JSON document / JSONL line
              (diffs are only hashed) — the least any honest validator must do.
 
@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchpack.bundle_checks import CHECKS, BundleContext, BundleLimits
-from benchpack.bundles import validate_bundle
-from benchpack.secrets_scan import might_contain_secret
+from benchpack.bundles.checks import CHECKS, BundleContext, BundleLimits
+from benchpack.bundles.create import validate_bundle
+from benchpack.bundles.secrets_scan import might_contain_secret
 
 WORDS = "def return self value total items index count result parse render update token cache prompt model case".split()
 # Share of bytes per role in each mix.

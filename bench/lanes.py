@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchpack.lanes import aggregate  # noqa: E402
 from benchpack.lanes.filler import filler_sha256  # noqa: E402
-from benchpack.packs import bundled_packs_dir, load_pack  # noqa: E402
-from benchpack.refserver import RefServer  # noqa: E402
-from benchpack.resultdir import load_result_dir  # noqa: E402
-from benchpack.runner import RunOptions, run_pack  # noqa: E402
-from benchpack.stats import percentile  # noqa: E402
+from benchpack.packs.loader import bundled_packs_dir, load_pack  # noqa: E402
+from benchpack.refserver.server import RefServer  # noqa: E402
+from benchpack.results.resultdir import load_result_dir  # noqa: E402
+from benchpack.run.runner import RunOptions, run_pack  # noqa: E402
+from benchpack.measurement.stats import percentile  # noqa: E402
 
 NONCE = re.compile(r"\[nonce (\d{20})\]")
 

@@ -23,7 +23,7 @@ import platform
 import sys
 from dataclasses import replace
 
-from benchpack import selftest
+from benchpack.selfcheck import selftest
 
 
 def markdown(summaries: dict[str, dict]) -> str:
@@ -46,7 +46,7 @@ def bare_recv_floor(tokens: int = 400, requests: int = 20) -> float:
     import statistics
     import time
 
-    from benchpack.refserver import RefServer
+    from benchpack.refserver.server import RefServer
 
     body = json.dumps({"model": "ref", "messages": [{"role": "user", "content": "x"}], "max_tokens": tokens,
                        "stream": True}).encode()

@@ -16,7 +16,7 @@ user watches, from the server's own event times:
 and what the runs measured (TTFT, decode speed), queued vs direct: the
 worker's progress writes and its watcher thread must not move them.
 
-The baseline is the same pack run directly with `benchpack.runner.run_pack`
+The baseline is the same pack run directly with `benchpack.run.runner.run_pack`
 in this process against an identical scripted endpoint, interleaved with the
 queued runs, so the queue's overhead is what is left.
 
@@ -87,9 +87,9 @@ def queued_once(api: httpx.Client, pack: str) -> dict:
 
 
 def direct_once(pack: str, workdir: Path, index: int) -> tuple[float, dict]:
-    from benchpack.packs import load_pack, resolve_pack_path
-    from benchpack.refserver import RefServer
-    from benchpack.runner import RunOptions, run_pack
+    from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.refserver.server import RefServer
+    from benchpack.run.runner import RunOptions, run_pack
     from registry_site.demo_data import DEMO_REPLY, DEMO_TIMING
 
     with RefServer(responses=[DEMO_REPLY], **DEMO_TIMING) as ref:

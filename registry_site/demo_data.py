@@ -58,11 +58,11 @@ def ensure_submitter(email: str):
 def seed(server_url: str, operator, say: Callable[[str], None] = print) -> int:
     """Run, bundle, submit, wait, approve. Returns how many runs were published."""
     from accounts.models import ApiToken
-    from benchpack.bundles import create_bundle
-    from benchpack.packs import load_pack, resolve_pack_path
-    from benchpack.refserver import RefServer
-    from benchpack.runner import RunOptions, run_pack
-    from benchpack.submit import submit_bundle
+    from benchpack.bundles.create import create_bundle
+    from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.refserver.server import RefServer
+    from benchpack.run.runner import RunOptions, run_pack
+    from benchpack.bundles.submit import submit_bundle
     from submissions.models import Submission
     from submissions.review import approve
 

@@ -31,7 +31,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 from django.db.models import F, Q
 from django.utils import timezone
 
-from benchpack.archives import is_machine_error
+from benchpack.bundles.archives import is_machine_error
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def is_transient_database_error(exc: BaseException) -> bool:
 
 
 def is_infrastructure_error(exc: BaseException) -> bool:
-    """Disk full, out of memory, I/O errors (benchpack.archives.is_machine_error), or a transient database error."""
+    """Disk full, out of memory, I/O errors (benchpack.bundles.archives.is_machine_error), or a transient database error."""
     return is_machine_error(exc) or is_transient_database_error(exc)
 
 

@@ -11,11 +11,11 @@ import json
 from collections import defaultdict
 from pathlib import PurePosixPath
 
-from benchpack import stats
-from benchpack.cache_state import COLD
+from benchpack.measurement import stats
+from benchpack.run.cache_state import COLD
 from benchpack.lanes.aggregate import group_label
 from benchpack.registry import case_content, fingerprint
-from benchpack.resultdir import ResultDir, field
+from benchpack.results.resultdir import ResultDir, field
 from registry_site.models import PublishedCase, PublishedRow, PublishedRun
 from submissions.models import Submission
 

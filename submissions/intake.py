@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.operators import has_verified_email
-from benchpack import archives
+from benchpack.bundles import archives
 from submissions import emails
 from submissions.models import Submission
 from submissions.services import dispatch_validation, record_received

@@ -75,10 +75,10 @@ def lane_sections(results) -> list[dict]:
     rate-vs-depth charts, the per-level concurrency / rate aggregates with goodput, and energy.
 
     From every row of the run, not the page of cases shown above: a level's
-    aggregate needs all of its requests. The charts are benchpack.charts
+    aggregate needs all of its requests. The charts are benchpack.reporting.charts
     SVG (every label escaped there, no style attribute: the CSP allows them inline).
     """
-    from benchpack.compare import lane_figures
+    from benchpack.reporting.compare import lane_figures
     from benchpack.reporting.lanes import depth_charts
 
     sections = []

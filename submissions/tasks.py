@@ -111,7 +111,7 @@ def _record_outcome(submission: Submission, outcome) -> str:
 
 
 def archive_limits():
-    from benchpack.archives import ArchiveLimits
+    from benchpack.bundles.archives import ArchiveLimits
 
     return ArchiveLimits(
         max_total_bytes=settings.SUBMISSION_MAX_EXPANDED_BYTES,
@@ -121,7 +121,7 @@ def archive_limits():
 
 
 def bundle_limits():
-    from benchpack.bundle_checks import BundleLimits
+    from benchpack.bundles.checks import BundleLimits
 
     return BundleLimits(
         max_file_bytes=settings.SUBMISSION_MAX_EXPANDED_BYTES,

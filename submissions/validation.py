@@ -1,8 +1,8 @@
 """Validate an uploaded archive with the core library, in a temporary directory.
 
 The archive bytes come from the database; they are extracted with
-`benchpack.archives.safe_extract` (zip slip, links, bombs die there), checked
-with `benchpack.bundles.validate_bundle`, and the compact files are read back
+`benchpack.bundles.archives.safe_extract` (zip slip, links, bombs die there), checked
+with `benchpack.bundles.create.validate_bundle`, and the compact files are read back
 into memory. Nothing outside the temporary directory is written, and the
 directory is gone when this returns.
 """
@@ -15,8 +15,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchpack import archives, bundles
-from benchpack.bundle_checks import MANIFEST_NAME, BundleLimits
+from benchpack.bundles import archives
+
+from benchpack.bundles import create as bundles
+from benchpack.bundles.checks import MANIFEST_NAME, BundleLimits
 
 
 @dataclass

@@ -11,9 +11,9 @@ from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from benchpack.compare import compare_runs
+from benchpack.reporting.compare import compare_runs
 from benchpack.errors import BenchpackError
-from benchpack.resultdir import ResultDir
+from benchpack.results.resultdir import ResultDir
 from registry_site.limits import upload_refusal
 from registry_site.models import PublishedCase
 from registry_site.publishing import case_fingerprints, result_dirs_of, rows_by_case

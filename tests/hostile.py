@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from benchpack.archives import ArchiveLimits
-from benchpack.bundle_checks import BundleLimits
+from benchpack.bundles.archives import ArchiveLimits
+from benchpack.bundles.checks import BundleLimits
 from tests.data_paths import REAL_RESULTS
 
 
@@ -103,7 +103,7 @@ class HostileCase:
 
 
 def template_bundle(root: Path) -> Path:
-    from benchpack.bundles import create_bundle
+    from benchpack.bundles.create import create_bundle
 
     source = write_result_dir(root / "source" / LABEL)
     return create_bundle([source], root / "template", "self-reported")
@@ -540,7 +540,7 @@ def archive_cases() -> list[HostileCase]:
 
 def _packed_hostile_bundle(case: HostileCase, suffix: str) -> HostileCase:
     """A well-formed archive that carries a hostile bundle: unpacking works, validation must not."""
-    from benchpack.archives import pack_archive, safe_extract
+    from benchpack.bundles.archives import pack_archive, safe_extract
 
     def build(sandbox: Path, template: Path) -> Path:
         staging = sandbox / "staging"

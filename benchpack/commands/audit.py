@@ -36,9 +36,9 @@ def handle(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from benchpack.audit import audit_pack, load_audit, missing_coverage, results_to_dict
+    from benchpack.selfcheck.audit import audit_pack, load_audit, missing_coverage, results_to_dict
     from benchpack.errors import ConfigError, Problem
-    from benchpack.packs import load_pack, resolve_pack_path
+    from benchpack.packs.loader import load_pack, resolve_pack_path
 
     pack = load_pack(resolve_pack_path(args.pack))
     fixtures = load_audit(pack, args.cases)

@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 
 from benchpack.reporting.lanes import write_charts
-from benchpack.compare import compare_runs
+from benchpack.reporting.compare import compare_runs
 from benchpack.errors import BenchpackError, ConfigError, Problem
-from benchpack.report import compare_blocks
+from benchpack.reporting.report import compare_blocks
 from benchpack.reporting.output import add_output_options, emit
-from benchpack.resultdir import ResultDir, load_result_dir
+from benchpack.results.resultdir import ResultDir, load_result_dir
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

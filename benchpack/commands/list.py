@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from benchpack.packs import bundled_packs_dir, load_pack
+    from benchpack.packs.loader import bundled_packs_dir, load_pack
 
     packs = [load_pack(p.parent) for p in sorted(bundled_packs_dir().glob("*/benchpack.toml"))]
     width = max((len(f"{p.id} {p.version}") for p in packs), default=0)

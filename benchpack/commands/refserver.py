@@ -13,7 +13,7 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from benchpack import refserver
+    from benchpack.refserver import server as refserver
 
     parser = subparsers.add_parser(
         "refserver",
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from benchpack import refserver
+    from benchpack.refserver import server as refserver
 
     try:
         refserver.serve(refserver.config_from_args(args), args.host, args.port)

@@ -66,7 +66,7 @@ def register_bundle_commands(bundle_subparsers) -> None:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
-    from benchpack.bundles import create_bundle
+    from benchpack.bundles.create import create_bundle
 
     out = create_bundle(args.result_dirs, args.out, args.provenance, force=args.force,
                         host_label=args.host_label, allow_incomplete=args.allow_incomplete)
@@ -75,7 +75,7 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from benchpack.bundles import validate_bundle
+    from benchpack.bundles.create import validate_bundle
 
     if not args.bundle_dir.is_dir():
         raise ConfigError(Problem(str(args.bundle_dir), "", "not a directory"))
@@ -95,8 +95,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
-    from benchpack.archives import ArchiveError, pack_archive
-    from benchpack.bundles import validate_bundle
+    from benchpack.bundles.archives import ArchiveError, pack_archive
+    from benchpack.bundles.create import validate_bundle
 
     report = validate_bundle(args.bundle_dir)
     if not report.ok:
@@ -113,7 +113,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 
 def cmd_unpack(args: argparse.Namespace) -> int:
-    from benchpack.archives import ArchiveError, safe_extract
+    from benchpack.bundles.archives import ArchiveError, safe_extract
 
     try:
         out = safe_extract(args.archive, args.out)

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from benchpack.commands.compare import load_result_dirs
-from benchpack.compare import compare_runs
-from benchpack.report import report_blocks
+from benchpack.reporting.compare import compare_runs
+from benchpack.reporting.report import report_blocks
 from benchpack.reporting.lanes import write_charts
 from benchpack.reporting.output import add_output_options, emit
 

@@ -14,8 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchpack.prompt_cache import POLICIES
-from benchpack.runner import OPENAI_STREAM_USAGE, RunOptions, run_pack
+from benchpack.run.prompt_cache import POLICIES
+from benchpack.run.runner import OPENAI_STREAM_USAGE, RunOptions, run_pack
 
 ADAPTER_CHOICES = ("openai-chat", "ollama-generate")
 ENDPOINT_HELP = ("the server's URL, e.g. http://127.0.0.1:8080 (openai-chat adds /v1/chat/completions, "
@@ -68,11 +68,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from benchpack.packs import load_pack, resolve_pack_path
-    from benchpack.progress import progress_for
+    from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.run.progress import progress_for
     from benchpack.reporting.run_summary import count_rows
-    from benchpack.run_metadata import load_run_metadata
-    from benchpack.runner import effective_pack
+    from benchpack.run.metadata import load_run_metadata
+    from benchpack.run.runner import effective_pack
 
     pack = load_pack(resolve_pack_path(args.pack))
     metadata = load_run_metadata(args.run_metadata) if args.run_metadata else None
@@ -119,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
 def print_summary(outcome) -> None:
     from benchpack.reporting.document import print_blocks, terminal_console, to_markdown
     from benchpack.reporting.run_summary import summary_blocks
-    from benchpack.resultdir import ResultDir
+    from benchpack.results.resultdir import ResultDir
 
     result = ResultDir(path=outcome.out, rows=outcome.rows)
     blocks = summary_blocks(result, outcome.warnings, outcome.incomplete_reason)

@@ -30,7 +30,7 @@ def handle(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from benchpack import selftest
+    from benchpack.selfcheck import selftest
 
     plan = selftest.THOROUGH if args.thorough else selftest.QUICK
     console = Console(stderr=args.json)

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from benchpack.submit import SubmitError, submit_bundle
+from benchpack.bundles.submit import SubmitError, submit_bundle
 
 
 def register(subparsers) -> None:

@@ -24,8 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from benchpack.errors import BenchpackError
-    from benchpack.packs import load_pack, resolve_pack_path
-    from benchpack.scoring import check_runnable
+    from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.run.scoring import check_runnable
 
     try:
         pack = load_pack(resolve_pack_path(args.pack))

@@ -11,7 +11,7 @@ sent to last done, from the rows' `load` offsets),
 * `output_tps`: output tokens of every ok request / wall time (the server's
   aggregate decode throughput as a client sees it),
 * `requests_per_s`: ok requests / wall time,
-* TTFT and TPOT p50/p90/p99 over ok requests (`benchpack.stats.percentiles`:
+* TTFT and TPOT p50/p90/p99 over ok requests (`benchpack.measurement.stats.percentiles`:
   p90 from 10 values, p99 from 100),
 * `goodput`: the share of *all* requests of the level (failed ones count
   against it) that were ok and met the pack's SLO (`[lanes.slo]`): TTFT ≤
@@ -20,7 +20,7 @@ sent to last done, from the rows' `load` offsets),
 
 The depth curve is per case and depth: median prefill rate (client and
 server), TTFT, TPOT and the decode rate 1/TPOT, with the depth's cache state
-(`benchpack.cache_state`, D-013): a depth whose rows were served from the
+(`benchpack.run.cache_state`, D-013): a depth whose rows were served from the
 prompt cache has no prefill rate here, only the state `cached`.
 """
 
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
-from benchpack.cache_state import CACHED, group_cache_state, server_prefill_tps
-from benchpack.stats import is_number, median, percentiles
+from benchpack.run.cache_state import CACHED, group_cache_state, server_prefill_tps
+from benchpack.measurement.stats import is_number, median, percentiles
 
 LANE_FIELDS = (("depth", "depth_tokens"), ("concurrency", "concurrency"), ("rate", "arrival_rate"))
 

@@ -47,7 +47,7 @@ from benchpack.lanes.spec import LANE_NAMES, lane_cases
 from benchpack.measurement import sched
 
 if TYPE_CHECKING:
-    from benchpack.packs import Case, Pack
+    from benchpack.packs.loader import Case, Pack
 
 perf_counter = time.perf_counter
 # The rate lane's most requests in flight at once (an open loop at a rate the server cannot keep up with

@@ -28,8 +28,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from benchpack.refserver import RefServer
-from benchpack.selftest import percentile
+from benchpack.refserver.server import RefServer
+from benchpack.selfcheck.selftest import percentile
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class _RichAutoRefresh:
     def __init__(self, console: Any) -> None:
         from rich.progress import Progress
 
-        from benchpack.progress import RichProgress
+        from benchpack.run.progress import RichProgress
 
         columns = RichProgress(1, 0, console).progress.columns
         self.progress = Progress(*columns, console=console)  # rich's default: auto_refresh=True
@@ -97,7 +97,7 @@ class _WithProgress:
     def __init__(self, inner: Any, style: str) -> None:
         from rich.console import Console
 
-        from benchpack.progress import RichProgress
+        from benchpack.run.progress import RichProgress
 
         self.inner = inner
         self._sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
@@ -118,7 +118,7 @@ class _WithProgress:
 
 
 def _make_client(spec: ClientSpec) -> Any:
-    from benchpack import selftest
+    from benchpack.selfcheck import selftest
     from benchpack.measurement import sched
 
     if spec.kind == "benchpack":

@@ -33,8 +33,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from benchpack.refserver import RefServer
-from benchpack.selftest import aiohttp_content_times, percentile
+from benchpack.refserver.server import RefServer
+from benchpack.selfcheck.selftest import aiohttp_content_times, percentile
 
 perf_counter = time.perf_counter
 

@@ -1,6 +1,6 @@
 """Scripted writes to many sockets at their scheduled times, from one thread.
 
-The reference server (benchpack.refserver) must keep many streams on their
+The reference server (benchpack.refserver.server) must keep many streams on their
 own scripts at once (64 concurrent streams, each with its own TTFT and
 token spacing) and record when each token really went out. One thread per
 stream that sleeps and then busy-waits, as a single stream can afford, does

@@ -18,8 +18,8 @@ from benchpack.registry.importer import ImportSummary, RunSource, import_result_
 
 def bundle_sources(bundle_dir: Path) -> list[RunSource]:
     """Validate one bundle and list its runs; BenchpackError names every error finding."""
-    from benchpack.bundles import validate_bundle  # owned by the bundle module; imported where used
-    from benchpack.bundle_checks import MANIFEST_NAME
+    from benchpack.bundles.create import validate_bundle  # owned by the bundle module; imported where used
+    from benchpack.bundles.checks import MANIFEST_NAME
 
     if not bundle_dir.is_dir():
         raise BenchpackError(Problem(str(bundle_dir), "", "not a bundle directory"))

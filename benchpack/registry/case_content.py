@@ -46,7 +46,7 @@ def case_specs_of(pack) -> dict[str, dict]:
 @lru_cache(maxsize=64)
 def bundled_case_specs(pack_id: str, version: str) -> dict[str, dict]:
     """{case id: spec} for a bundled pack of exactly this version; {} when there is none."""
-    from benchpack.packs import bundled_packs_dir, load_pack
+    from benchpack.packs.loader import bundled_packs_dir, load_pack
 
     directory = bundled_packs_dir() / str(pack_id)
     if not pack_id or "/" in pack_id or not (directory / "benchpack.toml").is_file():

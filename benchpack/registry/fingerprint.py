@@ -256,7 +256,7 @@ WORKLOAD_FIELDS = (
     "max_tokens",
     "stream",
     "stream_usage",  # D-014: include | omit; "n/a" when the request did not stream or is not OpenAI-style
-    "cache_state",  # D-013: cold | cached | unknown (benchpack.cache_state); "unknown" counts as unknown here
+    "cache_state",  # D-013: cold | cached | unknown (benchpack.run.cache_state); "unknown" counts as unknown here
     "depth_tokens",  # lanes: filler tokens before the prompt (null: none)
     "concurrency",  # lanes: simultaneous requests (null: one at a time)
     "arrival_rate",  # lanes: requests per second (null: closed loop)
@@ -339,7 +339,7 @@ def workload_key(rows: list[dict], case_spec: dict | None = None, cache_state: s
     already read it from every ok row (the local importer streams them), is
     used instead of reading `rows`.
     """
-    from benchpack.cache_state import group_cache_state  # core, pure
+    from benchpack.run.cache_state import group_cache_state  # core, pure
 
     first = rows[0] if rows else {}
     request = first.get("request") if isinstance(first.get("request"), dict) else {}

@@ -11,7 +11,7 @@ from itertools import combinations
 from pathlib import Path
 
 from benchpack.registry import fingerprint as fp
-from benchpack.resultdir import field, load_result_dir
+from benchpack.results.resultdir import field, load_result_dir
 
 
 def fingerprint_report(result_dirs: list[Path]) -> dict:

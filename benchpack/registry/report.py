@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from benchpack.errors import BenchpackError, Problem
-from benchpack.resultdir import ResultDir
+from benchpack.results.resultdir import ResultDir
 
 REGISTRY_ROOT = Path("registry:")
 
@@ -86,8 +86,8 @@ def pack_groups(results: list[ResultDir], pack: str | None = None) -> list[tuple
 
 def registry_report(conn: sqlite3.Connection, labels: list[str] | None = None, pack: str | None = None):
     """(blocks, data): one report section per pack, for the terminal, Markdown or JSON."""
-    from benchpack.compare import compare_runs
-    from benchpack.report import report_blocks  # the shared renderer; imported late to keep this module light
+    from benchpack.reporting.compare import compare_runs
+    from benchpack.reporting.report import report_blocks  # the shared renderer; imported late to keep this module light
     from benchpack.reporting.document import Heading, Paragraph
 
     run_ids = select_run_ids(conn, labels, pack)

@@ -1,8 +1,8 @@
 """The lanes in compare and report: per-depth rates, per-level concurrency tables, and the rate-vs-depth charts.
 
-Every figure comes from `Comparison.lanes` (benchpack.compare.lane_figures,
+Every figure comes from `Comparison.lanes` (benchpack.reporting.compare.lane_figures,
 which reads benchpack.lanes.aggregate); nothing is re-derived here.
-Charts are SVG (benchpack.charts.line_chart), written as files next to a
+Charts are SVG (benchpack.reporting.charts.line_chart), written as files next to a
 Markdown document by `--charts DIR` and linked from it.
 """
 
@@ -12,11 +12,11 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from benchpack.cache_state import CACHED
-from benchpack.charts import Series, line_chart
+from benchpack.run.cache_state import CACHED
+from benchpack.reporting.charts import Series, line_chart
 from benchpack.errors import ConfigError, Problem
 from benchpack.reporting.document import Block, Heading, Paragraph, Table, columns
-from benchpack.stats import is_number
+from benchpack.measurement.stats import is_number
 
 LEVEL_NOTE = (
     "Per concurrency level (N requests in flight) or arrival rate (Poisson, seeded): wall time from the first "

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchpack.compare import compare_runs
-from benchpack.report import run_cases_table
+from benchpack.reporting.compare import compare_runs
+from benchpack.reporting.report import run_cases_table
 from benchpack.reporting.document import Block, Bullets, Heading, Paragraph
-from benchpack.resultdir import ResultDir
+from benchpack.results.resultdir import ResultDir
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import django_filters
 
-from benchpack.bundle_checks import PROVENANCES
+from benchpack.bundles.checks import PROVENANCES
 from registry_site.models import PublishedRun
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from benchpack.cache_state import COLD
+from benchpack.run.cache_state import COLD
 from benchpack.registry import fingerprint
-from benchpack.resultdir import ResultDir, field
+from benchpack.results.resultdir import ResultDir, field
 
 
 def backfill_keys(run_model, case_model, row_model, only_missing: bool = True, say=lambda text: None) -> int:
@@ -38,7 +38,7 @@ def backfill_keys(run_model, case_model, row_model, only_missing: bool = True, s
             state = workload.fields["cache_state"]
             ok_rows = [r for r in by_case.get(case.case, []) if r.get("ok") is True]
             scored = [field(r, "scoring.passed") for r in ok_rows if isinstance(field(r, "scoring.passed"), bool)]
-            from benchpack import stats
+            from benchpack.measurement import stats
 
             case_model.objects.filter(pk=case.pk).update(
                 workload_key=workload.digest, workload_fields=workload.to_dict(), system_key=system.digest,

@@ -1,6 +1,6 @@
 """Compare 2–4 published runs side by side: the web page and the API share this.
 
-The numbers come from `benchpack.compare.compare_runs` over the runs' stored
+The numbers come from `benchpack.reporting.compare.compare_runs` over the runs' stored
 rows, so a comparison on the site says exactly what `benchpack compare` says
 about the same result directories: per-case medians over ok rows, noise bands,
 ratios against the first run with a verdict, and the D-013 prefill parity
@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field as dc_field
 from pathlib import PurePosixPath
 
-from benchpack import compare as core
-from benchpack.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN
+from benchpack.reporting import compare as core
+from benchpack.run.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN
 from benchpack.errors import BenchpackError
 from benchpack.registry.fingerprint import major_minor
-from benchpack.resultdir import ResultDir
-from benchpack.stats import is_number
+from benchpack.results.resultdir import ResultDir
+from benchpack.measurement.stats import is_number
 
 MIN_RUNS, MAX_RUNS = 2, 4
 CASES_PER_PAGE = 50
@@ -36,7 +36,7 @@ METRICS = (
     ("tpot_s", "tpot s", "lower"),
     ("wall_s", "wall s", "lower"),
 )
-# Why a case's prefill figures cannot be set side by side, in words (benchpack.compare.PARITY_STATUSES).
+# Why a case's prefill figures cannot be set side by side, in words (benchpack.reporting.compare.PARITY_STATUSES).
 PARITY_REASONS = {
     "missing-case": "not every run has this case",
     "prompt-missing": "a run does not report prompt-token counts, so the prompts may differ",
@@ -98,7 +98,7 @@ class PublishedComparison:
     cases: list[CaseLine]
     comparable: bool  # same pack id and major.minor version everywhere
     reasons: list[str]  # why not comparable, or empty
-    warnings: list[dict]  # benchpack.compare warnings: {"code", "message", "case", "run"}
+    warnings: list[dict]  # benchpack.reporting.compare warnings: {"code", "message", "case", "run"}
     case_count: int
     page: int
     pages: int
@@ -211,7 +211,7 @@ def _column(run, *, from_rows: bool) -> RunColumn:
 
 
 def _from_rows(runs, columns, rows_by_run, on_page) -> tuple[list[CaseLine], list[dict]]:
-    """benchpack.compare over the stored rows of the cases on this page: the CLI's own numbers."""
+    """benchpack.reporting.compare over the stored rows of the cases on this page: the CLI's own numbers."""
     results = [ResultDir(path=PurePosixPath(column.label), rows=rows_by_run[run.pk], hardware=run.hardware,
                          run_metadata=run.run_metadata) for run, column in zip(runs, columns)]
     comparison = core.compare_runs(results)
@@ -232,7 +232,7 @@ def _cell_from_stats(s: core.CaseStats) -> Cell:
     if not s.present:
         return Cell(present=False)
     medians = {name: s.medians.get(name) for name, _, _ in METRICS}
-    # benchpack.compare bands decode speed as 1/tpot (decode_rate); that band is not a band of decode_tps.
+    # benchpack.reporting.compare bands decode speed as 1/tpot (decode_rate); that band is not a band of decode_tps.
     bands = {name: band for name, band in s.bands.items() if name in medians}
     return Cell(present=True, ok=s.ok, n=s.n, passed=s.passed if s.scored else None, scored=s.scored,
                 medians=medians, bands=bands, ratios=dict(s.vs_first))
@@ -241,7 +241,7 @@ def _cell_from_stats(s: core.CaseStats) -> Cell:
 def _set_ratios(cells: list[Cell]) -> None:
     """Every present cell after the first present one gets the ratio of its medians to the first's.
 
-    The noise verdict is benchpack.compare's where it judged that figure (its
+    The noise verdict is benchpack.reporting.compare's where it judged that figure (its
     `vs_first`, already in `cell.ratios`); decode speed takes the verdict of
     1/tpot, the decode rate benchpack judges, and no interval (a different quantity).
     Without a verdict (stored medians only, or fewer than 3 values) it is "too-few".

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields as dataclass_fields
 
 from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
-from benchpack import stats
+from benchpack.measurement import stats
 from registry_site.catalogue import cache
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 

@@ -133,7 +133,7 @@ def _systems(count: int, rng: random.Random) -> list[System]:
 
 
 def _packs() -> list[PackPlan]:
-    from benchpack.packs import bundled_packs_dir, load_pack
+    from benchpack.packs.loader import bundled_packs_dir, load_pack
 
     plans = []
     for pack_id in PACK_WEIGHTS:

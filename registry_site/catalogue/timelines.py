@@ -38,7 +38,7 @@ from datetime import datetime
 
 from django.db.models import F, Sum
 
-from benchpack.stats import is_number
+from benchpack.measurement.stats import is_number
 
 MIN_PRIOR = 5
 LOOKBACK = 20

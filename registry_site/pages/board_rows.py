@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 
 from django.utils.safestring import SafeString, mark_safe
 
-from benchpack.stats import is_number
+from benchpack.measurement.stats import is_number
 from registry_site.templatetags.catalogue import percent, sig
 
 

@@ -16,7 +16,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
-from benchpack.charts import Series, line_chart
+from benchpack.reporting.charts import Series, line_chart
 from registry_site.models import LeaderboardEntry
 
 DEPTH_MARK = " @depth="
@@ -74,7 +74,7 @@ def depth_curves(request, pack_id: str):
     sections = []
     for (version, base), curves in found.items():
         shown = curves[:MAX_SYSTEMS]
-        charts = [mark_safe(line_chart(  # benchpack.charts escapes every label
+        charts = [mark_safe(line_chart(  # benchpack.reporting.charts escapes every label
             [Series(c.label, sorted(c.points.get(metric, {}).items())) for c in shown],
             title=f"{title}, {pack_id} {version} · {base}", x_label="context depth (tokens)", unit=unit))
             for metric, title, unit in CURVES]

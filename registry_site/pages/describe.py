@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from benchpack.stats import is_number
+from benchpack.measurement.stats import is_number
 
 PATH_LIKE = re.compile(r"^(?:/|~/|[A-Za-z]:[\\/]|\\\\)|/(?:home|Users|root|tmp|var|opt)/")
 OS_FAMILIES = {"darwin": "macOS", "linux": "Linux", "win32": "Windows", "cygwin": "Windows", "freebsd": "FreeBSD"}

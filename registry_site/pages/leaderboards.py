@@ -16,7 +16,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
-from benchpack.xy_charts import XYPoint, pareto_front, scatter_chart
+from benchpack.reporting.xy_charts import XYPoint, pareto_front, scatter_chart
 from registry_site.catalogue import leaderboard as lb
 from registry_site.pages import board_rows
 from registry_site.pages.depth_curves import DEPTH_MARK
@@ -134,7 +134,7 @@ def _cases_of(pack_id: str, limit: int = 200) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def coding_pack_ids() -> frozenset[str]:
     """Bundled packs with repo-task cases: the ones the coding view ranks (read once per process)."""
-    from benchpack.packs import bundled_packs_dir, load_pack
+    from benchpack.packs.loader import bundled_packs_dir, load_pack
 
     found = set()
     for path in sorted(bundled_packs_dir().iterdir()):
@@ -177,7 +177,7 @@ def coding(request):
                              + (" · demo data" if e.is_demo else ""))
               for e in entries]
     front = pareto_front(points, x_higher_is_better=higher)
-    # built from escaped text by benchpack.xy_charts
+    # built from escaped text by benchpack.reporting.xy_charts
     chart = mark_safe(scatter_chart(points, title=f"{pack_id}: pass rate against {label}", x_label=label, x_unit=unit,
                           y_label="pass rate", front=front))
     on_front = {id(p) for p in front}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
-from benchpack.xy_charts import XYPoint, timeline_chart
+from benchpack.reporting.xy_charts import XYPoint, timeline_chart
 from registry_site.catalogue import timelines as tl
 
 # A busy series has thousands of runs: the verdicts are judged over all of them,
@@ -30,7 +30,7 @@ def timeline(request):
     verdicts = {v.run_id: v for v in tl.detect_changes(points, metric)}
     label, unit, _ = tl.METRICS[metric]
     charted = points[-CHART_POINTS:]
-    chart = mark_safe(timeline_chart(  # built from escaped text by benchpack.xy_charts
+    chart = mark_safe(timeline_chart(  # built from escaped text by benchpack.reporting.xy_charts
         [XYPoint(x=p.published_at.timestamp(), y=p.value, label=f"run #{p.run_id}", series=p.runtime_version or "unknown",
                  href=f"/runs/{p.run_id}/", flag=_flag(verdicts.get(p.run_id)),
                  detail=verdicts[p.run_id].reason if p.run_id in verdicts else "no value")

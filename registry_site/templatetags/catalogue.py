@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from benchpack.stats import is_number
+from benchpack.measurement.stats import is_number
 
 register = template.Library()
 

@@ -1,4 +1,4 @@
-"""Template tags that draw `benchpack.charts` SVG charts from catalogue objects.
+"""Template tags that draw `benchpack.reporting.charts` SVG charts from catalogue objects.
 
 `{% load charts %}` then:
 - `{% case_spread_chart run.rows.all "timing.decode_tps" title="…" unit="tok/s" %}`:
@@ -6,7 +6,7 @@
 - `{% submission_vs_approved_chart comparison similar "decode_tps" title="…" unit="tok/s" %}`:
   per case, this submission's medians next to approved results with the same fingerprint.
 
-The SVG is built from escaped text by benchpack.charts, so it is marked safe here.
+The SVG is built from escaped text by benchpack.reporting.charts, so it is marked safe here.
 Both default to a 560-unit-wide viewBox: two fit side by side on the site's
 72rem page at about their natural text size.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import mark_safe
 
-from benchpack import charts
+from benchpack.reporting import charts
 
 register = template.Library()
 
@@ -36,7 +36,7 @@ def case_spread_chart(rows, path: str, title: str, unit: str = "", width: int = 
 
 @register.simple_tag
 def submission_vs_approved_chart(comparison, similar, metric: str, title: str, unit: str = "", width: int = 560):
-    """`comparison`: benchpack.compare.Comparison; `similar`: the review view's dicts
+    """`comparison`: benchpack.reporting.compare.Comparison; `similar`: the review view's dicts
     (run, case, approved: PublishedCase items); `metric`: a PublishedCase field that
     is also a `CaseStats.medians` key (decode_tps, ttft_s, wall_s, tpot_s, total_tps)."""
     if comparison is None or not comparison.cases:

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import httpx
 
-from benchpack import archives
+from benchpack.bundles import archives
 from benchpack.adapters import Adapter, get_adapter
 from benchpack.adapters.pinned import AddressNotAllowed, Pin, PinnedTransport, pin_endpoint
 from benchpack.adapters.transport import LeanClient
-from benchpack.bundles import create_bundle
+from benchpack.bundles.create import create_bundle
 from benchpack.errors import BenchpackError
-from benchpack.packs import MANIFEST_NAME, Pack, bundled_packs_dir, load_pack
-from benchpack.runner import RunOptions, effective_pack
+from benchpack.packs.loader import MANIFEST_NAME, Pack, bundled_packs_dir, load_pack
+from benchpack.run.runner import RunOptions, effective_pack
 from submissions.runqueue.models import HostPack, RunRequest
 
 PROVENANCE = "operator-curated"

@@ -20,7 +20,7 @@ from django.utils import timezone
 from benchpack.adapters import ADAPTER_IDS
 from benchpack.adapters.pinned import canonical_address, split_endpoint, system_resolver
 from benchpack.errors import BenchpackError
-from benchpack.packs import MANIFEST_NAME, bundled_packs_dir, load_pack
+from benchpack.packs.loader import MANIFEST_NAME, bundled_packs_dir, load_pack
 from benchpack.registry.fingerprint import hardware_class
 from submissions.runqueue.models import HostEndpoint, HostPack, RunnerHost
 
@@ -128,7 +128,7 @@ class HostHeartbeat(threading.Thread):
         self.stopping = threading.Event()
 
     def run(self) -> None:
-        from benchpack.hardware import collect_hardware
+        from benchpack.run.hardware import collect_hardware
         from submissions.runqueue.tasks import recover_lost_runs
 
         reported = warned = False

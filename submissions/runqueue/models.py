@@ -240,7 +240,7 @@ class Reproduction(models.Model):
     # Independent: a different host and a different submitter than the original.
     independent = models.BooleanField()
     reasons = models.JSONField(default=list)  # why not independent / not comparable
-    cases = models.JSONField(default=list)  # benchpack.reproduction.CaseVerdict dicts
+    cases = models.JSONField(default=list)  # benchpack.reporting.reproduction.CaseVerdict dicts
     tolerance = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -33,7 +33,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from benchpack.measurement.window import window_open
-from benchpack.progress import execution_label, outcome_text
+from benchpack.run.progress import execution_label, outcome_text
 from registry_site.jobs import describe_error, is_transient_database_error
 from submissions.runqueue import states
 from submissions.runqueue.models import RunRequest, RunRequestRow

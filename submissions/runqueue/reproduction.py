@@ -7,7 +7,7 @@ its repetitions.
 
 When the result is approved (inside the approval transaction) it is compared
 with the original case by case: the reproduction key must match (the
-catalogue's `fingerprint_of`), then `benchpack.reproduction` checks D-013
+catalogue's `fingerprint_of`), then `benchpack.reporting.reproduction` checks D-013
 parity and the medians within the documented tolerance. Every attempt is
 kept as a `Reproduction` with its per-case numbers. Only an *independent*
 attempt (a different host and a different submitter than the original)
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from benchpack.reproduction import NOT_COMPARABLE, REPRODUCED, CaseVerdict, Tolerance, compare_cases, overall
+from benchpack.reporting.reproduction import NOT_COMPARABLE, REPRODUCED, CaseVerdict, Tolerance, compare_cases, overall
 from registry_site.models import PublishedRun
 from registry_site.publishing import fingerprint_of, result_dirs_of
 from submissions.runqueue.models import HostEndpoint, HostPack, Reproduction, RunnerHost, RunRequest

@@ -34,7 +34,7 @@ from django.db.models import Exists, F, Q
 from django.utils import timezone
 
 from benchpack.errors import BenchpackError
-from benchpack.runner import run_pack
+from benchpack.run.runner import run_pack
 from submissions import emails
 from submissions.models import Submission
 from submissions.runqueue import states

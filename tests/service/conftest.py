@@ -40,8 +40,8 @@ def operator(make_user):
 @pytest.fixture
 def bundle_archive(tmp_path):
     """A real .tar.gz bundle of a real result directory; `bundle_archive(name)` for others."""
-    from benchpack.archives import pack_archive
-    from benchpack.bundles import create_bundle
+    from benchpack.bundles.archives import pack_archive
+    from benchpack.bundles.create import create_bundle
 
     def make(result_name="2026-04-29-llama-server-smoke", suffix=".tar.gz", provenance="self-reported") -> Path:
         source = tmp_path / "results" / result_name

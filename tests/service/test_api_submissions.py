@@ -48,7 +48,7 @@ def test_it_stores_only_the_token_hash(submitter):
 
 
 def test_it_uploads_through_the_benchpack_cli_client(live_server, token, bundle_archive, settings):
-    from benchpack.submit import submit_bundle
+    from benchpack.bundles.submit import submit_bundle
 
     result = submit_bundle(bundle_archive(), live_server.url, token, wait=False)
     assert result.created is True

@@ -2,8 +2,8 @@
 
 import pytest
 
-from benchpack.compare import compare_runs
-from benchpack.resultdir import load_result_dir
+from benchpack.reporting.compare import compare_runs
+from benchpack.results.resultdir import load_result_dir
 from registry_site.catalogue import compare as cc
 from registry_site.models import PublishedRun
 from submissions import states

@@ -64,8 +64,8 @@ def live(tmp_path_factory):
 
 def _publish(live, tmp_path, versions: dict[str, tuple[float, int | None]]) -> dict[str, int]:
     """Upload one variant per runtime version over HTTP, let the worker validate, approve; -> version: run id."""
-    from benchpack.bundles import create_bundle
-    from benchpack.submit import submit_bundle
+    from benchpack.bundles.create import create_bundle
+    from benchpack.bundles.submit import submit_bundle
 
     token = re.search(r"TOKEN (\S+)", live.manage("shell", "-c", SETUP)).group(1)
     submissions = {}

@@ -19,7 +19,7 @@ from submissions.tasks import validate_submission
 from tests.hostile import hostile_cases, snapshot, template_bundle
 
 # The cases that default service limits must catch (cases with custom limits
-# test the limit machinery itself and are covered in tests/test_hostile_corpus.py).
+# test the limit machinery itself and are covered in tests/repo_task/test_hostile_corpus.py).
 CASES = [c for c in hostile_cases() if c.bundle_limits is None and c.archive_limits is None]
 
 

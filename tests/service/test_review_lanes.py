@@ -18,8 +18,8 @@ NS = {"s": "http://www.w3.org/2000/svg"}
 
 @pytest.fixture
 def lanes_archive(tmp_path):
-    from benchpack.archives import pack_archive
-    from benchpack.bundles import create_bundle
+    from benchpack.bundles.archives import pack_archive
+    from benchpack.bundles.create import create_bundle
 
     sources = []
     for source in sorted(LANES_RESULTS.iterdir()):

@@ -179,7 +179,7 @@ class Command(BaseCommand):
         partial.write_text(json.dumps({"responses": [DEMO_REPLY], **DEMO_TIMING}))
         partial.replace(config)  # whole or not at all, even if Ctrl-C lands here
         self.say(f"scripted endpoint: {self.refserver_url}/v1 (allowlisted on runner host local)")
-        return _start_child([sys.executable, "-m", "benchpack.refserver", "--port", self.refserver_url.rsplit(":", 1)[1],
+        return _start_child([sys.executable, "-m", "benchpack.refserver.server", "--port", self.refserver_url.rsplit(":", 1)[1],
                              "--config", str(config)])
 
     def start_runner_worker(self, operator) -> subprocess.Popen:

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from benchpack.archives import pack_archive
-from benchpack.bundles import create_bundle
+from benchpack.bundles.archives import pack_archive
+from benchpack.bundles.create import create_bundle
 from registry_site.models import LeaderboardEntry, PublishedCase
 from submissions import states
 from submissions.review import approve

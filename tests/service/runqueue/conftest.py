@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from benchpack.refserver import RefServer
+from benchpack.refserver.server import RefServer
 
 MODEL = "scripted-demo"
 REPLY = "The capital of France is Paris, and this scripted reply is long enough to time."

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchpack.refserver import RefServer
+from benchpack.refserver.server import RefServer
 from tests.service.live import start_live_service
 from tests.service.test_e2e_browser import browser  # noqa: F401 (the same Debian chromium fixture)
 from tests.service.runqueue.live_runners import MODEL, OPS, RunnerWorker, register, wait_until
@@ -40,10 +40,10 @@ def setting(tmp_path_factory):
 
 
 def _publish_by_hand(live, ref, tmp: Path) -> int:
-    from benchpack.archives import pack_archive
-    from benchpack.bundles import create_bundle
-    from benchpack.packs import load_pack, resolve_pack_path
-    from benchpack.runner import RunOptions, run_pack
+    from benchpack.bundles.archives import pack_archive
+    from benchpack.bundles.create import create_bundle
+    from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.run.runner import RunOptions, run_pack
 
     out = tmp / "runtime-sweep-lab-box"
     run_pack(load_pack(resolve_pack_path("runtime-sweep")), RunOptions(

@@ -17,7 +17,7 @@ import time
 import httpx
 import pytest
 
-from benchpack.refserver import RefServer
+from benchpack.refserver.server import RefServer
 from tests.service.live import ROOT, free_port, start_live_service
 from tests.service.runqueue.live_runners import MODEL, RunnerWorker, redirect_server, register, wait_until
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchpack.hardware import collect_hardware
+from benchpack.run.hardware import collect_hardware
 from benchpack.registry.fingerprint import hardware_class
 from submissions.runqueue import states
 from submissions.runqueue.models import Reproduction
@@ -25,10 +25,10 @@ def steady_endpoint(ref):
 @pytest.fixture
 def publish_original(ref, tmp_path, operator, django_capture_on_commit_callbacks):
     """A run someone measured by hand on host `lab-box`, uploaded, validated and approved."""
-    from benchpack.archives import pack_archive
-    from benchpack.bundles import create_bundle
-    from benchpack.packs import load_pack, resolve_pack_path
-    from benchpack.runner import RunOptions, run_pack
+    from benchpack.bundles.archives import pack_archive
+    from benchpack.bundles.create import create_bundle
+    from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.run.runner import RunOptions, run_pack
     from registry_site.models import PublishedRun
     from submissions.intake import receive_upload
     from submissions.review import approve

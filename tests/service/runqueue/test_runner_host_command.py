@@ -19,7 +19,7 @@ def test_it_registers_a_host_with_an_endpoint_and_packs(host_owner, capsys, tmp_
     endpoint = host.endpoints.get()
     assert "127.0.0.1" in endpoint.addresses  # resolved at registration, pinned at every run
     assert endpoint.served_models == [{"name": "qwen2.5-7b", "quantization": "Q4_K_M"}]
-    from benchpack.packs import bundled_packs_dir, load_pack
+    from benchpack.packs.loader import bundled_packs_dir, load_pack
 
     version = load_pack(bundled_packs_dir() / "runtime-sweep").version  # the checkout's own
     assert host.packs.get().version == version
@@ -31,8 +31,8 @@ def test_it_registers_a_host_with_an_endpoint_and_packs(host_owner, capsys, tmp_
 def test_it_accepts_a_pack_archive_checked_by_the_core_loader(host, tmp_path):
     import shutil
 
-    from benchpack.archives import pack_archive
-    from benchpack.packs import bundled_packs_dir
+    from benchpack.bundles.archives import pack_archive
+    from benchpack.packs.loader import bundled_packs_dir
 
     shutil.copytree(bundled_packs_dir() / "smoke-chat", tmp_path / "pack")
     text = (tmp_path / "pack" / "benchpack.toml").read_text().replace('id = "smoke-chat"', 'id = "lab-smoke"')

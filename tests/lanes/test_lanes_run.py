@@ -1,0 +1,280 @@
+"""The lanes end to end: `run_pack` over HTTP against the scripted endpoint, which keeps each stream on
+its own script and (for the depth lane) charges a scripted prefill time per prompt token."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from benchpack.run.cache_state import CACHED, COLD
+from benchpack.lanes import aggregate
+from benchpack.lanes.filler import filler_sha256
+from benchpack.lanes.runs import poisson_offsets
+from benchpack.measurement.energy import EnergyMeter, Reading
+from benchpack.packs.loader import load_pack
+from benchpack.refserver.server import RefServer
+from benchpack.results.resultdir import read_rows
+from benchpack.run.runner import run_pack
+from tests.run.test_runner_support import options, write_pack
+
+PROMPT = " ".join(f"word{i}" for i in range(40))
+DEPTHS = [0, 200, 800]
+
+
+def lane_pack(tmp_path, lanes: str, *, repetitions: int = 2, warmup: int = 0, cache: str = "cold"):
+    root = write_pack(tmp_path / "pack", [f'id = "alpha"\nkind = "chat"\nprompt = "{PROMPT}"'], stream=True,
+                      warmup=warmup, repetitions=repetitions, extra=lanes)
+    text = (root / "benchpack.toml").read_text().replace("repetitions =", f'prompt_cache = "{cache}"\nrepetitions =', 1)
+    (root / "benchpack.toml").write_text(text)
+    return load_pack(root)
+
+
+def depth_table(depths=DEPTHS, seed=5) -> str:
+    return f'[lanes.depth]\ndepths = {depths}\nseed = {seed}\nfiller_sha256 = "{filler_sha256(seed, depths)}"\n'
+
+
+@pytest.fixture(scope="module")
+def server():
+    with RefServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def ref(server):
+    server.reset()
+    server.configure(ttft_s=0.0, itl_s=0.004, default_tokens=12, prompt_cache=True, responses=[],
+                     prefill_s_per_token=0.0001, itl_s_per_context_token=0.000004, props=None)
+    return server
+
+
+def test_depth_lane_rows_rates_per_depth_and_its_error(tmp_path, ref):
+    pack = lane_pack(tmp_path, depth_table())
+    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=("depth",)))
+    assert outcome.complete and outcome.all_ok
+    rows = read_rows(tmp_path / "out" / "run.jsonl")
+    assert [r["depth_tokens"] for r in rows] == [0, 0, 200, 200, 800, 800]
+    assert all("concurrency" not in r and "arrival_rate" not in r for r in rows)
+    # The filler is about one token per word (the scripted server counts words): depth + the case prompt.
+    for row in rows:
+        assert row["tokens"]["prompt"] - row["depth_tokens"] in range(40, 40 + 20)
+        assert row["raw"]["request_path"].startswith(f"raw/alpha.depth-{row['depth_tokens']}.rep-")
+    curve = aggregate.depth_curves(rows)["alpha"]
+    assert [p["depth_tokens"] for p in curve] == DEPTHS and all(p["cache_state"] == COLD for p in curve)
+    for point in curve:
+        # Scripted: 10,000 tok/s prefill, decode 4 ms + 4 µs per context token between tokens.
+        # The client's TTFT also holds the upload and the server's reading of the request, so its
+        # prefill rate is a little lower; that share shrinks as the prompt grows.
+        assert point["server_prefill_tps"] == pytest.approx(10_000, rel=0.01)
+        assert point["prefill_tps"] <= point["server_prefill_tps"] * 1.01
+        if point["depth_tokens"] >= 200:  # loose: a loaded machine delays the server's read of the request
+            assert point["prefill_tps"] == pytest.approx(10_000, rel=0.5)
+    # Each row's TPOT against the spacing the server really kept (its log), paired by the row's nonce.
+    log = {re.search(r"\[nonce (\d{20})\]", r["body"]["messages"][0]["content"]).group(1): r
+           for r in ref.log() if r.get("body", {}).get("messages")}
+    on_script = 0
+    for row in rows:
+        record = log[f"{int(row['prompt_cache']['nonce'], 16):020d}"]
+        sent = record["content_times"]
+        truth = (sent[-1] - sent[0]) / (len(sent) - 1)
+        # The client's TTFT is the server's (its read of the request to its first content write) plus the trip.
+        assert 0 <= row["timing"]["ttft_s"] - (sent[0] - record["received_at"]) < 0.02
+        # A server that fell behind its script on a saturated machine sends the late tokens in a burst,
+        # which the client rightly reads as one chunk; compare where the server kept its script.
+        if max(out - planned for out, planned in zip(sent, record["content_planned"])) < 0.001:
+            on_script += 1
+            # 11 gaps per reply: a late stamp on a loaded machine moves it by several %; bench/lanes.py has the figures.
+            assert row["timing"]["tpot_s"] == pytest.approx(truth, rel=0.15)
+    assert on_script >= 1
+    # Decode slows with depth, as scripted (4.2 ms at depth 0, 7.4 ms at 800).
+    assert curve[0]["tpot_s"] < curve[2]["tpot_s"]
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "## Depth lane" in summary and "| alpha | 800 |" in summary
+
+
+def test_a_depth_served_from_the_prompt_cache_is_cached_never_mixed_with_cold(tmp_path, ref):
+    # server-default: the same filler twice in a row is served from the (simulated) cache the second time.
+    pack = lane_pack(tmp_path, depth_table(), cache="server-default")
+    run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=("depth",)))
+    rows = read_rows(tmp_path / "out" / "run.jsonl")
+    curve = aggregate.depth_curves(rows)["alpha"]
+    deep = [p for p in curve if p["depth_tokens"] == 800][0]
+    assert deep["cache_state"] == CACHED and deep["prefill_tps"] is None
+    assert "cached /" in (tmp_path / "out" / "summary.md").read_text()
+    # Each depth is its own group: compare's label keeps it apart from the base rows and other depths.
+    assert {aggregate.group_label(r) for r in rows} == {"alpha @depth=0", "alpha @depth=200", "alpha @depth=800"}
+
+
+def test_depths_beyond_the_server_context_or_max_depth_are_skipped_with_a_warning(tmp_path, ref):
+    ref.configure(props={"default_generation_settings": {"n_ctx": 512}, "total_slots": 1, "build_info": "b1"})
+    pack = lane_pack(tmp_path, depth_table(), repetitions=1)
+    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=("depth",), probe_server=True,
+                                     max_depth=100))
+    assert [r["depth_tokens"] for r in outcome.rows] == [0]
+    assert outcome.complete and outcome.planned_rows == 1
+    assert "depth 200 skipped: above --max-depth 100" in outcome.warnings
+    assert ("depth 800 skipped: with max_tokens 16 it does not fit the server's context of 512 tokens per slot"
+            in outcome.warnings)
+    metadata = json.loads((tmp_path / "out" / "run-metadata.json").read_text())
+    assert "depth 200 skipped: above --max-depth 100" in metadata["warnings"]
+
+
+def test_concurrency_lane_levels_aggregates_and_goodput(tmp_path, ref):
+    # Half the streams answer in 10 ms, half in 300 ms: an SLO of 100 ms gives goodput 0.5.
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0,
+                  responses=[{"tokens": 10, "ttft_s": 0.01, "itl_s": 0.005}, {"tokens": 10, "ttft_s": 0.3, "itl_s": 0.005}])
+    pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [1, 4]\nrequests = 8\n[lanes.slo]\nttft_s = 0.1\ntpot_s = 0.05\n")
+    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=("concurrency",)))
+    assert outcome.complete and outcome.all_ok and len(outcome.rows) == 16
+    rows = read_rows(tmp_path / "out" / "run.jsonl")
+    assert sorted({r["concurrency"] for r in rows}) == [1, 4]
+    assert all(r["load"]["done_offset_s"] > r["load"]["sent_offset_s"] >= 0 for r in rows)
+    metadata = json.loads((tmp_path / "out" / "run-metadata.json").read_text())
+    levels = metadata["lanes"]["levels"]
+    one, four = aggregate.level_aggregates(rows, pack.lanes.slo, levels)
+    assert (one["level"], four["level"]) == (1, 4)
+    assert one["goodput"] == pytest.approx(0.5) and four["goodput"] == pytest.approx(0.5)
+    # Four streams at once finish the same 8 requests much faster than one at a time.
+    assert four["duration_s"] < one["duration_s"] * 0.5
+    assert four["output_tps"] > one["output_tps"] * 2
+    assert one["output_tokens"] == 80 and one["requests_per_s"] == pytest.approx(8 / one["duration_s"], rel=1e-3)
+    assert one["energy"]["joules"] is None and one["energy"]["null_reason"]
+    # At most 4 in flight at once at level 4, and at some point all 4.
+    events = sorted([(r["load"]["sent_offset_s"], 1) for r in rows if r["concurrency"] == 4]
+                    + [(r["load"]["done_offset_s"], -1) for r in rows if r["concurrency"] == 4])
+    in_flight, peak = 0, 0
+    for _, step in events:
+        in_flight += step
+        peak = max(peak, in_flight)
+    assert peak == 4
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| concurrency | 4 streams | 8 (8) |" in summary and "50 %" in summary
+
+
+def test_rate_lane_sends_at_seeded_poisson_times(tmp_path, ref):
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0, responses=[{"tokens": 5, "ttft_s": 0.01, "itl_s": 0.002}])
+    pack = lane_pack(tmp_path, "[lanes.rate]\nrates = [25]\nrequests = 12\nseed = 4\n")
+    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=("rate",)))
+    assert outcome.complete and outcome.all_ok
+    rows = sorted(read_rows(tmp_path / "out" / "run.jsonl"), key=lambda r: r["repetition"])
+    assert all(r["arrival_rate"] == 25.0 and "concurrency" not in r for r in rows)
+    planned = poisson_offsets(25.0, 12, 4)
+    assert [r["load"]["scheduled_offset_s"] for r in rows] == planned
+    assert planned == poisson_offsets(25.0, 12, 4) and planned != poisson_offsets(25.0, 12, 5)
+    late = [row["load"]["sent_offset_s"] - row["load"]["scheduled_offset_s"] for row in rows]
+    assert min(late) >= 0 and sorted(late)[len(late) // 2] < 0.02  # sent when due, give or take a busy machine
+    (agg,) = aggregate.level_aggregates(rows)
+    assert agg["lane"] == "rate" and agg["goodput"] is None and agg["send_late_max_s"] == pytest.approx(max(late), abs=1e-5)
+
+
+def test_poisson_gaps_have_the_declared_mean():
+    offsets = poisson_offsets(4.0, 4001, 1)
+    assert offsets[0] == 0 and offsets[-1] / 4000 == pytest.approx(0.25, rel=0.05)
+
+
+class FakeSource:
+    """Counts 2 J per call to end() — a counter read at start and stop."""
+
+    def begin(self):
+        return None
+
+    def end(self, began, window_s):
+        return [Reading("rapl", "package-0", 2.0, "counter", 0.001)]
+
+    def close(self):
+        pass
+
+
+def test_energy_per_request_and_per_level(tmp_path, ref):
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0, responses=[{"tokens": 8, "ttft_s": 0.01, "itl_s": 0.002}])
+    pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [2]\nrequests = 4\n", repetitions=2)
+    meter = EnergyMeter([FakeSource()], [{"source": "nvml", "reason": "not installed"}])
+    run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=None), energy_meter=meter)
+    rows = read_rows(tmp_path / "out" / "run.jsonl")
+    base = [r for r in rows if "concurrency" not in r]
+    assert [r["energy"]["joules"] for r in base] == [2.0, 2.0]
+    assert base[0]["energy"]["readings"][0]["interval_s"] == 0.001
+    assert all("energy" not in r for r in rows if "concurrency" in r)  # overlapping: measured per level
+    energy = aggregate.energy_summary(rows)
+    assert energy["joules_per_request"] == 2.0 and energy["tokens_per_joule"] == pytest.approx(4.0)
+    assert energy["sources"] == [{"source": "rapl", "interval_s": 0.001}]
+    levels = json.loads((tmp_path / "out" / "run-metadata.json").read_text())["lanes"]["levels"]
+    (agg,) = aggregate.level_aggregates(rows, None, levels)
+    assert agg["energy"]["joules"] == 2.0 and agg["energy"]["joules_per_request"] == 0.5
+    assert agg["energy"]["tokens_per_joule"] == pytest.approx(16.0)
+    assert "joules per request (median): 2.000" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_cli_lanes_option_selects_and_rejects(tmp_path, ref, capsys):
+    from benchpack import cli
+
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0)
+    lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [2]\nrequests = 2\n" + depth_table([0, 64]), repetitions=1)
+    code = cli.main(["run", str(tmp_path / "pack"), "--adapter", "openai-chat", "--model", "m", "--endpoint",
+                     ref.openai_url, "--out", str(tmp_path / "out"), "--lanes", "depth,concurrency", "--max-depth", "0"])
+    assert code == 0
+    rows = read_rows(tmp_path / "out" / "run.jsonl")
+    assert sorted((r.get("depth_tokens", -1), r.get("concurrency", -1)) for r in rows) == [(-1, 2), (-1, 2), (0, -1)]
+    code = cli.main(["run", str(tmp_path / "pack"), "--adapter", "openai-chat", "--model", "m", "--endpoint",
+                     ref.openai_url, "--out", str(tmp_path / "out2"), "--lanes", "depth,width"])
+    assert code == 2
+    assert "--lanes: must be a comma-separated list of base, depth, concurrency, rate, got 'depth,width'" in capsys.readouterr().err
+    assert not (tmp_path / "out2").exists()
+
+
+def test_a_lane_run_bundles_validates_and_keeps_its_lane_fields(tmp_path, ref):
+    from benchpack.bundles.create import create_bundle, validate_bundle
+
+    ref.configure(prefill_s_per_token=0.00005, itl_s_per_context_token=0.0)
+    pack = lane_pack(tmp_path, depth_table([0, 64]) + "[lanes.concurrency]\nlevels = [2]\nrequests = 2\n"
+                     "[lanes.slo]\nttft_s = 1\n", repetitions=1)
+    run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=None))
+    bundle = create_bundle([tmp_path / "out"], tmp_path / "bundle", "self-reported")
+    report = validate_bundle(bundle)
+    assert report.ok, report.to_dict()
+    rows = read_rows(bundle / "runs" / "out" / "run.jsonl") if (bundle / "runs" / "out").exists() else None
+    if rows is None:
+        (run_file,) = list(bundle.rglob("run.jsonl"))
+        rows = read_rows(run_file)
+    assert sorted(r["depth_tokens"] for r in rows if "depth_tokens" in r) == [0, 64]
+    assert [r["concurrency"] for r in rows if "concurrency" in r] == [2, 2]
+    (metadata,) = list(bundle.rglob("run-metadata.json"))
+    assert json.loads(metadata.read_text())["lanes"]["slo"] == {"ttft_s": 1.0, "tpot_s": None}
+
+
+def test_every_planned_execution_runs_warmups_included(tmp_path, ref):
+    from benchpack.lanes.runs import lane_plan
+
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0, responses=[{"tokens": 3, "ttft_s": 0.005, "itl_s": 0.001}])
+    pack = lane_pack(tmp_path, depth_table([0, 32]) + "[lanes.concurrency]\nlevels = [1, 3]\nrequests = 3\n"
+                     "[lanes.rate]\nrates = [50, 100]\nrequests = 2\n", repetitions=2, warmup=1)
+    started = []
+
+    class Counting:
+        def started(self, total):
+            started.append(total)
+
+        def execution_started(self, *args):
+            pass
+
+        def execution_finished(self, *args):
+            pass
+
+        def finished(self):
+            pass
+
+    opts = options(tmp_path, endpoint=ref.openai_url, lanes=None)
+    outcome = run_pack(pack, opts, Counting())
+    plan = lane_plan(pack, opts)
+    # base 1×(1+2) + depth 2×(1+2) + concurrency (1+3 warm-ups, 2×3) + rate (2 warm-ups, 2×2)
+    assert started == [3 + 6 + 10 + 6] and plan.rows == 4 + 6 + 4
+    assert outcome.complete and len(outcome.rows) == outcome.planned_rows == 2 + 4 + 6 + 4
+    assert len(list((tmp_path / "out" / "raw").glob("*.request.json"))) == started[0]
+
+
+def test_the_api_runs_the_base_cases_unless_asked_for_lanes(tmp_path, ref):
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0)
+    pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [2]\nrequests = 2\n", repetitions=1)
+    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url))
+    assert [r["case"] for r in outcome.rows] == ["alpha"] and "concurrency" not in outcome.rows[0]

@@ -1,0 +1,89 @@
+"""Each bundled pack's content is held to its version (benchpacks/VERSIONS.lock),
+and no bundled pack reuses an id+version the seed format published for a
+different workload."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchpack.packs import lock as pack_lock
+from benchpack.packs.loader import bundled_packs_dir, load_pack
+
+SEED_VERSIONS = Path(__file__).parents[1] / "data" / "seed-pack-versions.txt"
+BUNDLED = [p.name for p in pack_lock.bundled_pack_dirs()]
+
+
+def seed_versions() -> dict[tuple[str, str], str]:
+    entries = {}
+    for line in SEED_VERSIONS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            pack_id, version, verdict = line.split()
+            entries[(pack_id, version)] = verdict
+    return entries
+
+
+def test_every_bundled_packs_content_matches_its_locked_version():
+    assert pack_lock.problems() == []
+
+
+@pytest.mark.parametrize("pack_dir", BUNDLED)
+def test_no_bundled_pack_reuses_a_seed_id_and_version_for_another_workload(pack_dir):
+    pack = load_pack(bundled_packs_dir() / pack_dir)
+    assert seed_versions().get((pack.id, pack.version)) != "differs", (
+        f"{pack.id} {pack.version} is the seed format's id+version for a different workload; give it a version "
+        "of its own (docs/packs.md)")
+
+
+@pytest.fixture
+def packs_copy(tmp_path):
+    root = tmp_path / "benchpacks"
+    root.mkdir()
+    for name in ("smoke-chat", "desktop-django-wrap"):
+        shutil.copytree(bundled_packs_dir() / name, root / name)
+    pack_lock.update(["smoke-chat", "desktop-django-wrap"], root)
+    assert pack_lock.problems(root) == []
+    return root
+
+
+def test_a_changed_prompt_without_a_version_bump_is_caught(packs_copy):
+    manifest = packs_copy / "smoke-chat" / "benchpack.toml"
+    manifest.write_text(manifest.read_text().replace("Answer in one sentence.", "Answer briefly."))
+    [problem] = pack_lock.problems(packs_copy)
+    assert problem.startswith("smoke-chat 0.1.0: its content changed but its version did not")
+    manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.1.1"'))
+    [problem] = pack_lock.problems(packs_copy)
+    assert "version 0.1.0 -> 0.1.1 and its content changed" in problem
+    pack_lock.update(["smoke-chat"], packs_copy)
+    assert pack_lock.problems(packs_copy) == []
+
+
+def test_a_changed_fixture_or_prompt_assembly_changes_the_hash_but_the_readme_does_not(packs_copy, monkeypatch):
+    pack = packs_copy / "desktop-django-wrap"
+    before = pack_lock.content_hash(pack)
+    (pack / "README.md").write_text("reworded\n")
+    assert pack_lock.content_hash(pack) == before
+    fixture = pack / "fixtures" / "synthetic-django-app.md"
+    fixture.write_text(fixture.read_text() + "one more line\n")
+    assert pack_lock.content_hash(pack) != before
+    fixture.write_text(fixture.read_text().removesuffix("one more line\n"))
+    assert pack_lock.content_hash(pack) == before
+    # The loader's prompt assembly is part of the workload too.
+    from benchpack.packs import loader as packs
+    monkeypatch.setattr(packs, "_append_fixture", lambda prompt, fixture, text: prompt + "\n\n\n" + text)
+    assert pack_lock.content_hash(pack) != before
+
+
+def test_line_endings_of_a_checkout_do_not_change_the_hash(packs_copy):
+    manifest = packs_copy / "smoke-chat" / "benchpack.toml"
+    before = pack_lock.content_hash(manifest.parent)
+    manifest.write_bytes(manifest.read_bytes().replace(b"\n", b"\r\n"))
+    assert pack_lock.content_hash(manifest.parent) == before
+
+
+def test_the_lock_file_has_one_line_per_bundled_pack():
+    lines = [line for line in pack_lock.lock_path().read_text().splitlines() if line and not line.startswith("#")]
+    assert sorted(line.split()[0] for line in lines) == sorted(
+        load_pack(bundled_packs_dir() / name).id for name in BUNDLED)
