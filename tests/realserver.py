@@ -13,6 +13,7 @@ bench/ scripts reuse `running_server()` so they measure the same setup.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import subprocess
@@ -25,24 +26,29 @@ from pathlib import Path
 import httpx
 import pytest
 
-# Keep in step with scripts/llama-server.sh (it owns the versions).
-LLAMA_CPP_PYTHON_VERSION = "0.3.36"
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2-135m"
 BUILD_HINT = "run scripts/llama-server.sh to build llama-server and fetch the model"
 HEALTH_TIMEOUT_S = 60.0
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("BENCHPACK_CACHE", Path.home() / ".cache" / "benchpack"))
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "llama-server.sh"
+
+
+@functools.cache
+def _cached_paths() -> tuple[Path, Path]:
+    # The script owns the cache layout (its path carries the versions and a
+    # digest of the build flags); `--paths` only prints, it never builds.
+    out = subprocess.run(["bash", str(SCRIPT), "--paths"], capture_output=True, text=True, check=True)
+    binary, model = out.stdout.split()
+    return Path(binary), Path(model)
 
 
 def server_binary() -> Path:
-    return cache_dir() / "llama-server" / LLAMA_CPP_PYTHON_VERSION / "llama-server"
+    return _cached_paths()[0]
 
 
 def model_path() -> Path:
-    return cache_dir() / "models" / MODEL_FILE
+    return _cached_paths()[1]
 
 
 def missing_files() -> list[Path]:
