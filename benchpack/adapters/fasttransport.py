@@ -247,7 +247,16 @@ class FastHTTPTransport(httpx.BaseTransport):
         # The concurrency lane sends from several threads through one adapter:
         # taking and returning an idle connection must be atomic.
         self._idle_lock = threading.Lock()
-        self._tls = httpx.HTTPTransport()
+        # httpx's own transport for https://, made on first use: building it builds an SSL context (tens of
+        # ms of CPU), which a run against a plain-http server never needs.
+        self._tls_transport: httpx.HTTPTransport | None = None
+
+    @property
+    def _tls(self) -> httpx.HTTPTransport:
+        with self._idle_lock:
+            if self._tls_transport is None:
+                self._tls_transport = httpx.HTTPTransport()
+            return self._tls_transport
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme != "http":
@@ -389,4 +398,5 @@ class FastHTTPTransport(httpx.BaseTransport):
             for conn in conns:
                 conn.close()
         self._idle.clear()
-        self._tls.close()
+        if self._tls_transport is not None:
+            self._tls_transport.close()
