@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+import jsonschema
 
 from benchpack.errors import PackError, Problem
 from benchpack.lanes.spec import Lanes, parse_lanes
@@ -633,8 +634,6 @@ class _Loader:
         if not isinstance(schema, dict):
             self.problem(field, f"{path_value!r} must contain a JSON object")
             return None
-        import jsonschema  # only a pack with a json-schema check pays for it
-
         try:
             jsonschema.validators.validator_for(schema).check_schema(schema)
         except jsonschema.SchemaError as exc:
