@@ -43,10 +43,10 @@ the loops use the same form; GuideLLM and AIPerf read their prompts from a
 file of such lines. The tables go to stdout as Markdown (docs/measurement.md
 keeps them).
 
-Bytecode: every tool runs with a bytecode cache (PYTHONPYCACHEPREFIX under
-the work directory) after one untimed warm-up invocation, as an installed
-tool has; PYTHONDONTWRITEBYTECODE in this project's environment would
-otherwise make each process compile every module it imports. Outputs go to
+Bytecode: every tool runs with its bytecode cache written (an untimed
+warm-up invocation of each tool comes first), as an installed tool has;
+PYTHONDONTWRITEBYTECODE in this project's environment would otherwise make
+each process compile every module it imports. Outputs go to
 the work directory (tmpfs, /dev/shm, by default), so no tool is charged for
 the disk's journal.
 """
@@ -76,6 +76,7 @@ from benchpack.refserver.server import RefServer  # noqa: E402
 GUIDELLM = "guidellm==0.8.1"
 AIPERF = "aiperf==0.13.0"
 NONCE = re.compile(r"\[nonce (\d{20})\]")
+PEERS = ("guidellm", "aiperf")
 TICK_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -291,7 +292,6 @@ def score(block: Block, tool_seen: list[Seen], records: list[dict], rusage: dict
 
 def environment(work: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     env["PYTHONPATH"] = str(ROOT)
     env["NO_COLOR"] = "1"
     return env
@@ -301,6 +301,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--tools", default="benchpack,aiohttp,httpx,guidellm,aiperf")
+    parser.add_argument("--peer-rounds", type=int, default=1,
+                        help="rounds GuideLLM and AIPerf take part in (each of their runs takes a minute or more "
+                             "of wall time here: torch and, for AIPerf, a dozen service processes start)")
     parser.add_argument("--blocks", default="all", help="comma-separated block numbers (1-4) or all")
     parser.add_argument("--peers-venv", type=Path, default=Path.home() / ".cache" / "benchpack-bench-peers",
                         help="virtual environment for GuideLLM and AIPerf (created with pip when missing)")
@@ -333,14 +336,16 @@ def main() -> int:
         figures = {tool.name: Figures() for tool in selected}
         load_before = os.getloadavg()[0]
         with RefServer(ttft_s=block.ttft_s, itl_s=block.itl_s, default_tokens=block.tokens, timings=False,
-                       request_stamps=True) as srv:
-            for tool in selected:  # untimed warm-up: bytecode caches, page cache, the tool's own first-run setup
+                       request_stamps=True, models=["ref"]) as srv:
+            for tool in selected if number == 1 else ():  # untimed warm-up: bytecode caches, page cache
                 warm = Block(block.name, block.streams, max(2, block.streams), block.tokens, block.ttft_s, block.itl_s)
                 srv.reset()
                 run_tool(tool, warm, srv, work / "warmup" / f"{number}-{tool.name}", env)
             for round_number in range(args.rounds):
                 order = selected[round_number % len(selected):] + selected[:round_number % len(selected)]
                 for tool in order:
+                    if tool.name in PEERS and round_number >= args.peer_rounds:
+                        continue
                     srv.reset()
                     where = work / f"block{number}" / f"round{round_number}" / tool.name
                     seen, rusage, samples = run_tool(tool, block, srv, where, env)
