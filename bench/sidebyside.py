@@ -307,6 +307,8 @@ def main() -> int:
     parser.add_argument("--blocks", default="all", help="comma-separated block numbers (1-4) or all")
     parser.add_argument("--peers-venv", type=Path, default=Path.home() / ".cache" / "benchpack-bench-peers",
                         help="virtual environment for GuideLLM and AIPerf (created with pip when missing)")
+    parser.add_argument("--skip-peer-warmup", action="store_true",
+                        help="no untimed warm-up run of GuideLLM/AIPerf (their bytecode is already cached)")
     parser.add_argument("--no-peers", action="store_true", help="leave GuideLLM and AIPerf out")
     parser.add_argument("--work", type=Path, default=None, help="work directory (default: under /dev/shm)")
     args = parser.parse_args()
@@ -337,7 +339,8 @@ def main() -> int:
         load_before = os.getloadavg()[0]
         with RefServer(ttft_s=block.ttft_s, itl_s=block.itl_s, default_tokens=block.tokens, timings=False,
                        request_stamps=True, models=["ref"]) as srv:
-            for tool in selected if number == 1 else ():  # untimed warm-up: bytecode caches, page cache
+            warmups = [t for t in selected if not (args.skip_peer_warmup and t.name in PEERS)] if number == 1 else []
+            for tool in warmups:  # untimed warm-up: bytecode caches, page cache
                 warm = Block(block.name, block.streams, max(2, block.streams), block.tokens, block.ttft_s, block.itl_s)
                 srv.reset()
                 run_tool(tool, warm, srv, work / "warmup" / f"{number}-{tool.name}", env)
