@@ -124,3 +124,27 @@ def test_sent_at_falls_back_to_the_reading_without_a_stamp():
     finally:
         a.close()
         b.close()
+
+
+@needs_stamps
+def test_the_reference_server_records_when_a_request_arrived():
+    from benchpack.adapters.fasttransport import FastHTTPTransport as Plain
+
+    adapter = OpenAIChatAdapter(LeanClient(Plain()))
+    try:
+        with RefServer(ttft_s=TTFT_S, itl_s=0.002, default_tokens=4, request_stamps=True) as srv:
+            for number in range(3):
+                srv.reset()
+                result, trace = adapter.run_traced(AdapterRequest(
+                    model="ref", prompt=f"hello {number}", endpoint=srv.openai_url, max_tokens=4, stream=True,
+                    temperature=None))
+                assert result.ok, result.error
+                (record,) = srv.log()
+                # The kernel's arrival stamp: after the client's send, before the server read the request.
+                assert trace.start <= record["arrived_at"] <= record["received_at"]
+        with RefServer(ttft_s=TTFT_S, itl_s=0.002, default_tokens=4) as srv:  # off by default
+            assert adapter.run(AdapterRequest(model="ref", prompt="x", endpoint=srv.openai_url, max_tokens=4,
+                                              stream=True, temperature=None)).ok
+            assert srv.log()[0]["arrived_at"] is None
+    finally:
+        adapter.close()
