@@ -16,7 +16,6 @@ An endpoint that fails (refused, HTTP error, dies mid-stream) gives an
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import threading
 import time
