@@ -148,3 +148,17 @@ def test_the_reference_server_records_when_a_request_arrived():
             assert srv.log()[0]["arrived_at"] is None
     finally:
         adapter.close()
+
+
+def test_tpot_starts_at_the_newest_token_of_a_late_first_read():
+    from benchpack.adapters.base import StreamTrace, time_per_output_token
+
+    # Tokens every 10 ms from t=1.00; the reader got to the stream at 1.02: tokens 1-3 share that read's time.
+    late = StreamTrace(content_times=[1.02, 1.02, 1.02, 1.03, 1.04, 1.05])
+    assert abs(time_per_output_token(late, 6) - 0.010) < 1e-12  # was (1.05 - 1.02) / 5 = 6 ms
+    on_time = StreamTrace(content_times=[1.00, 1.01, 1.02, 1.03])
+    assert abs(time_per_output_token(on_time, 4) - 0.010) < 1e-12
+    batched = StreamTrace(content_times=[1.00, 1.02, 1.04])  # two tokens per chunk, 10 ms per token
+    assert abs(time_per_output_token(batched, 6) - 0.008) < 1e-12  # (0.04) / 5: the average, as before
+    one_read = StreamTrace(content_times=[1.0, 1.0, 1.0])
+    assert time_per_output_token(one_read, 3) == 0.0
