@@ -270,18 +270,22 @@ def run_external_agent(
     grace_s: float | None = None,
     wrap: Callable[[list[str]], list[str]] | None = None,
     env: dict[str, str] | None = None,
+    start_dir: Path | None = None,
 ) -> ExternalAgentOutcome:
     """Run the agent in the workspace; its stdout/stderr become the task logs.
 
     `wrap` turns the full agent command into the sandboxed one; `env` is the
-    environment of the process started (the sandbox clears it again inside).
+    environment of the process started (the sandbox clears it again inside);
+    `start_dir` is where that host-side process starts (the sandbox changes
+    into the workspace itself), so no host program starts in a directory the
+    candidate writes.
     """
     command = external_agent_command(argv, workspace=workspace, case_id=case_id, out=out, repetition=repetition, context=paths.context)
     if wrap is not None:
         command = wrap(command)
     extra = {} if grace_s is None else {"grace_s": grace_s}
     try:
-        result = run_bounded(command, cwd=Path(workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
+        result = run_bounded(command, cwd=Path(start_dir or workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
                              timeout_s=timeout_s, env=env, **extra)  # fmt: skip
     except OSError as exc:
         raise repo_task_problem(case_id, f"could not start the external agent {argv[0]!r}: {exc.strerror or exc}") from exc
