@@ -17,12 +17,12 @@ from benchpack.cli import main
 from benchpack.packs.loader import bundled_packs_dir, load_pack
 
 CODING_PACKS = {
-    "patch-from-failure": "1.0.0",
-    "python-regression-fix": "1.0.0",
-    "django-dashboard-regression-fix": "1.0.0",
-    "mini-project-completion": "1.0.0",
-    "endpoint-python-correctness": "1.0.0",
-    "product-offer-matching": "1.0.0",
+    "patch-from-failure": "1.1.0",
+    "python-regression-fix": "1.1.0",
+    "django-dashboard-regression-fix": "1.1.0",
+    "mini-project-completion": "1.1.0",
+    "endpoint-python-correctness": "1.1.0",
+    "product-offer-matching": "1.1.0",
 }
 OFFERS = bundled_packs_dir() / "product-offer-matching"
 LABELS = OFFERS / "verify" / "labels"
@@ -61,8 +61,9 @@ def test_it_keeps_fixtures_free_of_build_litter_and_verifier_helpers_in_sync(pac
     root = bundled_packs_dir() / pack_id
     litter = [p for p in root.rglob("*") if p.name in ("__pycache__", "db.sqlite3", "target") or p.suffix == ".pyc"]
     assert litter == []
-    reference = (bundled_packs_dir() / "patch-from-failure" / "verify" / "verifykit.py").read_bytes()
-    assert (root / "verify" / "verifykit.py").read_bytes() == reference
+    # One kit in the core, pinned by the pack (verify/verifykit.toml), no private copy.
+    assert not (root / "verify" / "verifykit.py").exists()
+    assert (root / "verify" / "verifykit.toml").read_text().strip().endswith("version = 2")
 
 
 def test_it_marks_the_opt_in_packs_as_opt_in():
