@@ -83,7 +83,8 @@ def test_it_reports_missing_coverage_per_case():
 
 
 def test_it_synthesizes_one_cheat_fixture_per_class_from_the_cheats_table(pack_copy):
-    fixtures = [f for f in load_audit(load_pack(pack_copy)) if f.kind == "cheat"]
+    # (the pack also lists hand-written cheat fixtures of the round-three classes; those are not synthesized)
+    fixtures = [f for f in load_audit(load_pack(pack_copy)) if f.kind == "cheat" and f.cheat_spec is not None]
     assert [f.cheat for f in fixtures] == list(FENCED_PATCH_CLASSES)
     assert {f.failed_check for f in fixtures if f.cheat.startswith("bytecode")} == {"scope"}
     assert {f.failed_check for f in fixtures if not f.cheat.startswith("bytecode")} == {"hidden-tests"}
