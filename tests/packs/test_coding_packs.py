@@ -76,11 +76,21 @@ def test_it_marks_the_opt_in_packs_as_opt_in():
 # -- product-offer-matching data ---------------------------------------------------
 
 
+EXAMPLE_HOLDOUT_SEED = 37  # the README's reference numbers; real holdouts are drawn from a secret seed
+
+
+def example_holdout():
+    generator = load_module(OFFERS / "scripts" / "generate_offers.py", "generate_offers_for_holdout")
+    offers, labels = generator.offer_set(EXAMPLE_HOLDOUT_SEED, 220)
+    return ([{k: str(v) for k, v in o.items()} for o in offers],
+            [{"offer_id": o, "cluster_id": c} for o, c in labels])  # fmt: skip
+
+
 def offer_sets():
     data = OFFERS / "fixtures" / "offer-matcher-repo" / "data"
     return [
         (read_csv(data / "offers.csv"), read_csv(LABELS / "offers_labels.csv")),
-        (read_csv(LABELS / "holdout_offers.csv"), read_csv(LABELS / "holdout_labels.csv")),
+        example_holdout(),
         (read_csv(data / "dev_offers.csv"), read_csv(data / "dev_labels.csv")),
     ]
 
@@ -89,6 +99,8 @@ def test_it_keeps_hidden_labels_and_holdout_out_of_the_workspace_fixture():
     repo = OFFERS / "fixtures" / "offer-matcher-repo"
     names = {p.name for p in repo.rglob("*")}
     assert not names & {"offers_labels.csv", "holdout_offers.csv", "holdout_labels.csv"}
+    # no holdout is shipped at all: the verifier draws it per execution from a secret seed
+    assert sorted(p.name for p in LABELS.iterdir()) == ["offers_labels.csv"]
     for offers, _ in offer_sets():
         assert list(offers[0]) == ["offer_id", "merchant", "title", "brand", "category", "price"]
 
@@ -124,8 +136,9 @@ def test_the_documented_baseline_fails_the_quality_thresholds():
     sys.dont_write_bytecode = True
     baseline = load_module(OFFERS / "scripts" / "baseline_clusterer.py", "baseline_for_test")
     metrics = sys.modules["clustermetrics"]
-    gold = {r["offer_id"]: r["cluster_id"] for r in read_csv(LABELS / "holdout_labels.csv")}
-    result = metrics.scores(baseline.cluster(read_csv(LABELS / "holdout_offers.csv")), gold)
+    offers, labels = example_holdout()
+    gold = {r["offer_id"]: r["cluster_id"] for r in labels}
+    result = metrics.scores(baseline.cluster(offers), gold)
     bcubed, pairwise = result["bcubed"]["f1"], result["pairwise"]["f1"]
     assert bcubed < 0.70  # D-036: the simple title baseline must not pass
     readme = (OFFERS / "README.md").read_text()
