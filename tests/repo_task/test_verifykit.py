@@ -222,3 +222,16 @@ def test_the_hidden_checks_live_only_in_the_verifier_directory():
         assert "checks.py" not in names
         assert all((case / "checks.py").is_file() for case in pack.iterdir())
     assert Path(KIT_PATH).parent.parent.name == "kits"
+
+
+def test_read_candidate_never_follows_a_link_on_the_way(kit, tmp_path):
+    root = tmp_path / "root"
+    (root / "out").mkdir(parents=True)
+    (tmp_path / "secret.csv").write_text("offer_id,cluster_id\n")
+    (root / "out" / "ok.csv").write_text("fine")
+    os.symlink(tmp_path / "secret.csv", root / "out" / "clusters.csv")
+    os.symlink(tmp_path, root / "dirlink")
+    assert kit.read_candidate(root, "out/ok.csv") == b"fine"
+    for rel in ("out/clusters.csv", "dirlink/secret.csv", "../secret.csv", "out"):
+        with pytest.raises(OSError):
+            kit.read_candidate(root, rel)
