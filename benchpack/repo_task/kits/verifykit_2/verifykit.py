@@ -1,6 +1,11 @@
-"""Shared checks for repo-task verifiers (an identical copy ships in every
-bundled repo-task pack so each pack stays self-contained; a test keeps the
-copies in sync).
+"""Shared checks for repo-task verifiers: the core's verifier kit, version 2.
+
+One copy lives in the core (benchpack/repo_task/kits/verifykit_<N>/); a pack
+pins the version its verifiers import in `verify/verifykit.toml`
+(`version = 2`), the runner puts that directory on the verifier's sys.path
+(after the verifier's own directory), and the pack lock hashes the pinned
+kit's bytes, so a fix lands once and a pack's verdicts stay reproducible.
+A released kit version is never edited: a change is a new directory.
 
 A verifier is `python verify/<case>.py --workspace W --case C --pack-id P
 --pack-version V --source-fixture-id F --patch PATCH --output JSON`. It
@@ -20,8 +25,18 @@ Trust model (docs/audits.md, "Threat model"):
   with its exact builtin type); this process compares the answers with its
   own expected values and counts them. An exit status, a test-runner summary
   or an object's `__eq__` from the candidate never decides anything.
-* The repository's own (visible) tests run too, but only as a signal in the
-  log (`gating: false`).
+* The repository's own (visible) tests run too and **veto**: a red visible
+  suite fails the verdict (a cheater cannot forge red into green there, and
+  behaving well only under the probe leaves it red). Green visible tests never
+  pass anything on their own.
+* Hidden probes are drawn per execution from a secret seed
+  (`Context.seed`, 128 random bits unless `BENCHPACK_VERIFY_SEED` re-checks a
+  recorded verdict); the seed is recorded in the verify JSON, which lives in
+  the run directory the sandbox never mounts.
+* This process never runs a host program with a candidate-written directory
+  as its cwd: the launcher starts from the verifier's own scratch directory
+  and bubblewrap changes into the workspace copy inside the sandbox. Host-side
+  reads of candidate files never follow a symbolic link (`read_candidate`).
 * Scope checks count every file: bytecode, build output, special files.
 
 Outcome classes in the JSON: "pass", "fail" (the work is wrong) and "error"
@@ -36,6 +51,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import random
 import secrets
 import shutil
 import stat
@@ -51,6 +67,9 @@ MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_LISTED_FAILURES = 12
 LAUNCHER_ENV = "BENCHPACK_SANDBOX_LAUNCHER"
 MODE_ENV = "BENCHPACK_SANDBOX"
+SEED_ENV = "BENCHPACK_VERIFY_SEED"  # re-check a recorded verdict with its seed
+TOOLCHAINS_ENV = "BENCHPACK_TOOLCHAINS"  # toolchain facts the runner resolved once, from a fixed directory
+KIT_VERSION = 2
 
 
 @dataclass
@@ -77,7 +96,12 @@ class Context:
     sandbox: str = "none"
     checks: list[Check] = field(default_factory=list)
     extra: dict = field(default_factory=dict)
+    seed: str = field(default_factory=lambda: secrets.token_hex(16))
     _scratch: tempfile.TemporaryDirectory | None = None
+
+    def rng(self, label: str) -> random.Random:
+        """A generator for one purpose (`label`), drawn from the execution's secret seed."""
+        return random.Random(hashlib.sha256(f"{self.seed}:{label}".encode()).digest())
 
     def add(self, check: Check) -> Check:
         self.checks.append(check)
@@ -96,7 +120,8 @@ def parse_args(argv: list[str] | None = None) -> Context:
     for name in ("workspace", "case", "pack-id", "pack-version", "source-fixture-id", "patch", "output"):
         parser.add_argument(f"--{name}", required=True)
     args = parser.parse_args(argv)
-    pack_dir = Path(__file__).resolve().parent.parent
+    # The verifier script is verify/<name>.py: the pack directory is its parent's parent.
+    pack_dir = Path(sys.argv[0]).resolve().parent.parent
     launcher = None
     raw = os.environ.get(LAUNCHER_ENV)
     if raw:
@@ -115,7 +140,63 @@ def parse_args(argv: list[str] | None = None) -> Context:
         pristine=pristine_fixture(pack_dir, args.source_fixture_id),
         launcher=launcher,
         sandbox=os.environ.get(MODE_ENV, "none") if launcher else "none",
+        seed=_seed_from_env(),
     )
+
+
+def _seed_from_env() -> str:
+    raw = os.environ.get(SEED_ENV, "")
+    if raw and all(c in "0123456789abcdef" for c in raw) and 16 <= len(raw) <= 128:
+        return raw
+    return secrets.token_hex(16)
+
+
+def toolchain(name: str) -> dict | None:
+    """Facts the runner resolved once at start (`rust`: sysroot, cargo, rustc), or None.
+
+    Never resolved here: this process may not run a toolchain proxy whose
+    answer depends on its cwd or environment (a candidate's rust-toolchain.toml)."""
+    try:
+        value = json.loads(os.environ.get(TOOLCHAINS_ENV, "{}")).get(name)
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_candidate(root: Path, rel: str, limit: int = MAX_ANSWER_BYTES) -> bytes:
+    """The bytes of the regular file `root/rel`, opened without following any symbolic
+    link on the way (every component is opened with O_NOFOLLOW relative to the last).
+    OSError when a component is a link, the file is not regular, or it is larger than `limit`."""
+    parts = [p for p in Path(rel).parts if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise OSError(f"{rel!r} is not a plain relative path")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(root, flags | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            next_fd = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+        file_fd = os.open(parts[-1], flags | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{rel!r} is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{rel!r} is larger than {limit} bytes")
+    return data
+
+
+def _open_nofollow(path: Path):
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        raise OSError(f"{path} is not a regular file")
+    return handle
 
 
 def pristine_fixture(pack_dir: Path, fixture_id: str) -> Path | None:
@@ -144,7 +225,7 @@ def _entry_digest(path: Path) -> str:
         return "link:" + os.readlink(path)
     if stat.S_ISREG(st.st_mode):
         digest = hashlib.sha256()
-        with open(path, "rb") as handle:
+        with _open_nofollow(path) as handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(chunk)
         return ("x" if st.st_mode & 0o111 else "f") + ":" + digest.hexdigest()
@@ -240,7 +321,9 @@ def copy_workspace(ctx: Context) -> Path:
             elif stat.S_ISDIR(st.st_mode):
                 dest.mkdir()
             elif stat.S_ISREG(st.st_mode):
-                shutil.copy2(source, dest)
+                with _open_nofollow(source) as src, open(dest, "xb") as dst:
+                    shutil.copyfileobj(src, dst)
+                os.chmod(dest, stat.S_IMODE(st.st_mode))
     return target
 
 
@@ -273,6 +356,7 @@ def run_candidate(ctx: Context, argv: list[str], *, cwd: str = ".", stdin_text: 
     """
     scratch = workspace or copy_workspace(ctx)
     workdir = (scratch / cwd).resolve()
+    start_in = workdir
     if ctx.launcher:
         command = [*ctx.launcher, "--cwd", str(workdir), "--writable", str(scratch)]
         command += [x for p in writable for x in ("--writable", str(p))]
@@ -280,13 +364,16 @@ def run_candidate(ctx: Context, argv: list[str], *, cwd: str = ".", stdin_text: 
         command += [x for k, v in (env or {}).items() for x in ("--env", f"{k}={v}")]
         command += ["--", *argv]
         process_env = dict(os.environ)
+        # The launcher and bwrap run on the host: they start in a directory of ours, never in
+        # the candidate's copy (bwrap changes into it inside the sandbox).
+        start_in = ctx.scratch_dir("launch")
     else:  # run by hand, outside the runner: no sandbox, but the same cleaned environment
         command = list(argv)
         process_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(ctx.scratch_dir("home")),
                        "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", **(env or {})}  # fmt: skip
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(command, cwd=workdir, env=process_env, stdout=out, stderr=err,
+            proc = subprocess.Popen(command, cwd=start_in, env=process_env, stdout=out, stderr=err,
                                     stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
                                     start_new_session=True)  # fmt: skip
         except OSError as exc:
@@ -333,11 +420,12 @@ def python_argv(*, module: str | None = None, script: str | None = None, args: l
 
 def check_visible_tests(ctx: Context, argv: list[str], *, env: dict[str, str] | None = None,
                         timeout: float = 60.0) -> Check:  # fmt: skip
-    """The repository's own tests: recorded as a signal, never the verdict (their exit
-    status comes from a process that ran candidate code)."""
+    """The repository's own tests: a veto. Red fails the verdict (a failing suite is
+    evidence a cheater cannot forge); green passes nothing by itself, since its exit
+    status comes from a process that ran candidate code."""
     run = run_candidate(ctx, argv, env=env, timeout=timeout)
-    detail = f"exit {run.code} (a signal only: the verdict never comes from a candidate's exit status)\n{run.tail()}"
-    return ctx.add(Check("visible-tests", run.code == 0, detail, gating=False))
+    detail = f"exit {run.code} (a veto: red fails the case, green alone passes nothing)\n{run.tail()}"
+    return ctx.add(Check("visible-tests", run.code == 0, detail))
 
 
 def check_command(ctx: Context, check_id: str, argv: list[str], *, env: dict[str, str] | None = None,
@@ -380,37 +468,47 @@ def encode(value, _depth=0):
     return ["object", f"{t.__module__}.{t.__qualname__}"]
 '''
 
+# The probe program. To candidate code it looks like any `python -c` that imports
+# the package: `__name__ == "__main__"`, every code object is "<string>", the
+# request is read and stdin closed before the package is imported, no probe id,
+# nonce or expected value sits in a global, and the environment, interpreter
+# flags and sandbox are exactly those of the visible test run.
 PROBE = ENCODER + r'''
-import os, sys
-_request = _json.loads(sys.stdin.read())
-sys.path[:0] = [os.path.abspath(p) for p in _request["path"]]
-def _raised(exc):
-    return ["raises", [f"{c.__module__}.{c.__qualname__}" for c in type(exc).__mro__], str(exc)[:200]]
-_shared = {"__name__": "__probe__"}
-try:
-    exec(compile(_request["setup"], "<setup>", "exec"), _shared)
-    _setup_error = None
-except BaseException as exc:
-    _setup_error = _raised(exc)
-_answers = []
-for _check in _request["checks"]:
-    if _setup_error is not None:
-        _answers.append([_check["id"], ["setup-failed", _setup_error]])
-        continue
-    _ns = dict(_shared)
+def _run():
+    import builtins, os, sys
+    request = _json.loads(sys.stdin.read())
+    sys.stdin.close()
+    sys.stdin = open(os.devnull)
+    out = os.fdopen(os.dup(1), "w")
+    sys.path[:0] = [os.path.abspath(p) for p in request["path"]]
+    def raised(exc):
+        return ["raises", [f"{c.__module__}.{c.__qualname__}" for c in type(exc).__mro__], str(exc)[:200]]
+    shared = {"__name__": "__main__", "__builtins__": builtins}
     try:
-        try:
-            _code = compile(_check["code"], _check["id"], "eval")
-        except SyntaxError:
-            exec(compile(_check["code"], _check["id"], "exec"), _ns)
-            _value = _ns.get("result")
-        else:
-            _value = eval(_code, _ns)
-        _answers.append([_check["id"], ["value", encode(_value)]])
+        exec(compile(request["setup"], "<string>", "exec"), shared)
+        setup_error = None
     except BaseException as exc:
-        _answers.append([_check["id"], _raised(exc)])
-sys.stdout.write("\n" + _request["nonce"] + _json.dumps(_answers) + _request["nonce"] + "\n")
-sys.stdout.flush()
+        setup_error = raised(exc)
+    answers = []
+    for check in request["checks"]:
+        if setup_error is not None:
+            answers.append([check["id"], ["setup-failed", setup_error]])
+            continue
+        ns = dict(shared)
+        try:
+            try:
+                code = compile(check["code"], "<string>", "eval")
+            except SyntaxError:
+                exec(compile(check["code"], "<string>", "exec"), ns)
+                value = ns.get("result")
+            else:
+                value = eval(code, ns)
+            answers.append([check["id"], ["value", encode(value)]])
+        except BaseException as exc:
+            answers.append([check["id"], raised(exc)])
+    out.write("\n" + request["nonce"] + _json.dumps(answers) + request["nonce"] + "\n")
+    out.flush()
+_run()
 '''
 
 _encoder_namespace: dict = {}
@@ -567,7 +665,9 @@ def check_hidden(ctx: Context, setup: str, probes: list[Probe], *, path: tuple[s
                 failures.append(f"{probe.id}: {why}")
     expected = len(probes)
     ok = answers is not None and not problem and passed == expected and expected > 0
-    ctx.extra.setdefault("hidden", {})[check_id] = {"expected": expected, "passed": passed, "failures": failures[:50]}
+    digest = hashlib.sha256(json.dumps([[p.id, p.code] for p in probes]).encode()).hexdigest()
+    ctx.extra.setdefault("hidden", {})[check_id] = {"expected": expected, "passed": passed, "failures": failures[:50],
+                                                    "probes_sha256": digest}  # fmt: skip
     lines = [f"{passed}/{expected} hidden checks passed" + (f"; {problem}" if problem else "")]
     lines += failures[:MAX_LISTED_FAILURES]
     if len(failures) > MAX_LISTED_FAILURES:
@@ -589,6 +689,9 @@ def finish(ctx: Context, extra: dict | None = None) -> int:
         "case": ctx.case,
         "pack": {"id": ctx.pack_id, "version": ctx.pack_version},
         "sandbox": ctx.sandbox,
+        "verifykit": KIT_VERSION,
+        # The secret draw of this execution: re-check with BENCHPACK_VERIFY_SEED=<seed>.
+        "seed": ctx.seed,
         "outcome": "pass" if passed else ("error" if errored else "fail"),
         "failed_checks": [c.id for c in gating if not c.passed],
         "signals": {c.id: c.passed for c in ctx.checks if not c.gating},
@@ -607,16 +710,29 @@ def finish(ctx: Context, extra: dict | None = None) -> int:
 def standard_python_verifier(ctx: Context, *, protected: tuple[str, ...], allowed: tuple[str, ...],
                              visible_tests: list[str], hidden: Path, path: tuple[str, ...] = (".",),
                              env: dict[str, str] | None = None, timeout: float = 60.0) -> int:  # fmt: skip
-    """Evidence → something changed → scope → protected tests → hidden checks (first) → visible tests (signal).
+    """Evidence → something changed → scope → protected tests → hidden checks → visible tests (veto).
 
     `hidden` is the case's `verify/hidden/<case>/checks.py`, defining SETUP
-    (code run once in the candidate process) and PROBES (a list of Probe).
+    (code run once in the candidate process), PROBES (a list of Probe: fixed
+    edge cases) and `draw(rng)` (property-style probes drawn from the
+    execution's secret seed and judged against a reference implementation
+    that lives only in that file).
     """
     if check_evidence(ctx):
         check_changed(ctx)
         check_scope(ctx, allowed)
         check_protected(ctx, protected)
         checks = load_module(hidden, f"hidden_checks_{ctx.case.replace('-', '_')}")
-        check_hidden(ctx, checks.SETUP, list(checks.PROBES), path=path, env=env, timeout=timeout)
+        check_hidden(ctx, checks.SETUP, hidden_probes(ctx, checks), path=path, env=env, timeout=timeout)
         check_visible_tests(ctx, visible_tests, env=env, timeout=timeout)
     return finish(ctx)
+
+
+def hidden_probes(ctx: Context, checks) -> list[Probe]:
+    """The fixed probes plus this execution's secret draw (`checks.draw(rng)`), in a seeded order."""
+    probes = list(getattr(checks, "PROBES", []))
+    draw = getattr(checks, "draw", None)
+    if draw is not None:
+        probes += list(draw(ctx.rng("draw")))
+    ctx.rng("order").shuffle(probes)
+    return probes
