@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchpack.reporting.lanes import write_charts
-from benchpack.reporting.compare import compare_runs
+from typing import TYPE_CHECKING
+
 from benchpack.errors import BenchpackError, ConfigError, Problem
-from benchpack.reporting.report import compare_blocks
-from benchpack.reporting.output import add_output_options, emit
-from benchpack.results.resultdir import ResultDir, load_result_dir
+from benchpack.reporting.output import add_output_options
+
+if TYPE_CHECKING:
+    from benchpack.results.resultdir import ResultDir
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def load_result_dirs(paths: list[str]) -> list[ResultDir]:
     """Load every directory, reporting the problems of all of them at once."""
+    from benchpack.results.resultdir import load_result_dir
+
     results, problems = [], []
     for path in paths:
         try:
@@ -45,6 +48,12 @@ def load_result_dirs(paths: list[str]) -> list[ResultDir]:
 def run(args: argparse.Namespace) -> int:
     if len(args.result_dirs) < 2:
         raise ConfigError(Problem("compare", "RESULT_DIR", "needs at least two result directories (use `benchpack report` for one)"))
+    # Imported here, not at the top: `benchpack --help` builds every parser and must not pay for them.
+    from benchpack.reporting.compare import compare_runs
+    from benchpack.reporting.lanes import write_charts
+    from benchpack.reporting.output import emit
+    from benchpack.reporting.report import compare_blocks
+
     results = load_result_dirs(args.result_dirs)
     comparison = compare_runs(results)
     charts = write_charts(comparison.lanes, args.charts) if args.charts else None

@@ -5,11 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchpack.commands.compare import load_result_dirs
-from benchpack.reporting.compare import compare_runs
-from benchpack.reporting.report import report_blocks
-from benchpack.reporting.lanes import write_charts
-from benchpack.reporting.output import add_output_options, emit
+from benchpack.reporting.output import add_output_options
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,6 +23,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: `benchpack --help` builds every parser and must not pay for them.
+    from benchpack.commands.compare import load_result_dirs
+    from benchpack.reporting.compare import compare_runs
+    from benchpack.reporting.lanes import write_charts
+    from benchpack.reporting.output import emit
+    from benchpack.reporting.report import report_blocks
+
     results = load_result_dirs(args.result_dirs)
     comparison = compare_runs(results)
     charts = write_charts(comparison.lanes, args.charts) if args.charts else None

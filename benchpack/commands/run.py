@@ -14,8 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchpack.run.prompt_cache import POLICIES
-from benchpack.run.runner import OPENAI_STREAM_USAGE, RunOptions, run_pack
+# The runner (httpx, jsonschema, psutil) is imported in handle(), not here: `benchpack --help` builds
+# this parser too. The same tuples as runner.OPENAI_STREAM_USAGE and prompt_cache.POLICIES
+# (tests/cli/test_cli_startup.py holds them equal).
+OPENAI_STREAM_USAGE = ("include", "omit")
+POLICIES = ("cold", "server-default")
 
 ADAPTER_CHOICES = ("openai-chat", "ollama-generate")
 ENDPOINT_HELP = ("the server's URL, e.g. http://127.0.0.1:8080 (openai-chat adds /v1/chat/completions, "
@@ -72,7 +75,7 @@ def handle(args: argparse.Namespace) -> int:
     from benchpack.run.progress import progress_for
     from benchpack.reporting.run_summary import count_rows
     from benchpack.run.metadata import load_run_metadata
-    from benchpack.run.runner import effective_pack
+    from benchpack.run.runner import RunOptions, effective_pack, run_pack
 
     pack = load_pack(resolve_pack_path(args.pack))
     metadata = load_run_metadata(args.run_metadata) if args.run_metadata else None
