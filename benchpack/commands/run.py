@@ -1,4 +1,4 @@
-"""`benchpack run PACK --adapter A --model M --endpoint URL --out DIR`.
+"""`benchpack run PACK --adapter A --model M --endpoint URL [--out DIR]`.
 
 Exit status (README, "Exit status"): 0 when every execution ran — an answer
 that fails its check is a result, not an error (`--fail-on-check` makes it
@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--adapter", required=True, choices=ADAPTER_CHOICES)
     parser.add_argument("--model", required=True, help="model name sent to the endpoint")
     parser.add_argument("--endpoint", required=True, help=ENDPOINT_HELP)
-    parser.add_argument("--out", required=True, type=Path, help="result directory to create")
+    parser.add_argument("--out", type=Path,
+                        help="result directory to create (default: results/<date>-<host label>, the seed's)")
     parser.add_argument("--host-label", help="record this instead of the machine's hostname")
     parser.add_argument("--run-metadata", type=Path, metavar="FILE",
                         help="JSON file describing the runtime, model and conditions (README: run metadata); "
@@ -70,6 +71,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=handle)
 
 
+def default_out(host_label: str | None, today: str | None = None) -> Path:
+    """`results/<YYYY-MM-DD>-<host label>` (the seed's default): the --host-label, else the hostname,
+    made safe for a directory name."""
+    import datetime
+    import re
+    import socket
+
+    label = host_label or socket.gethostname() or "host"
+    label = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.") or "host"
+    return Path("results") / f"{today or datetime.date.today().isoformat()}-{label}"
+
+
 def handle(args: argparse.Namespace) -> int:
     from benchpack.packs.loader import load_pack, resolve_pack_path
     from benchpack.run.progress import progress_for
@@ -78,6 +91,8 @@ def handle(args: argparse.Namespace) -> int:
     from benchpack.run.runner import RunOptions, effective_pack, run_pack
 
     pack = load_pack(resolve_pack_path(args.pack))
+    if args.out is None:
+        args.out = default_out(args.host_label)
     metadata = load_run_metadata(args.run_metadata) if args.run_metadata else None
     options = RunOptions(
         adapter=args.adapter,

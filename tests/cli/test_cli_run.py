@@ -171,3 +171,23 @@ def test_it_runs_a_bundled_repo_task_pack_through_the_real_executor(tmp_path, fr
     assert row["workspace"]["path"] == "workspace/fix-split-bill/rep-001"
     assert (out / row["patch"]["path"]).exists()
     assert "| fix-split-bill | openai-chat | m | yes |" in (out / "summary.md").read_text()
+
+
+def test_without_out_it_writes_results_date_host_label_like_the_seed(tmp_path, fresh_server, monkeypatch, capsys):
+    import datetime
+
+    monkeypatch.chdir(tmp_path)
+    pack = pack_dir(tmp_path)
+    code = run_cli(pack, "--adapter", "openai-chat", "--model", "ref-model", "--endpoint", fresh_server.openai_url,
+                   "--host-label", "bench box/1")
+    assert code == 0
+    out = tmp_path / "results" / f"{datetime.date.today().isoformat()}-bench-box-1"
+    assert len(read_rows(out / "run.jsonl")) == 2
+    assert f"results in {Path('results') / out.name}" in capsys.readouterr().out
+
+
+def test_the_default_out_uses_the_hostname_without_a_host_label(monkeypatch):
+    from benchpack.commands.run import default_out
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "gpu-01.lab")
+    assert default_out(None, today="2026-12-02") == Path("results/2026-12-02-gpu-01.lab")
