@@ -366,7 +366,8 @@ def report_blocks(results: list[ResultDir], model_call_summarizer: Any = _UNSET,
                                  charts=charts, case_columns=case_columns)
     else:
         blocks += lane_blocks(comparison.lanes, 2, charts)
-    blocks += [Heading("Warnings", 2), Bullets(warnings_list(comparison))]
+    labels = [run.label for run in comparison.runs]
+    blocks += [Heading("Warnings", 2), Bullets(warnings_list(comparison) + run_metadata_warnings(labels, results))]
     for run, result in zip(comparison.runs, results):
         blocks += run_blocks(run.label, result, collect_artifacts(result), model_call_summarizer)
     return blocks
@@ -416,6 +417,7 @@ def run_blocks(label: str, result: ResultDir, artifacts: RunArtifacts, model_cal
         f"Adapter: {', '.join(info.adapters) or DASH}",
         f"Endpoint: {', '.join(map(str, endpoints)) or DASH}",
         f"Rows: {info.rows} ({info.ok} ok, {info.rows - info.ok} failed)",
+        counts_line(result.rows),
     ] + ([f"**Incomplete**: {info.incomplete_reason or 'the run did not finish'}"] if info.complete is False else []))]
     blocks += hardware_blocks(result.hardware) + metadata_blocks(result.run_metadata)
     blocks += [Heading("Per-case medians", 3), run_cases_table(single)]
@@ -440,6 +442,29 @@ def run_blocks(label: str, result: ResultDir, artifacts: RunArtifacts, model_cal
     if failures:
         blocks += [Heading("Failed rows", 3), Bullets(failures)]
     return blocks
+
+
+def counts_line(rows: list[dict]) -> str:
+    """The seed's counts line: rows, ok, and every row's verdict — passed, failed (its check said no), or
+    unscored (no check ran: the pack scores nothing, or the row failed to run)."""
+    verdicts = [field(r, "scoring.passed") for r in rows]
+    passed = sum(1 for v in verdicts if v is True)
+    failed = sum(1 for v in verdicts if v is False)
+    ok = sum(1 for r in rows if r.get("ok") is True)
+    return (f"Counts: {len(rows)} rows, {ok} ok, {passed} passed, {failed} failed, "
+            f"{len(rows) - passed - failed} unscored")
+
+
+def run_metadata_warnings(labels: list[str], results: list[ResultDir]) -> list[str]:
+    """What `benchpack run` warned about and kept in run-metadata.json (`warnings`), per run."""
+    lines = []
+    for label, result in zip(labels, results):
+        warnings = (result.run_metadata or {}).get("warnings")
+        for warning in warnings if isinstance(warnings, list) else []:
+            text = warning.get("message") if isinstance(warning, dict) else warning
+            if isinstance(text, str) and text.strip():
+                lines.append(f"{label}: {text.strip()} [run]")
+    return lines
 
 
 def hardware_blocks(hardware: dict | None) -> list[Block]:
