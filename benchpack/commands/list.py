@@ -22,12 +22,14 @@ def handle(args: argparse.Namespace) -> int:
     from benchpack.packs.catalogue import newest_versions, pack_versions
 
     packs = pack_versions() if args.all else newest_versions()
-    width = max((len(f"{p.id} {p.version}") for p in packs), default=0)
-    for pack in packs:
+    # The newest as `id version` (what `benchpack run id` runs), an older one as `id@version` (how to run it).
+    names = [f"{p.id} {p.version}" if p.newest else f"{p.id}@{p.version}" for p in packs]
+    width = max((len(name) for name in names), default=0)
+    for name, pack in zip(names, packs):
         kinds = sorted(set(pack.case_kinds))
         count = len(pack.case_kinds)
         cases = f"{count} case{'s' if count != 1 else ''}"
-        description = pack.description if pack.newest else f"(older; run as {pack.id}@{pack.version}) {pack.description}"
-        line = f"{f'{pack.id} {pack.version}':<{width}}  {cases}, {'/'.join(kinds)}: {description}"
+        description = pack.description if pack.newest else f"(older) {pack.description}"
+        line = f"{name:<{width}}  {cases}, {'/'.join(kinds)}: {description}"
         print(line if len(line) <= LINE_WIDTH else line[: LINE_WIDTH - 1] + "…")
     return 0

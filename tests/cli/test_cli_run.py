@@ -191,3 +191,13 @@ def test_the_default_out_uses_the_hostname_without_a_host_label(monkeypatch):
 
     monkeypatch.setattr(socket, "gethostname", lambda: "gpu-01.lab")
     assert default_out(None, today="2026-12-02") == Path("results/2026-12-02-gpu-01.lab")
+
+
+def test_an_older_bundled_version_runs_by_id_at_version(tmp_path, fresh_server):
+    out = tmp_path / "out"
+    code = run_cli("runtime-sweep@1.0.0", "--adapter", "openai-chat", "--model", "ref-model",
+                   "--endpoint", fresh_server.openai_url, "--out", out, "--repetitions", "1")
+    assert code == 0
+    rows = read_rows(out / "run.jsonl")
+    assert {(r["pack"]["id"], r["pack"]["version"]) for r in rows} == {("runtime-sweep", "1.0.0")}
+    assert sorted(r["case"] for r in rows) == ["long", "medium", "short"]
