@@ -112,13 +112,18 @@ def handle(args: argparse.Namespace) -> int:
     planned = effective_pack(pack, options)
     progress = progress_for(planned.defaults.repetitions, planned.defaults.warmup, sys.stdout,
                             live_clock=not planned.defaults.stream)
+    printed: list[str] = []  # warned about before the first request: not repeated in the summary
+
+    def warn(message: str) -> None:
+        printed.append(message)
+        print(f"benchpack run: warning: {message}", file=sys.stderr)
+
     try:
-        outcome = run_pack(pack, options, progress,
-                           warn=lambda message: print(f"benchpack run: warning: {message}", file=sys.stderr))
+        outcome = run_pack(pack, options, progress, warn=warn)
     except KeyboardInterrupt:  # between executions, before the runner could catch it
         print("benchpack run: interrupted", file=sys.stderr)
         return 130
-    print_summary(outcome)
+    print_summary(outcome, already_printed=printed)
     counts = count_rows(outcome.rows)
     print(f"{counts.line()}; results in {outcome.out}")
     if outcome.aborted:
@@ -134,13 +139,16 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_summary(outcome) -> None:
+def print_summary(outcome, already_printed: list[str] = ()) -> None:
     from benchpack.reporting.document import print_blocks, terminal_console, to_markdown
     from benchpack.reporting.run_summary import summary_blocks
     from benchpack.results.resultdir import ResultDir
 
     result = ResultDir(path=outcome.out, rows=outcome.rows)
-    blocks = summary_blocks(result, outcome.warnings, outcome.incomplete_reason)
+    # Each warning is said once: those printed when the run started are not listed again
+    # (all of them are in run-metadata.json and summary.md).
+    blocks = summary_blocks(result, [w for w in outcome.warnings if w not in already_printed],
+                            outcome.incomplete_reason)
     if not blocks:
         return
     if sys.stdout.isatty():
