@@ -391,7 +391,9 @@ def overview_table(results: list[ResultDir], comparison: Comparison) -> Table:
 
 def runtime_label(metadata: dict | None) -> str | None:
     """`llama-server b6100 (context_size=4096, parallel_slots=1)` from run-metadata.json."""
-    runtime = (metadata or {}).get("runtime")
+    from benchpack.run.metadata import effective  # the user's runtime plus what the server reported
+
+    runtime = effective(metadata).get("runtime")
     if not isinstance(runtime, dict):
         return None
     name = runtime.get("name") or runtime.get("id")
