@@ -252,7 +252,8 @@ def test_it_fails_the_case_when_an_unsandboxed_agent_writes_outside_the_workspac
     assert row["repo_task"]["guarded_writes"] == [
         {"phase": "external agent", "paths": [str(out / "raw"), str(out / "raw" / "forged.json")], "count": 2}]
     assert row["repo_task"]["failure_reason"] == f"guarded-path write: the external agent changed {out / 'raw'} (+1 more)"
-    summary_lines = RepoTaskExecutor(pack, run_options(tmp_path)).summary_sections([{"case": "fix", **row}], out)
+    summary_lines = RepoTaskExecutor(pack, run_options(tmp_path, unsandboxed=True)).summary_sections(
+        [{"case": "fix", **row}], out)
     assert any("guarded-path write" in section and "sandbox: none" not in section for section in summary_lines)
 
 
