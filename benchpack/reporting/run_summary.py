@@ -48,6 +48,11 @@ def failure_lines(rows: list[dict]) -> list[str]:
         if row.get("ok") is not True:
             lines.append(f"{where}: failed to run: {_one_line(row.get('error') or 'no error recorded')}")
         elif scoring.get("passed") is False:
+            repo = row.get("repo_task") if isinstance(row.get("repo_task"), dict) else {}
+            if repo.get("status") == "error" and repo.get("failure_reason"):
+                # The runner's own tooling failed (e.g. no git): say which, not "the answer failed".
+                lines.append(f"{where}: could not be checked: {_one_line(repo['failure_reason'])}")
+                continue
             reason = scoring.get("error") or f"the output did not pass its {scoring.get('mode', '')} check".replace("  ", " ")
             lines.append(f"{where}: answer failed its check: {_one_line(reason)}")
     return lines

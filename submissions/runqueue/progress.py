@@ -215,14 +215,14 @@ class DatabaseProgress:
         self.runlog.add(f"running {total_executions} executions")
         self._write(force=True)
 
-    def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None:
+    def execution_started(self, case_id: str, repetition: int, warmup: bool, **lane) -> None:
         self.watch.check()
-        self.current = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups)
+        self.current = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups, **lane)
         self._write()
 
-    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None:
+    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None, **lane) -> None:
         self.done += 1
-        label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups)
+        label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups, **lane)
         if row is not None:
             index = self.rows
             self._tolerant(lambda: RunRequestRow.objects.create(

@@ -43,7 +43,9 @@ class Target:
 
 
 def system_of(run: PublishedRun) -> dict:
-    metadata = run.run_metadata or {}
+    from benchpack.run.metadata import effective  # the user's sections plus what the server reported
+
+    metadata = effective(run.run_metadata)
     runtime = metadata.get("runtime") if isinstance(metadata.get("runtime"), dict) else {}
     model = metadata.get("model") if isinstance(metadata.get("model"), dict) else {}
     return {"pack_id": run.pack_id, "pack_version": run.pack_version, "model": run.model, "adapter": run.adapter,

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tests.project.test_deploy import DEPLOY, VENV_BIN, exec_argv, option, unit_service
+from tests.environment import needs
 
 RUNNER = "benchpack-runner@"
 
@@ -45,7 +46,7 @@ def test_a_stop_lets_the_run_in_progress_drain_before_systemd_kills_it():
     assert service["KillMode"] == "mixed" and int(service["TimeoutStopSec"]) >= 600
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+@needs(lambda: shutil.which("systemd-analyze") is not None, "systemd-analyze not installed (.ci/run installs Debian's systemd)")
 def test_systemd_accepts_an_instance_of_the_template(tmp_path):
     text = (DEPLOY / "systemd" / f"{RUNNER}.service").read_text().replace("/opt/benchpack/venv/bin/", f"{VENV_BIN}/")
     (tmp_path / f"{RUNNER}.service").write_text(text)

@@ -29,7 +29,7 @@ def kit():
     return module
 
 
-@pytest.fixture(params=["bubblewrap", "none"])
+@pytest.fixture(params=["bubblewrap", pytest.param("none", marks=pytest.mark.no_sandbox)])
 def ctx(request, kit, tmp_path, monkeypatch):
     """A verifier context over a one-module workspace, with the runner's launcher environment."""
     policy = sandbox.make_policy(unsandboxed=request.param == "none", hidden=(tmp_path / "pack",),

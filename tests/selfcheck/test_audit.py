@@ -123,6 +123,7 @@ def test_it_counts_a_guarded_write_as_a_failed_check(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.no_sandbox
 def test_it_rejects_every_cheat_without_a_sandbox_too(tmp_path, monkeypatch, capsys):
     """--unsandboxed: no isolation, so the guard must catch what the sandbox would have stopped;
     the planted .pth never stays active."""

@@ -19,18 +19,19 @@ from submissions.intake import receive_upload
 from submissions.models import Submission
 from submissions.services import ATTEMPTS_EXHAUSTED
 from submissions.tasks import validate_submission
+from tests.environment import unavailable
 
 
 @pytest.fixture
 def full_disk(tmp_path, monkeypatch):
     """Validation's temporary directory on a real 256 KiB tmpfs: writes fail with ENOSPC."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
+        unavailable("mounting a small tmpfs needs root and mount (CI runs as root)")
     folder = tmp_path / "small-disk"
     folder.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)], capture_output=True)
     if mounted.returncode != 0:
-        pytest.skip(f"cannot mount tmpfs here: {mounted.stderr.decode()[:200]}")
+        unavailable(f"cannot mount tmpfs here: {mounted.stderr.decode()[:200]}")
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     yield folder
     monkeypatch.setattr(tempfile, "tempdir", None)
