@@ -130,7 +130,8 @@ SITE_ID = 1  # its domain and name follow SITE_URL after every `migrate` (regist
 # cache by default (its table is created after `migrate`), Redis when CACHE_URL is set.
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    # Degrades to a per-process cache while Redis is away instead of answering 500 (registry_site/cache.py).
+    CACHES = {"default": {"BACKEND": "registry_site.cache.DegradingRedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "benchpack_cache"}}
 

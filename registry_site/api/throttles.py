@@ -34,6 +34,11 @@ requests other processes have counted but not yet written: fewer than half
 the allowance per process, and no more than that client's rate times
 FLUSH_INTERVAL_S. Rendered answers are always counted synchronously.
 
+While Redis is unreachable (registry_site/cache.py) every count goes to a
+per-process fallback cache: the limit holds per web process, the outage is
+logged once a minute per process, no request fails for it, and the deferred
+tallies wait for Redis to come back.
+
 Anonymous clients count per address (AnonRateThrottle's scope and key
 prefix, `throttle_anon_<address>_<window>`), signed-in clients per user.
 DRF's UserRateThrottle also counts anonymous clients, by address; here an
@@ -48,7 +53,10 @@ import time
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from registry_site.cache import FALLBACK, OUTAGE, server_name
 
 # KEYS: window counters; ARGV[2i - 1] what to add to KEYS[i], ARGV[2i] its lifetime in seconds (set by
 # whoever creates the counter). Returns every counter's new total.
@@ -84,8 +92,22 @@ def count_request(key: str, lifetime_s: int, requests: int = 1) -> int:
     atomically, in the shared (default) cache."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
+        if OUTAGE.skipping():
+            return count_request_in(FALLBACK, key, lifetime_s, requests)
         script, client = _redis_counter(backend)
-        return int(script(keys=[backend.make_and_validate_key(key)], args=[requests, lifetime_s], client=client)[0])
+        try:
+            total = int(script(keys=[backend.make_and_validate_key(key)], args=[requests, lifetime_s],
+                               client=client)[0])
+        except RedisError as exc:  # fail open to a per-process count, never a 500
+            OUTAGE.failed(server_name(backend), exc)
+            return count_request_in(FALLBACK, key, lifetime_s, requests)
+        OUTAGE.recovered(server_name(backend))
+        return total
+    return count_request_in(backend, key, lifetime_s, requests)
+
+
+def count_request_in(backend, key: str, lifetime_s: int, requests: int = 1) -> int:
+    """count_request through Django's cache API (the database cache; the fallback while Redis is away)."""
     try:
         return backend.incr(key, requests)
     except ValueError:  # the first request of this window (or the entry expired)
@@ -141,6 +163,10 @@ class DeferredCounts:
             self.totals = {key: known for key, known in self.totals.items() if known[1] > now}
         if not batch:
             return
+        if OUTAGE.skipping():  # Redis is away: the tallies wait, the requests were counted per process
+            with self.lock:
+                self._keep(batch)
+            return
         backend = caches["default"]
         script, client = _redis_counter(backend)
         keys = list(batch)
@@ -149,13 +175,20 @@ class DeferredCounts:
                             args=[value for key in keys for value in batch[key][:2]], client=client)
         except Exception:
             with self.lock:  # Redis unreachable: the tallies wait for the next flush
-                for key, (requests, lifetime_s, window_ends) in batch.items():
-                    tally = self.unwritten.setdefault(key, [0, lifetime_s, window_ends])
-                    tally[0] += requests
+                self._keep(batch)
             raise
+        OUTAGE.recovered(server_name(backend))
         with self.lock:
             for key, total in zip(keys, totals):
                 self.totals[key] = (int(total), batch[key][2])
+
+    def _keep(self, batch: dict) -> None:
+        """Put unwritten tallies back (caller holds the lock); those of windows already over are dropped."""
+        now = time.time()
+        for key, (requests, lifetime_s, window_ends) in batch.items():
+            if window_ends > now:
+                tally = self.unwritten.setdefault(key, [0, lifetime_s, window_ends])
+                tally[0] += requests
 
     def _start_flusher(self) -> None:
         if self.background and (self.flusher is None or not self.flusher.is_alive()):
@@ -167,8 +200,11 @@ class DeferredCounts:
         while not stop.wait(FLUSH_INTERVAL_S):
             try:
                 self.flush()
+            except RedisError as exc:  # logged once a minute per process (OUTAGE), never per attempt
+                OUTAGE.failed(server_name(caches["default"]), exc)
             except Exception:  # noqa: BLE001 - logged; the tallies wait for the next flush
                 logger.exception("could not write throttle counts to the cache")
+                stop.wait(1.0)  # an unexpected error: not 20 tracebacks a second
 
 
 DEFERRED = DeferredCounts()
