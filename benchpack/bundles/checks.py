@@ -34,7 +34,7 @@ import fastjsonschema
 import jsonschema
 import msgspec
 
-from benchpack.bundles import secrets_scan
+from benchpack.bundles import secret_layers, secrets_scan
 from benchpack.lanes.spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
 from benchpack.repo_task import model_calls
 from benchpack.repo_task.model_calls import is_safe_line
@@ -969,10 +969,15 @@ def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
             yield Finding(f"secret.{hit.kind}", f"possible {hit.description} (value not shown)", path, hit.line)
         listed = ctx.files.get(path)
         role = listed.role if listed else "manifest"
-        if role in ("patch",):
-            continue  # not JSON: an escape in a diff is the text itself
         seen = {(hit.kind, hit.line) for hit in raw_hits}
-        for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
-            if (hit.kind, hit.line) not in seen:
-                seen.add((hit.kind, hit.line))
-                yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
+        if role not in ("patch",):  # a diff is not JSON: an escape in it is the text itself
+            for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
+                if (hit.kind, hit.line) not in seen:
+                    seen.add((hit.kind, hit.line))
+                    yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
+        # base64 / hex / %-encoded, reversed, zero-width-split and split-across-strings forms
+        documents = "lines" if role in _JSON_LINE_ROLES else "document" if role in (*_JSON_FILE_ROLES, "manifest") else None
+        for layered in secret_layers.scan_layers(data, json_documents=documents):
+            if (layered.hit.kind, layered.hit.line) not in seen:
+                seen.add((layered.hit.kind, layered.hit.line))
+                yield Finding(f"secret.{layered.hit.kind}", f"possible {layered.description} (value not shown)", path, layered.hit.line)
