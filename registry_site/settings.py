@@ -141,8 +141,12 @@ else:
 # throttle key by sending the header.
 NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
 ALLAUTH_TRUSTED_PROXY_COUNT = NUM_PROXIES
+# Failed logins count per address, per (login name, address) and per login name across addresses with a
+# ceiling no single address can reach, so an attacker cannot lock an account's owner out (accounts/adapter.py).
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+    "login_failed_account": env_str("LOGIN_FAILED_ACCOUNT_RATE_LIMIT", "100/h/key"),
 }
 
 # allauth: login by email, verified email mandatory before anything else.
