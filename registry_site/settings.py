@@ -56,6 +56,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: refuses an oversized body by its Content-Length before anything reads it.
     "registry_site.limits.RequestBodyLimitMiddleware",
+    # Then: the uploader's hourly limit and concurrent-upload cap, also before the body is read (CSRF reads it).
+    "submissions.upload_gate.UploadGateMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
@@ -262,7 +264,10 @@ SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024, minimum
 UPLOAD_REQUEST_OVERHEAD_BYTES = 64 * 1024
 UPLOAD_URL_NAMES = {"submissions:upload", "api_submissions"}
 DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
-FILE_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + UPLOAD_REQUEST_OVERHEAD_BYTES  # archives stay in memory
+# Django's default (2.5 MB): a larger archive streams to a temporary file while it arrives, not into memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
+# Uploads one user may have in progress at once, refused (429) before the body is read (submissions/upload_gate.py).
+SUBMISSION_MAX_CONCURRENT_UPLOADS = env_int("SUBMISSION_MAX_CONCURRENT_UPLOADS", 2, minimum=1)
 FILE_UPLOAD_HANDLERS = [
     "registry_site.limits.SizeLimitedUploadHandler",  # counts and stops; the next two store
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
