@@ -268,6 +268,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
 # Uploads one user may have in progress at once, refused (429) before the body is read (submissions/upload_gate.py).
 SUBMISSION_MAX_CONCURRENT_UPLOADS = env_int("SUBMISSION_MAX_CONCURRENT_UPLOADS", 2, minimum=1)
+# A refused (`invalid`) archive keeps its first bytes, hash, size and report; the rest is deleted after this
+# long by the hourly `trim-invalid-archives` beat task (submissions/retention.py).
+INVALID_ARCHIVE_RETENTION_S = env_int("INVALID_ARCHIVE_RETENTION_S", 24 * 3600, minimum=0)
+INVALID_ARCHIVE_KEEP_BYTES = env_int("INVALID_ARCHIVE_KEEP_BYTES", 4096, minimum=0)
 FILE_UPLOAD_HANDLERS = [
     "registry_site.limits.SizeLimitedUploadHandler",  # counts and stops; the next two store
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
@@ -358,6 +362,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "deliver-queued-email": {"task": "submissions.tasks.deliver_queued_email", "schedule": float(EMAIL_DELIVERY_INTERVAL_S)},
     "reap-lost-runs": {"task": "submissions.runqueue.tasks.reap_lost_runs", "schedule": 60.0},
+    "trim-invalid-archives": {"task": "submissions.tasks.trim_invalid_archives", "schedule": 3600.0},
 }
 
 LOGGING = {

@@ -175,6 +175,14 @@ def reap_stuck_validations() -> int:
 
 
 @shared_task(acks_late=True, ignore_result=True)
+def trim_invalid_archives() -> int:
+    """Beat, hourly: refused archives keep their first bytes, hash, size and report (submissions.retention)."""
+    from submissions.retention import trim_invalid_archives as trim
+
+    return trim()
+
+
+@shared_task(acks_late=True, ignore_result=True)
 def deliver_queued_email() -> int:
     return mailqueue.deliver_pending()
 
