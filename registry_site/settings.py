@@ -110,7 +110,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         **DATABASES["default"].get("OPTIONS", {}),
         "transaction_mode": "IMMEDIATE",
         "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1),
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # temp_store=MEMORY: SQLite's sort and statement-journal files stay out of the temporary directory the
+        # validation worker fills with extracted bundles; with them there, a full disk also failed the write
+        # that records the disk-full failure ("database or disk is full"), and the submission sat `received`.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;",
     }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -268,6 +271,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
 # Uploads one user may have in progress at once, refused (429) before the body is read (submissions/upload_gate.py).
 SUBMISSION_MAX_CONCURRENT_UPLOADS = env_int("SUBMISSION_MAX_CONCURRENT_UPLOADS", 2, minimum=1)
+# Where validation extracts archives ("" = the system's temporary directory). Put it on its own filesystem
+# (or a size-limited tmpfs) so a bundle that fills it cannot fill the database's disk too.
+VALIDATION_SCRATCH_DIR = env_str("VALIDATION_SCRATCH_DIR", "")
 # A refused (`invalid`) archive keeps its first bytes, hash, size and report; the rest is deleted after this
 # long by the hourly `trim-invalid-archives` beat task (submissions/retention.py).
 INVALID_ARCHIVE_RETENTION_S = env_int("INVALID_ARCHIVE_RETENTION_S", 24 * 3600, minimum=0)
