@@ -55,11 +55,14 @@ _REVERSED_ANCHORS = (
 _B64_RUN = r"[A-Za-z0-9+/]{%d,}={0,2}|[A-Za-z0-9_-]{%d,}={0,2}" % (MIN_BASE64, MIN_BASE64)
 _HEX_RUN = r"[0-9a-fA-F]{%d,}" % MIN_HEX
 _URL_RUN = r"""[^\s"'<>%]*(?:%[0-9A-Fa-f]{2}[^\s"'<>%]*)+"""
-# An anchor whose key is cut short by the end of a JSON string: the rest may be in the next one.
-_SPLIT_ANCHOR = (
+# An anchor whose key is cut short by the end of a JSON string: the rest may be in the next one. A URL
+# cut after `user:` counts only when what follows the colon is not all digits (`http://host:8080` is a port).
+_ANCHOR_AT_END = (
     r"""(?:sk-|gh[pousr]_|github_pat_|A(?:KIA|SIA|GPA|IDA|ROA|NPA)|xox[abposre]-|AIza|-----BEGIN|"""
-    r"""(?i:bearer|basic)\s+)[^"\s]{0,40}\\?"\s*[,:\]}]|://[^\s/?#@:"'<>]*:[^"\s/@]{0,40}\\?"\s*[,:\]}]"""
+    r"""(?i:bearer|basic)\s+)[^"\s]{0,40}|://[^\s/?#@:"'<>]*:(?:[^"\s/@]{0,40}[^0-9"\s/@][^"\s/@]{0,40})?"""
 )
+_SPLIT_ANCHOR = r"""(?:%s)\\?"\s*[,:\]}]""" % _ANCHOR_AT_END
+_SPLIT_END = re.compile("(?:%s)$" % _ANCHOR_AT_END)
 
 
 def _base64_gate() -> str:
@@ -244,14 +247,14 @@ def _joined_fields(text: str, json_documents: str, trail: str):
 
 
 def _sibling_strings(value) -> list[str]:
-    """For each object and array with two or more string values, those values joined end to end."""
+    """In each object and array, every string value that ends in a cut-short anchor joined end to end with
+    the string values after it (joining only there keeps `"http://host:1"` + `"a@b"` from reading as one)."""
     joined, stack = [], [value]
     while stack:
         item = stack.pop()
         children = list(item.values()) if isinstance(item, dict) else item if isinstance(item, list) else []
         strings = [child for child in children if isinstance(child, str)]
-        if len(strings) >= 2:
-            joined.append("".join(strings))
+        joined += ["".join(strings[i:]) for i in range(len(strings) - 1) if _SPLIT_END.search(strings[i])]
         stack.extend(child for child in children if isinstance(child, (dict, list)))
     return joined
 

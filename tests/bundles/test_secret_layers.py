@@ -76,6 +76,8 @@ def test_each_disguise_is_found_on_its_line(name):
     json.dumps({"endpoint": "http://127.0.0.1:8081/v1/chat/completions", "model": "Qwen2.5-7B-Instruct-Q4_K_M"}),
     json.dumps({"path": "/v1/models/Qwen%2FQwen2.5-7B", "notes": "50%25 of cases"}),
     json.dumps({"a": "task-", "b": "runner"}),
+    json.dumps({"endpoint": "http://127.0.0.1:8081", "contact": "bob@example.org"}),  # a port, not a password
+    json.dumps({"endpoint": "http://127.0.0.1:8081/v1", "owner": "alice:ops@example.org"}),
     "diff --git a/x.py b/x.py\nindex 3b18e51..a9c8f0d 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new\n",
 ])
 def test_ordinary_text_digests_and_random_ids_scan_clean(text):
