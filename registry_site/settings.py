@@ -56,6 +56,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: refuses an oversized body by its Content-Length before anything reads it.
     "registry_site.limits.RequestBodyLimitMiddleware",
+    # Then: the uploader's hourly limit and concurrent-upload cap, also before the body is read (CSRF reads it).
+    "submissions.upload_gate.UploadGateMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
@@ -108,7 +110,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         **DATABASES["default"].get("OPTIONS", {}),
         "transaction_mode": "IMMEDIATE",
         "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1),
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # temp_store=MEMORY: SQLite's sort and statement-journal files stay out of the temporary directory the
+        # validation worker fills with extracted bundles; with them there, a full disk also failed the write
+        # that records the disk-full failure ("database or disk is full"), and the submission sat `received`.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;",
     }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -130,7 +135,8 @@ SITE_ID = 1  # its domain and name follow SITE_URL after every `migrate` (regist
 # cache by default (its table is created after `migrate`), Redis when CACHE_URL is set.
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    # Degrades to a per-process cache while Redis is away instead of answering 500 (registry_site/cache.py).
+    CACHES = {"default": {"BACKEND": "registry_site.cache.DegradingRedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "benchpack_cache"}}
 
@@ -140,8 +146,12 @@ else:
 # throttle key by sending the header.
 NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
 ALLAUTH_TRUSTED_PROXY_COUNT = NUM_PROXIES
+# Failed logins count per address, per (login name, address) and per login name across addresses with a
+# ceiling no single address can reach, so an attacker cannot lock an account's owner out (accounts/adapter.py).
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+    "login_failed_account": env_str("LOGIN_FAILED_ACCOUNT_RATE_LIMIT", "100/h/key"),
 }
 
 # allauth: login by email, verified email mandatory before anything else.
@@ -257,7 +267,17 @@ SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024, minimum
 UPLOAD_REQUEST_OVERHEAD_BYTES = 64 * 1024
 UPLOAD_URL_NAMES = {"submissions:upload", "api_submissions"}
 DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
-FILE_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + UPLOAD_REQUEST_OVERHEAD_BYTES  # archives stay in memory
+# Django's default (2.5 MB): a larger archive streams to a temporary file while it arrives, not into memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
+# Uploads one user may have in progress at once, refused (429) before the body is read (submissions/upload_gate.py).
+SUBMISSION_MAX_CONCURRENT_UPLOADS = env_int("SUBMISSION_MAX_CONCURRENT_UPLOADS", 2, minimum=1)
+# Where validation extracts archives ("" = the system's temporary directory). Put it on its own filesystem
+# (or a size-limited tmpfs) so a bundle that fills it cannot fill the database's disk too.
+VALIDATION_SCRATCH_DIR = env_str("VALIDATION_SCRATCH_DIR", "")
+# A refused (`invalid`) archive keeps its first bytes, hash, size and report; the rest is deleted after this
+# long by the hourly `trim-invalid-archives` beat task (submissions/retention.py).
+INVALID_ARCHIVE_RETENTION_S = env_int("INVALID_ARCHIVE_RETENTION_S", 24 * 3600, minimum=0)
+INVALID_ARCHIVE_KEEP_BYTES = env_int("INVALID_ARCHIVE_KEEP_BYTES", 4096, minimum=0)
 FILE_UPLOAD_HANDLERS = [
     "registry_site.limits.SizeLimitedUploadHandler",  # counts and stops; the next two store
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
@@ -348,6 +368,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "deliver-queued-email": {"task": "submissions.tasks.deliver_queued_email", "schedule": float(EMAIL_DELIVERY_INTERVAL_S)},
     "reap-lost-runs": {"task": "submissions.runqueue.tasks.reap_lost_runs", "schedule": 60.0},
+    "trim-invalid-archives": {"task": "submissions.tasks.trim_invalid_archives", "schedule": 3600.0},
 }
 
 LOGGING = {

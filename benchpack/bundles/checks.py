@@ -34,7 +34,7 @@ import fastjsonschema
 import jsonschema
 import msgspec
 
-from benchpack.bundles import secrets_scan
+from benchpack.bundles import secret_layers, secrets_scan
 from benchpack.lanes.spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
 from benchpack.repo_task import model_calls
 from benchpack.repo_task.model_calls import is_safe_line
@@ -492,7 +492,7 @@ class BundleContext:
     files: dict[str, ListedFile] = field(default_factory=dict)  # only safe, existing, regular files
     _bytes: dict[str, bytes] = field(default_factory=dict)
     _text: dict[str, str | None] = field(default_factory=dict)
-    _prefilter: dict[str, Future[tuple[bool, bool]]] = field(default_factory=dict)
+    _prefilter: dict[str, Future[tuple[bool, bool, set[str]]]] = field(default_factory=dict)
     _worker: ThreadPoolExecutor | None = None
 
     def read(self, path: str) -> bytes:
@@ -512,6 +512,11 @@ class BundleContext:
         """The secret prefilter's verdict on the file: False means the exact scan would find nothing."""
         self.read(path)
         return self._prefilter[path].result()[0]  # re-raises a failure, so the check fails closed
+
+    def secret_layers(self, path: str) -> set[str]:
+        """The decoded layers (secret_layers) whose gate matches the file, from the same background thread."""
+        self.read(path)
+        return self._prefilter[path].result()[2]
 
     def close(self) -> None:
         if self._worker is not None:
@@ -839,12 +844,16 @@ _SUSPICIOUS_NUMBER = re.compile(_SUSPICIOUS_NUMBER_PATTERN.encode())  # exact pe
 _PREFILTERS = secrets_scan.combined_prefilter((_SUSPICIOUS_NUMBER_PATTERN,))
 
 
-def _prefilter(data: bytes) -> tuple[bool, bool]:
-    """(might hold a secret, might hold a bad number), from one RE2 pass when RE2 is there."""
+def _prefilter(data: bytes) -> tuple[bool, bool, set[str]]:
+    """(might hold a secret, might hold a bad number, the secret layers whose gate matches): one RE2 pass
+    for the first two when RE2 is there, and the layers' own gate pass (a separate set: its windows would
+    slow the first), both on the background thread."""
+    layers = secret_layers.layers_that_apply(data)
     if _PREFILTERS is None:
-        return secrets_scan.might_contain_secret(data), _SUSPICIOUS_NUMBER.search(data) is not None
+        return secrets_scan.might_contain_secret(data), _SUSPICIOUS_NUMBER.search(data) is not None, layers
     found = _PREFILTERS.Match(data) or ()
-    return any(i < secrets_scan.SECRET_PATTERN_COUNT for i in found), secrets_scan.SECRET_PATTERN_COUNT in found
+    return (any(i < secrets_scan.SECRET_PATTERN_COUNT for i in found), secrets_scan.SECRET_PATTERN_COUNT in found,
+            layers)
 
 
 class _BadNumber(ValueError):
@@ -969,10 +978,15 @@ def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
             yield Finding(f"secret.{hit.kind}", f"possible {hit.description} (value not shown)", path, hit.line)
         listed = ctx.files.get(path)
         role = listed.role if listed else "manifest"
-        if role in ("patch",):
-            continue  # not JSON: an escape in a diff is the text itself
         seen = {(hit.kind, hit.line) for hit in raw_hits}
-        for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
-            if (hit.kind, hit.line) not in seen:
-                seen.add((hit.kind, hit.line))
-                yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
+        if role not in ("patch",):  # a diff is not JSON: an escape in it is the text itself
+            for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
+                if (hit.kind, hit.line) not in seen:
+                    seen.add((hit.kind, hit.line))
+                    yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
+        # base64 / hex / %-encoded, reversed, zero-width-split and split-across-strings forms
+        documents = "lines" if role in _JSON_LINE_ROLES else "document" if role in (*_JSON_FILE_ROLES, "manifest") else None
+        for layered in secret_layers.scan_layers(data, json_documents=documents, applying=ctx.secret_layers(path)):
+            if (layered.hit.kind, layered.hit.line) not in seen:
+                seen.add((layered.hit.kind, layered.hit.line))
+                yield Finding(f"secret.{layered.hit.kind}", f"possible {layered.description} (value not shown)", path, layered.hit.line)
