@@ -158,6 +158,7 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
         "endpoint": record.endpoint,
         "run_plan": record.plan,
         "server_probes": server.probes,
+        "scripted_endpoint": server.scripted,
         "arrival_clock": arrival_clock(record.endpoint),
     }
     metadata.update(complete=False, incomplete_reason=RUNNING, started_at=_now(), finished_at=None,

@@ -34,6 +34,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
+
 PROBE_TIMEOUT_S = 3.0
 LLAMA_SERVER_SOURCE = "llama-server /props"
 OLLAMA_SOURCE = "ollama /api/show"
@@ -72,6 +74,9 @@ class ServerInfo:
     sole_model: str | None = None
     model_file: str | None = None  # a file name, never a local path
     honours_cache_prompt: bool = False  # the per-request "cache_prompt" switch
+    # The server said it is the built-in scripted endpoint (its header or Server name):
+    # the run is demo data wherever it goes (benchpack.registry.provenance.is_scripted).
+    scripted: bool = False
     probes: list[dict] = field(default_factory=list)
 
     def to_metadata(self) -> dict:
@@ -107,6 +112,11 @@ class _Prober:
             record["result"] = f"no answer ({type(exc).__name__})"
             return None
         record["result"] = f"HTTP {response.status_code}"
+        server = response.headers.get("server", "")
+        scripted = response.headers.get(SCRIPTED_HEADER) or (server if server.startswith(SCRIPTED_RUNTIME) else "")
+        if scripted:
+            record["scripted"] = scripted[:200]
+            self.info.scripted = True
         if response.status_code != 200:
             return None
         try:
@@ -130,6 +140,11 @@ def probe_server(adapter_id: str, endpoint: str, model: str, *, client: httpx.Cl
     finally:
         if own:
             client.close()
+    if info.scripted:
+        # Whatever it imitates (`--like llama-server`), its runtime name says what it is.
+        info.runtime_name = SCRIPTED_RUNTIME
+        if info.runtime_version in (None, SCRIPTED_RUNTIME):
+            info.runtime_version = "scripted"
     return info
 
 

@@ -27,7 +27,8 @@ from benchpack.packs.loader import MANIFEST_NAME, Pack, bundled_packs_dir, load_
 from benchpack.run.runner import RunOptions, effective_pack
 from submissions.runqueue.models import HostPack, RunRequest
 
-PROVENANCE = "operator-curated"
+# The host's claim in the bundle; the registry earns the published value itself (runner-host, …).
+PROVENANCE = "self-reported"
 
 
 class RunRefused(Exception):
