@@ -33,9 +33,9 @@ class PublishedRun(models.Model):
     # Earned by the server (benchpack.registry.provenance.earned_provenance); the
     # API field and filter. The bundle's own word is `claimed_provenance`, shown as a claim.
     provenance = models.CharField(max_length=32, db_index=True)
-    claimed_provenance = models.CharField(max_length=32, blank=True)
+    claimed_provenance = models.CharField(max_length=32, blank=True, default="")
     # Why it earned it, in words: "uploaded by an operator", "runner host gpu-1, queued by its owner", …
-    provenance_basis = models.CharField(max_length=255, blank=True)
+    provenance_basis = models.CharField(max_length=255, blank=True, default="")
     is_demo = models.BooleanField(default=False)
     hardware = models.JSONField(null=True, blank=True)
     run_metadata = models.JSONField(null=True, blank=True)

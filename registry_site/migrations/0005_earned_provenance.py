@@ -74,9 +74,9 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AddField(model_name="publishedrun", name="claimed_provenance",
-                            field=models.CharField(blank=True, max_length=32)),
+                            field=models.CharField(blank=True, default="", max_length=32)),
         migrations.AddField(model_name="publishedrun", name="provenance_basis",
-                            field=models.CharField(blank=True, max_length=255)),
+                            field=models.CharField(blank=True, default="", max_length=255)),
         migrations.AlterField(model_name="publishedrun", name="provenance",
                               field=models.CharField(db_index=True, max_length=32)),
         migrations.RunPython(forwards, migrations.RunPython.noop),
