@@ -192,8 +192,7 @@ def end(host: RunnerHost, request_id, claim_token, to_state: str, reason: str, *
     request = request_of(host, request_id)
     moved = move(request.pk, (states.RUNNING,), to_state, worker=worker or request.claimed_by, reason=reason[:2000],
                  where=(_held(request, claim_token),), finished_at=timezone.now(), current="",
-                 failure_reason=reason[:2000] if to_state == states.FAILED else "",
-                 log_tail=log_tail[-LOG_TAIL_MAX:], timings=timings or {})
+                 failure_reason=reason[:2000], log_tail=log_tail[-LOG_TAIL_MAX:], timings=timings or {})
     if not moved:
         raise Lost(f"not moved to {to_state}: this worker no longer holds the request")
     return to_state
