@@ -8,6 +8,7 @@ unset both are one broker (the demo's filesystem broker, a test's Redis).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from celery import Celery
@@ -29,3 +30,15 @@ def runner_app() -> Celery:
 
         return app
     return _app(settings.RUNNER_BROKER_URL)
+
+
+def send_task(name: str, **options) -> None:
+    """Send on the runner broker. The connection is opened for RUNNER_BROKER_URL explicitly:
+    Celery would otherwise prefer a CELERY_BROKER_URL environment variable (the Redis of the
+    registry's own work) over the app's configured broker."""
+    app = runner_app()
+    if settings.RUNNER_BROKER_URL == settings.CELERY_BROKER_URL:
+        app.send_task(name, **options)
+        return
+    with contextlib.closing(app.connection_for_write(settings.RUNNER_BROKER_URL)) as connection:
+        app.send_task(name, connection=connection, **options)

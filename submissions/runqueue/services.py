@@ -75,9 +75,9 @@ def send(request: RunRequest) -> None:
     The message carries only the request id; the worker learns the rest by
     claiming it over the runner-host API with its token.
     """
-    from submissions.runqueue.broker import runner_app
+    from submissions.runqueue.broker import send_task
 
-    runner_app().send_task(
+    send_task(
         EXECUTE_TASK,
         args=[str(request.pk)],
         queue=request.host.queue,

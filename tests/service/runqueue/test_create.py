@@ -68,12 +68,12 @@ def test_a_disabled_host_takes_no_new_requests(host, operator):
 def test_nothing_is_left_behind_when_the_broker_refuses_the_message(host, operator, monkeypatch):
     from kombu.exceptions import OperationalError
 
-    from submissions.runqueue.broker import runner_app
+    from submissions.runqueue import broker
 
     def broker_down(*args, **kwargs):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6399. Connection refused.")
 
-    monkeypatch.setattr(runner_app(), "send_task", broker_down)
+    monkeypatch.setattr(broker.runner_app(), "send_task", broker_down)
     with pytest.raises(RequestRefused) as refused:
         _create(operator, host)
     assert refused.value.status == 503
