@@ -1,0 +1,15 @@
+"""Tasks looked up by name, so services never import task modules (tasks stay thin entry points at the
+top of the import graph: they call services, never the other way round)."""
+
+from __future__ import annotations
+
+VALIDATE_SUBMISSION = "submissions.tasks.validate_submission"
+DELIVER_QUEUED_EMAIL = "submissions.tasks.deliver_queued_email"
+
+
+def task(name: str):
+    """The registered task `name` (the app finalizes and autodiscovers on first use); `.delay()` honours
+    CELERY_TASK_ALWAYS_EAGER like the task object does."""
+    from registry_site.celery import app
+
+    return app.tasks[name]
