@@ -10,6 +10,11 @@ DELIVER_QUEUED_EMAIL = "submissions.tasks.deliver_queued_email"
 def task(name: str):
     """The registered task `name` (the app finalizes and autodiscovers on first use); `.delay()` honours
     CELERY_TASK_ALWAYS_EAGER like the task object does."""
+    import importlib
+
     from registry_site.celery import app
 
+    if name not in app.tasks:
+        # Outside a worker nothing has run autodiscovery: load the task's module by its name.
+        importlib.import_module(name.rsplit(".", 1)[0])
     return app.tasks[name]
