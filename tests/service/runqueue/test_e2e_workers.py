@@ -19,7 +19,7 @@ import pytest
 
 from benchpack.refserver.server import RefServer
 from tests.service.live import ROOT, free_port, start_live_service
-from tests.service.runqueue.live_runners import MODEL, RunnerWorker, redirect_server, register, wait_until
+from tests.service.runqueue.live_runners import MODEL, RUNNER_ENV, RunnerWorker, redirect_server, register, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -32,7 +32,8 @@ def ref():
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory, ref):
-    service, stop = start_live_service(tmp_path_factory.mktemp("runqueue"), redis_db=12)
+    # The registry decides when a run is lost (its RUN_HEARTBEAT_TIMEOUT_S), so it gets the short timeout.
+    service, stop = start_live_service(tmp_path_factory.mktemp("runqueue"), redis_db=12, env_overrides=RUNNER_ENV)
     service.token = register(service, ref.url, ("gpu-a", "gpu-b"))
     service.runners = {}
     yield service
