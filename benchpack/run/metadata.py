@@ -122,13 +122,13 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
     Appends to `warnings` what the user must see (a configuration the file
     and the server disagree on, a model the server does not serve).
     """
-    from benchpack.run.server_info import merge_config, model_mismatch
+    from benchpack.run.server_info import announced_runtime, merge_config, model_mismatch
 
     metadata = {k: v for k, v in (user or {}).items() if k not in RUNNER_KEYS}
     runtime = dict(_section(metadata, "runtime"))
     model = dict(_section(metadata, "model"))
     server = record.server
-    for key, value in (("name", server.runtime_name), ("version", server.runtime_version)):
+    for key, value in zip(("name", "version"), announced_runtime(server)):
         if value and not _present(runtime.get(key)):
             runtime[key] = value
         elif value and runtime.get(key) != value:

@@ -140,12 +140,16 @@ def probe_server(adapter_id: str, endpoint: str, model: str, *, client: httpx.Cl
     finally:
         if own:
             client.close()
-    if info.scripted:
-        # Whatever it imitates (`--like llama-server`), its runtime name says what it is.
-        info.runtime_name = SCRIPTED_RUNTIME
-        if info.runtime_version in (None, SCRIPTED_RUNTIME):
-            info.runtime_version = "scripted"
     return info
+
+
+def announced_runtime(info: ServerInfo) -> tuple[str | None, str | None]:
+    """The runtime name and version a run records. The scripted endpoint is named for what it is,
+    whatever it imitates (`--like llama-server`); the probe logic keeps what it imitates."""
+    if info.scripted:
+        version = info.runtime_version if info.runtime_version not in (None, SCRIPTED_RUNTIME) else "scripted"
+        return SCRIPTED_RUNTIME, version
+    return info.runtime_name, info.runtime_version
 
 
 def probe_loaded_model(adapter_id: str, endpoint: str, model: str, info: ServerInfo, *,

@@ -55,6 +55,6 @@ def test_the_real_scripted_endpoint_announces_itself_and_the_probe_records_it(li
     with RefServer(responses=["hi"], **like) as srv:
         info = server_info.probe_server("openai-chat", srv.openai_url, "refserver-model")
     assert info.scripted is True
-    assert info.runtime_name == "benchpack-refserver"  # even when it imitates llama-server
+    assert server_info.announced_runtime(info)[0] == "benchpack-refserver"  # even when it imitates llama-server
     assert any(probe.get("scripted", "").startswith("benchpack-refserver") for probe in info.probes)
     assert p.is_scripted({"benchpack": {"server_probes": info.probes}})

@@ -131,7 +131,9 @@ def test_llama_server_props_become_runtime_config_and_the_served_model_is_record
                "--endpoint", f"{llama.url}/v1", "--out", out, "--run-metadata", declared) == 0
     metadata = json.loads((out / "run-metadata.json").read_text())
     runtime = metadata["runtime"]
-    assert runtime["name"] == "llama-server" and runtime["version"] == "b6100-abcdef0"
+    # The scripted endpoint imitating llama-server is read like llama-server (config, version) but
+    # recorded under its own name: a run against it is demo data wherever its bundle goes.
+    assert runtime["name"] == "benchpack-refserver" and runtime["version"] == "b6100-abcdef0"
     # The server's values win; the file fills what the server does not report.
     assert runtime["config"] == {"context_size": 4096, "parallel_slots": 4, "threads": 1}
     assert runtime["config_source"] == "llama-server /props + run-metadata file"
@@ -159,7 +161,7 @@ def test_ollama_show_and_ps_become_runtime_config(tmp_path, llama):
     assert run(sweep(tmp_path, repetitions=1, warmup=0), "--adapter", "ollama-generate", "--model", "qwen3:8b",
                "--endpoint", llama.url, "--out", out) == 0
     runtime = json.loads((out / "run-metadata.json").read_text())["runtime"]
-    assert (runtime["name"], runtime["version"]) == ("ollama", "0.12.3")
+    assert (runtime["name"], runtime["version"]) == ("benchpack-refserver", "0.12.3")  # scripted, imitating Ollama
     assert runtime["config"] == {"context_size": 8192, "threads": 6, "quantization": "Q4_K_M",
                                  "parameter_size": "8.2B", "family": "qwen3", "format": "gguf", "gpu_offload": "50%"}
     assert runtime["config_source"] == "ollama /api/show + /api/ps"
