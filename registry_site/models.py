@@ -30,7 +30,12 @@ class PublishedRun(models.Model):
     model = models.CharField(max_length=255, db_index=True)
     runtime = models.CharField(max_length=255, blank=True)
     hardware_class = models.CharField(max_length=255, blank=True, db_index=True)
-    provenance = models.CharField(max_length=32)
+    # Earned by the server (benchpack.registry.provenance.earned_provenance); the
+    # API field and filter. The bundle's own word is `claimed_provenance`, shown as a claim.
+    provenance = models.CharField(max_length=32, db_index=True)
+    claimed_provenance = models.CharField(max_length=32, blank=True, default="")
+    # Why it earned it, in words: "uploaded by an operator", "runner host gpu-1, queued by its owner", …
+    provenance_basis = models.CharField(max_length=255, blank=True, default="")
     is_demo = models.BooleanField(default=False)
     hardware = models.JSONField(null=True, blank=True)
     run_metadata = models.JSONField(null=True, blank=True)

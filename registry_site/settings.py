@@ -265,7 +265,7 @@ CONTENT_SECURITY_POLICY = {
 REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
 SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024, minimum=1)
 UPLOAD_REQUEST_OVERHEAD_BYTES = 64 * 1024
-UPLOAD_URL_NAMES = {"submissions:upload", "api_submissions"}
+UPLOAD_URL_NAMES = {"submissions:upload", "api_submissions", "api_runner_finish"}
 DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 # Django's default (2.5 MB): a larger archive streams to a temporary file while it arrives, not into memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
@@ -307,9 +307,15 @@ SUBMISSION_MAX_VALIDATION_ATTEMPTS = env_int("SUBMISSION_MAX_VALIDATION_ATTEMPTS
 # down at upload) is sent by the next reaper run.
 SUBMISSION_VALIDATING_TIMEOUT_S = env_int("SUBMISSION_VALIDATING_TIMEOUT_S", 900, minimum=1)
 
-# Run queue (docs/runner-hosts.md). A worker started with BENCHPACK_RUNNER_HOST=<name>
-# and `-Q runs.<name>` executes that host's run requests and nothing else.
-RUNNER_HOST = env_str("BENCHPACK_RUNNER_HOST", "")
+# Run queue (docs/runner-hosts.md). Runner workers are not this Django project:
+# they run submissions.runqueue.runner with a host token and a broker login of
+# their own, and reach the registry only over its HTTP API.
+# The broker that carries `runs.<host>` queues: RabbitMQ in production (one user
+# per host, limited to its queue: submissions.runqueue.broker_users); unset, the
+# same broker as everything else (the demo's filesystem broker, or Redis).
+RUNNER_BROKER_URL = env_str("RUNNER_BROKER_URL", "") or None
+# How `manage.py runner_host` reaches RabbitMQ's user database (shell words).
+RABBITMQCTL = env_str("RABBITMQCTL", "rabbitmqctl")
 # The longest run a request may ask for; a request's own limit defaults to
 # RUN_REQUEST_DEFAULT_TIME_LIMIT_S (at most this).
 RUN_REQUEST_MAX_S = env_int("RUN_REQUEST_MAX_S", 6 * 3600, minimum=1)
@@ -326,6 +332,7 @@ RUNNER_HOST_OFFLINE_AFTER_S = max(3 * RUN_HEARTBEAT_INTERVAL_S, 30.0)
 # Celery: a real worker always. Locally a kombu filesystem transport needs no
 # server; CI and production set CELERY_BROKER_URL=redis://...
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+RUNNER_BROKER_URL = RUNNER_BROKER_URL or CELERY_BROKER_URL
 CELERY_BROKER_DIR = VAR_DIR / "broker"
 # Redis hands an unacknowledged message to another worker once it is this old,
 # and every worker on the broker applies its own value: it must exceed the

@@ -60,10 +60,10 @@ def _pickled(message) -> bytes:
 
 def kick_delivery() -> None:
     """Ask a worker to deliver now; if the broker is down the beat schedule does it later."""
-    from submissions.tasks import deliver_queued_email
+    from registry_site.task_names import DELIVER_QUEUED_EMAIL, task
 
     try:
-        deliver_queued_email.delay()
+        task(DELIVER_QUEUED_EMAIL).delay()
     except Exception as exc:  # noqa: BLE001 - the rows are safe in the database
         # One line, no traceback: during a broker outage every queued email says this.
         log.warning("could not queue email delivery; the periodic run will send it (%s: %s)", type(exc).__name__, exc)

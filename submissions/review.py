@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils.safestring import mark_safe
 
 from accounts.operators import operator_count
-from registry_site.publishing import publish
+from registry_site.publishing import publication_of, publish
 from submissions import emails, states
 from submissions.models import Submission
 from submissions.runqueue.reproduction import check_reproductions
@@ -50,7 +50,7 @@ def approve(submission_id, operator) -> bool:
         )
         if moved:
             approved = Submission.objects.get(pk=submission_id)
-            check_reproductions(approved, publish(approved), actor=operator)
+            check_reproductions(approved, publish(publication_of(approved)), actor=operator)
             emails.send_decision(approved)  # queued in this transaction; a worker delivers it
     return moved
 

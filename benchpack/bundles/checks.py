@@ -38,11 +38,13 @@ from benchpack.bundles import secret_layers, secrets_scan
 from benchpack.lanes.spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
 from benchpack.repo_task import model_calls
 from benchpack.repo_task.model_calls import is_safe_line
+from benchpack.registry.provenance import CLAIMS
 
 MANIFEST_NAME = "bundle.json"
 FORMAT_NAME = "benchpack-bundle"
 FORMAT_VERSION = 1
-PROVENANCES = ("self-reported", "operator-curated", "independently-reproduced")
+# What a bundle may claim (benchpack.registry.provenance); the registry earns the published value.
+PROVENANCES = CLAIMS
 OMIT_REASONS = ("not-compact", "unreferenced-patch", "unsafe-model-call-log")
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 _ID = r"[A-Za-z0-9][A-Za-z0-9_-]*"

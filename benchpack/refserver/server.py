@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
 from benchpack.measurement.writer import Stream, TimedWriter
 # In options.py so that `benchpack --help` need not import this module; re-exported for callers.
 from benchpack.refserver.options import SCENARIOS, add_arguments  # noqa: F401
@@ -177,6 +178,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        # Every answer says it is scripted; the runner's probe records it, so a
+        # bundle made from a run against this server stays demo data in the registry.
+        super().send_response(code, message)
+        self.send_header(SCRIPTED_HEADER, f"{SCRIPTED_RUNTIME}; scripted replies, not a model")
 
     # ---- plumbing -------------------------------------------------------
     def _read_json(self) -> Any:

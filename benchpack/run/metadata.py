@@ -132,7 +132,7 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
     Appends to `warnings` what the user must see (a configuration the file
     and the server disagree on, a model the server does not serve).
     """
-    from benchpack.run.server_info import merge_config, model_mismatch
+    from benchpack.run.server_info import announced_runtime, merge_config, model_mismatch
 
     user = user or {}
     metadata = {k: copy.deepcopy(v) for k, v in user.items() if k not in RUNNER_KEYS}  # as given
@@ -140,7 +140,7 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
     runtime = copy.deepcopy(_section(user, "runtime"))
     model = copy.deepcopy(_section(user, "model"))
     server = record.server
-    for key, value in (("name", server.runtime_name), ("version", server.runtime_version)):
+    for key, value in zip(("name", "version"), announced_runtime(server)):
         if value and not _present(runtime.get(key)):
             runtime[key] = value
         elif value and runtime.get(key) != value:
@@ -172,6 +172,7 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
         "endpoint": record.endpoint,
         "run_plan": record.plan,
         "server_probes": server.probes,
+        "scripted_endpoint": server.scripted,
         "arrival_clock": arrival_clock(record.endpoint),
     }
     metadata.update(complete=False, incomplete_reason=RUNNING, started_at=_now(), finished_at=None,

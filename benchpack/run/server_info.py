@@ -34,6 +34,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
+
 PROBE_TIMEOUT_S = 3.0
 LLAMA_SERVER_SOURCE = "llama-server /props"
 OLLAMA_SOURCE = "ollama /api/show"
@@ -72,6 +74,9 @@ class ServerInfo:
     sole_model: str | None = None
     model_file: str | None = None  # a file name, never a local path
     honours_cache_prompt: bool = False  # the per-request "cache_prompt" switch
+    # The server said it is the built-in scripted endpoint (its header or Server name):
+    # the run is demo data wherever it goes (benchpack.registry.provenance.is_scripted).
+    scripted: bool = False
     probes: list[dict] = field(default_factory=list)
 
     def to_metadata(self) -> dict:
@@ -107,6 +112,11 @@ class _Prober:
             record["result"] = f"no answer ({type(exc).__name__})"
             return None
         record["result"] = f"HTTP {response.status_code}"
+        server = response.headers.get("server", "")
+        scripted = response.headers.get(SCRIPTED_HEADER) or (server if server.startswith(SCRIPTED_RUNTIME) else "")
+        if scripted:
+            record["scripted"] = scripted[:200]
+            self.info.scripted = True
         if response.status_code != 200:
             return None
         try:
@@ -131,6 +141,15 @@ def probe_server(adapter_id: str, endpoint: str, model: str, *, client: httpx.Cl
         if own:
             client.close()
     return info
+
+
+def announced_runtime(info: ServerInfo) -> tuple[str | None, str | None]:
+    """The runtime name and version a run records. The scripted endpoint is named for what it is,
+    whatever it imitates (`--like llama-server`); the probe logic keeps what it imitates."""
+    if info.scripted:
+        version = info.runtime_version if info.runtime_version not in (None, SCRIPTED_RUNTIME) else "scripted"
+        return SCRIPTED_RUNTIME, version
+    return info.runtime_name, info.runtime_version
 
 
 def probe_loaded_model(adapter_id: str, endpoint: str, model: str, info: ServerInfo, *,

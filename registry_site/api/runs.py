@@ -48,7 +48,8 @@ class RunSummarySerializer(serializers.ModelSerializer):
     class Meta:
         model = PublishedRun
         fields = ["id", "url", "label", "pack_id", "pack_version", "adapter", "model", "runtime", "hardware_class",
-                  "provenance", "is_demo", "row_count", "ok_count", "case_count", "published_at"]
+                  "provenance", "provenance_basis", "claimed_provenance", "is_demo", "row_count", "ok_count",
+                  "case_count", "published_at"]
 
     def get_url(self, obj) -> str:
         return f"/api/v1/runs/{obj.pk}/"

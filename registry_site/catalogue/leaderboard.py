@@ -21,11 +21,13 @@ from dataclasses import dataclass, fields as dataclass_fields
 from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
 from benchpack.measurement import stats
+from benchpack.registry import provenance
 from registry_site.catalogue import cache
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
-PROVENANCE_RANK = {"self-reported": 0, "operator-curated": 1, "independently-reproduced": 2}
-PROVENANCES = tuple(PROVENANCE_RANK)
+# Earned provenance only (benchpack.registry.provenance); a bundle's claim is never ranked or filtered on.
+PROVENANCE_RANK = provenance.RANK
+PROVENANCES = provenance.EARNED
 # Metrics where more is better; the rest (times) rank ascending.
 HIGHER_IS_BETTER = {"decode_tps", "prefill_tps", "pass_rate"}
 # Sortable columns: every metric, its spread ends, and the descriptive columns.

@@ -64,11 +64,21 @@ def hard_time_limit(time_limit_s: int) -> int:
     return int(time_limit_s * 1.2) + 60
 
 
-def send(request: RunRequest) -> None:
-    """Put the request on its host's queue; `sent_at` tells the reaper it went out."""
-    from submissions.runqueue.tasks import execute_run_request
+# The runner hosts' task, by name: it lives in the runner worker
+# (submissions.runqueue.runner.app), which is not this Django project.
+EXECUTE_TASK = "benchpack.runner.execute_run_request"
 
-    execute_run_request.apply_async(
+
+def send(request: RunRequest) -> None:
+    """Put the request on its host's queue; `sent_at` tells the reaper it went out.
+
+    The message carries only the request id; the worker learns the rest by
+    claiming it over the runner-host API with its token.
+    """
+    from submissions.runqueue.broker import send_task
+
+    send_task(
+        EXECUTE_TASK,
         args=[str(request.pk)],
         queue=request.host.queue,
         time_limit=hard_time_limit(request.time_limit_s),

@@ -133,9 +133,11 @@ def test_llama_server_props_become_runtime_config_and_the_served_model_is_record
     metadata = json.loads((out / "run-metadata.json").read_text())
     # The user's object is kept as given (the seed's contract) ...
     assert metadata["runtime"] == {"config": {"threads": 1, "context_size": 8192}}
-    # ... and the runner's view is beside it: the server's values win, the file fills what the server does not report.
+    # ... and the runner's view is beside it. The scripted endpoint imitating llama-server is read like
+    # llama-server (config, version) but recorded under its own name: a run against it is demo data
+    # wherever its bundle goes. The server's values win; the file fills what the server does not report.
     runtime = metadata["benchpack"]["reported"]["runtime"]
-    assert runtime["name"] == "llama-server" and runtime["version"] == "b6100-abcdef0"
+    assert runtime["name"] == "benchpack-refserver" and runtime["version"] == "b6100-abcdef0"
     assert runtime["config"] == {"context_size": 4096, "parallel_slots": 4, "threads": 1}
     assert runtime["config_source"] == "llama-server /props + run-metadata file"
     assert effective(metadata)["runtime"] == runtime
@@ -163,7 +165,7 @@ def test_ollama_show_and_ps_become_runtime_config(tmp_path, llama):
     assert run(sweep(tmp_path, repetitions=1, warmup=0), "--adapter", "ollama-generate", "--model", "qwen3:8b",
                "--endpoint", llama.url, "--out", out) == 0
     runtime = json.loads((out / "run-metadata.json").read_text())["runtime"]
-    assert (runtime["name"], runtime["version"]) == ("ollama", "0.12.3")
+    assert (runtime["name"], runtime["version"]) == ("benchpack-refserver", "0.12.3")  # scripted, imitating Ollama
     assert runtime["config"] == {"context_size": 8192, "threads": 6, "quantization": "Q4_K_M",
                                  "parameter_size": "8.2B", "family": "qwen3", "format": "gguf", "gpu_offload": "50%"}
     assert runtime["config_source"] == "ollama /api/show + /api/ps"

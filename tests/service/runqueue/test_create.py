@@ -72,18 +72,19 @@ def test_a_broker_outage_keeps_the_request_queued_for_the_reaper_to_send(host, o
     """The row is its own outbox, as an upload's is: created (201), unsent, and sent by the reaper later."""
     from kombu.exceptions import OperationalError
 
-    from submissions.runqueue.tasks import execute_run_request, reap_lost_runs
+    from submissions.runqueue import broker
+    from submissions.runqueue.tasks import reap_lost_runs
 
     sent = []
 
     def broker_down(*args, **kwargs):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6399. Connection refused.")
 
-    monkeypatch.setattr(execute_run_request, "apply_async", broker_down)
+    monkeypatch.setattr(broker.runner_app(), "send_task", broker_down)
     request = _create(operator, host)
     stored = RunRequest.objects.get(pk=request.pk)
     assert stored.state == "queued" and stored.sent_at is None
-    monkeypatch.setattr(execute_run_request, "apply_async", lambda *a, **k: sent.append(k["args"]))
+    monkeypatch.setattr(broker.runner_app(), "send_task", lambda *a, **k: sent.append(k["args"]))
     RunRequest.objects.filter(pk=request.pk).update(created_at=timezone.now() - timedelta(minutes=2))
     reap_lost_runs()
     assert sent == [[str(request.pk)]]
