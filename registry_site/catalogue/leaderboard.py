@@ -21,21 +21,24 @@ from dataclasses import dataclass, fields as dataclass_fields
 from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
 from benchpack.measurement import stats
+from benchpack.results import metrics as metric_registry
 from registry_site.catalogue import cache
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
 PROVENANCE_RANK = {"self-reported": 0, "operator-curated": 1, "independently-reproduced": 2}
 PROVENANCES = tuple(PROVENANCE_RANK)
-# Metrics where more is better; the rest (times) rank ascending.
-HIGHER_IS_BETTER = {"decode_tps", "prefill_tps", "pass_rate"}
-# Sortable columns: every metric, its spread ends, and the descriptive columns.
+# Metrics where more is better (benchpack.results.metrics); the rest (times) rank ascending.
+HIGHER_IS_BETTER = {m for m in METRICS if metric_registry.metric(m).direction == metric_registry.HIGHER}
+# What a board may rank by: the registry's rankable figures. decode_tps (output ÷ (wall − TTFT)) is never ranked.
+RANKED = tuple(m for m in METRICS if metric_registry.metric(m).rankable)
+# Sortable columns: every ranked metric, its spread ends, and the descriptive columns.
 SORTABLE = (
-    *METRICS, *(f"{m}_min" for m in METRICS), *(f"{m}_max" for m in METRICS),
+    *RANKED, *(f"{m}_min" for m in RANKED), *(f"{m}_max" for m in RANKED),
     "run_count", "answered", "correct", "model", "model_family", "model_quantization", "runtime_name",
     "runtime_version", "hardware_class", "accelerator", "provenance", "first_published_at", "last_published_at",
 )
-DEFAULT_ORDER = "decode_tps"
-CASE_METRIC_FIELDS = ("decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s")
+DEFAULT_ORDER = "decode_rate"
+CASE_METRIC_FIELDS = ("decode_rate", "decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s")
 
 
 class QueryError(ValueError):
@@ -70,6 +73,7 @@ class RunFigures:
     answered: int
     scored: int | None
     correct: int | None
+    decode_rate: float | None = None
     decode_tps: float | None = None
     ttft_s: float | None = None
     prefill_tps: float | None = None
@@ -85,7 +89,7 @@ class RunFigures:
 
 def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
     return RunFigures(run=run, rows=case.rows, answered=case.ok_rows, scored=case.scored_rows,
-                      correct=case.passed_rows, decode_tps=case.decode_tps, ttft_s=case.ttft_s,
+                      correct=case.passed_rows, decode_rate=case.decode_rate, decode_tps=case.decode_tps, ttft_s=case.ttft_s,
                       prefill_tps=case.prefill_tps, tpot_s=case.tpot_s, wall_s=case.wall_s,
                       workload_fields=case.workload_fields, cache_state=case.cache_state)
 
@@ -371,7 +375,7 @@ class Filters:
 
 
 def ordering(order: str | None) -> list:
-    """`decode_tps` ranks best first (desc for rates, asc for times); `-x` flips it. Nulls always last."""
+    """`decode_rate` ranks best first (desc for rates, asc for times); `-x` flips it. Nulls always last."""
     order = (order or DEFAULT_ORDER).strip()
     flip = order.startswith("-")
     name = order[1:] if flip else order
@@ -456,9 +460,21 @@ def leaderboard(pack_id: str, case: str = "", workload_key: str | None = None,
         (workloads[0] if workloads else None)
     if workload_key and chosen is None:
         raise QueryError("workload", f"no workload {workload_key!r} for pack {pack_id!r} case {case or '(whole pack)'!r}")
+    order = order or (board_order(pack_id, case, chosen.key) if chosen else DEFAULT_ORDER)
     entries = leaderboard_entries(pack_id, case, chosen.key, filters, order) if chosen else \
         LeaderboardEntry.objects.none()
-    return Leaderboard(pack_id, case, chosen, workloads, entries, order or DEFAULT_ORDER)
+    return Leaderboard(pack_id, case, chosen, workloads, entries, order)
+
+
+def board_order(pack_id: str, case: str, workload_key: str) -> str:
+    """What a board ranks by when the request names nothing: the first figure of
+    metrics.DEFAULT_RANK_ORDER that every row of the board has (a smoke-chat board with
+    no decode figure ranks by TTFT, never by an empty column)."""
+    entries = LeaderboardEntry.objects.filter(pack_id=pack_id, case=case, workload_key=workload_key)
+    if entries.filter(is_demo=False).exists():
+        entries = entries.filter(is_demo=False)
+    return metric_registry.board_default(
+        lambda name: name in SORTABLE and not entries.filter(**{f"{name}__isnull": True}).exists())
 
 
 def boards() -> list[dict]:
@@ -488,7 +504,7 @@ def entity_entries(kind: str, value: str, *, runtime_version: str | None = None,
         entries = entries.filter(runtime_version=runtime_version)
     if case is not None:
         entries = entries.filter(case=case)
-    return entries.order_by("pack_id", "case", F("decode_tps").desc(nulls_last=True), "pk")
+    return entries.order_by("pack_id", "case", F(DEFAULT_ORDER).desc(nulls_last=True), "pk")
 
 
 def entity_runs(kind: str, value: str) -> QuerySet:
