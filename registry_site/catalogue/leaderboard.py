@@ -231,8 +231,9 @@ class _Run:
 class _Case:
     __slots__ = CASE_COLUMNS
 
-    def __init__(self, values, intern):
-        for name, value in zip(CASE_COLUMNS, values):
+    def __init__(self, values: dict, intern):
+        for name in CASE_COLUMNS:  # a column the (historical) model lacks reads as None
+            value = values.get(name)
             setattr(self, name, intern(value, value) if isinstance(value, str) else value)
 
     workload_fields = None
@@ -256,9 +257,12 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     grouped: dict[tuple[str, str, str], list[RunFigures]] = defaultdict(list)
     per_run: dict[int, list] = defaultdict(list)
     total = 0
-    for values in case_model.objects.filter(run__in=public_runs).values_list(*CASE_COLUMNS).iterator(
+    # A migration's historical case model may predate a column (decode_rate before 0005): read what it has.
+    known = {f.attname for f in case_model._meta.concrete_fields} | {"run_id"}
+    columns = tuple(c for c in CASE_COLUMNS if c in known)
+    for values in case_model.objects.filter(run__in=public_runs).values_list(*columns).iterator(
             chunk_size=batch_size):
-        case = _Case(values, intern)
+        case = _Case(dict(zip(columns, values)), intern)
         run = runs[case.run_id]
         grouped[(case.workload_key, run.system_key, case.case)].append(_case_figures(case, run))
         per_run[case.run_id].append(case)
@@ -450,6 +454,21 @@ class Leaderboard:
     workloads: list[Workload]  # every workload of this pack/case, for a selector
     entries: QuerySet  # ranked, filtered, not yet paged
     order: str
+
+    @property
+    def order_label(self) -> str:
+        return order_label(self.order)
+
+
+def order_label(order: str) -> str:
+    """What a board says it ranks by: the figure's label, unit and formula from benchpack.results.metrics."""
+    name = order.lstrip("-")
+    base = name.removesuffix("_min").removesuffix("_max")
+    if base not in metric_registry.METRICS:
+        return name
+    m = metric_registry.metric(base)
+    return (f"{m.label}{' (' + m.unit + ')' if m.unit else ''}: {m.formula}"
+            + (" — reversed" if order.startswith("-") else ""))
 
 
 def leaderboard(pack_id: str, case: str = "", workload_key: str | None = None,

@@ -83,7 +83,7 @@ def board(request, pack_id: str, case: str = ""):
         "params": request.GET,
         "scored": scored,
         "rank_choices": _rank_choices(order, scored),
-        "order_label": order_label(order),
+        "order_label": lb.order_label(order),
         "cases": cases,
         "has_depth_lane": any(DEPTH_MARK in c for c in cases),
     })
@@ -93,16 +93,6 @@ RANK_CHOICES = (("decode_rate", "decode speed, 1/TPOT (fastest first)"), ("ttft_
                 ("prefill_tps", "prefill speed (fastest first)"), ("tpot_s", "time per output token (lowest first)"),
                 ("wall_s", "wall time (lowest first)"), ("run_count", "runs behind the row (most first)"),
                 ("last_published_at", "latest run (newest first)"))
-
-
-def order_label(order: str) -> str:
-    """What a board says it ranks by: the figure's label and formula from benchpack.results.metrics."""
-    name = order.lstrip("-")
-    base = name.removesuffix("_min").removesuffix("_max")
-    if base not in metric_registry.METRICS:
-        return name
-    m = metric_registry.metric(base)
-    return f"{m.label}{' (' + m.unit + ')' if m.unit else ''}: {m.formula}" + (" — reversed" if order.startswith("-") else "")
 
 
 def _rank_choices(order: str, scored: bool) -> list[tuple[str, str]]:
