@@ -39,17 +39,32 @@ def _json(capsys, *argv) -> object:
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.fixture
-def run_dir(tmp_path, capsys):
+def _run(tmp_path, capsys, endpoint: str, model: str):
     out = tmp_path / "results" / "scripted-sweep"
-    with RefServer(responses=[REPLY], ttft_s=0.01, itl_s=0.002) as server:
-        assert cli.main(["run", "runtime-sweep", "--adapter", "openai-chat", "--model", "scripted-model",
-                         "--endpoint", server.openai_url, "--out", str(out), "--lanes", "base"]) == 0
+    assert cli.main(["run", "runtime-sweep", "--adapter", "openai-chat", "--model", model,
+                     "--endpoint", endpoint, "--out", str(out), "--lanes", "base"]) == 0
     return out, capsys.readouterr().out
 
 
-def test_every_surface_shows_the_same_figure_for_every_case(run_dir, tmp_path, capsys, submit, operator, client,
+def test_every_surface_shows_the_same_figure_for_every_case(tmp_path, capsys, submit, operator, client,
                                                             django_capture_on_commit_callbacks):
+    with RefServer(responses=[REPLY], ttft_s=0.01, itl_s=0.002) as server:
+        run_dir = _run(tmp_path, capsys, server.openai_url, "scripted-model")
+    run = _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks)
+    assert run.plausibility_status == "unchecked"  # a scripted endpoint is never judged as a model
+
+
+@pytest.mark.real_server
+@pytest.mark.slow
+def test_a_real_llama_server_run_reads_the_same_everywhere_and_is_plausible(
+        llama_server, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks):
+    run_dir = _run(tmp_path, capsys, llama_server.chat_url, llama_server.model)
+    run = _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks)
+    assert run.plausibility_status == "plausible", run.plausibility
+    assert run.plausibility["rows"] == {"plausible": 9, "implausible": 0, "unchecked": 0}
+
+
+def _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks):
     out, summary = run_dir
     # report --json: the reference values, per case
     report = _json(capsys, "report", str(out), "--json")
@@ -90,7 +105,6 @@ def test_every_surface_shows_the_same_figure_for_every_case(run_dir, tmp_path, c
     assert submission.state == states.QUARANTINED, submission.validation_report
     assert approve(submission.pk, operator) is True
     run = PublishedRun.objects.get(submission=submission)
-    assert run.plausibility_status == "unchecked"  # a scripted endpoint is never judged as a model
 
     # the run API and the run page
     api = client.get(f"/api/v1/runs/{run.pk}/").json()
@@ -118,3 +132,4 @@ def test_every_surface_shows_the_same_figure_for_every_case(run_dir, tmp_path, c
     pack_board = client.get("/api/v1/leaderboards/runtime-sweep/").json()
     assert pack_board["count"] == 1 and pack_board["results"][0]["run_count"] == 1
     assert client.get("/api/v1/runs/").json()["count"] == 1
+    return run
