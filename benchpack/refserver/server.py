@@ -45,11 +45,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from benchpack.adapters import rxstamp
+from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
 from benchpack.measurement.writer import Stream, TimedWriter
+# In options.py so that `benchpack --help` need not import this module; re-exported for callers.
+from benchpack.refserver.options import SCENARIOS, add_arguments  # noqa: F401
 
 perf_counter = time.perf_counter
-
-SCENARIOS = ("ok", "reject-stream-options", "http-500", "close-mid-stream", "hang")
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "ttft_s": 0.02,          # request read -> first content/reasoning token
@@ -199,6 +200,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        # Every answer says it is scripted; the runner's probe records it, so a
+        # bundle made from a run against this server stays demo data in the registry.
+        super().send_response(code, message)
+        self.send_header(SCRIPTED_HEADER, f"{SCRIPTED_RUNTIME}; scripted replies, not a model")
 
     # ---- plumbing -------------------------------------------------------
     def _read_json(self) -> Any:
@@ -617,21 +624,6 @@ class RefServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `benchpack refserver` and `python -m benchpack.refserver.server`."""
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
-    parser.add_argument("--config", help="JSON file with DEFAULT_CONFIG keys, or - for stdin")
-    parser.add_argument("--reply-file", action="append", default=[],
-                        help="a file whose text is one scripted reply (repeat for several; cycled)")
-    parser.add_argument("--ttft-ms", type=float, help="time to the first token (default 20)")
-    parser.add_argument("--itl-ms", type=float, help="time between tokens (default 2)")
-    parser.add_argument("--scenario", choices=SCENARIOS, help="fail the way real servers fail (default ok)")
-    parser.add_argument("--like", choices=("llama-server",),
-                        help="describe itself as llama-server does (GET /props, /v1/models) and keep a prompt "
-                             "cache that cold prompts bypass")
 
 
 LIKE_LLAMA_SERVER = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 CATALOGUE_PREFIX = "/api/v1/"
+# The runner-host API (submissions.api.runner_host_v1): documented here for whoever writes a runner.
+RUNNER_PREFIX = "/api/runner/v1/"
 # Documented elsewhere (docs/service.md, docs/runner-hosts.md): token-only APIs for the CLI and operators.
 PRIVATE_PREFIXES = ("/api/v1/submissions/", "/api/v1/run-requests/", "/api/v1/runner-hosts/")
 
@@ -18,9 +20,11 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
 
 
 def public_catalogue_only(endpoints, **kwargs):
-    """The schema describes the public, read-only catalogue; the private upload and queue APIs stay out of it."""
+    """The schema describes the public, read-only catalogue and the runner-host API; the private upload and
+    queue APIs stay out of it."""
     return [(path, regex, method, view) for path, regex, method, view in endpoints
-            if path.startswith(CATALOGUE_PREFIX) and not path.startswith(PRIVATE_PREFIXES)]
+            if (path.startswith(CATALOGUE_PREFIX) and not path.startswith(PRIVATE_PREFIXES))
+            or path.startswith(RUNNER_PREFIX)]
 
 
 ERROR_SCHEMA = {
