@@ -28,12 +28,12 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import IO, Protocol
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from typing import IO, TYPE_CHECKING, Protocol
 
 from benchpack.measurement.window import background_work, window_open
+
+if TYPE_CHECKING:  # rich is imported only when a bar is drawn: a run to a pipe or file never pays for it
+    from rich.console import Console
 
 
 class ProgressSink(Protocol):
@@ -142,6 +142,8 @@ class RichProgress:
     LIVE_CLOCK_INTERVAL_S = 1.0
 
     def __init__(self, repetitions: int, warmups: int, console: Console | None = None, live_clock: bool = False):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
         self.repetitions, self.warmups = repetitions, warmups
         self.failed = 0
         self.last = ""
@@ -237,5 +239,7 @@ def progress_for(repetitions: int, warmups: int, stream: IO[str] | None = None,
     `live_clock`: the requests are not streamed (see RichProgress)."""
     stream = stream or sys.stdout
     if stream.isatty():
+        from rich.console import Console
+
         return RichProgress(repetitions, warmups, Console(file=stream), live_clock=live_clock)
     return PlainProgress(repetitions, warmups, stream)
