@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.environment import unavailable
 from tests.service.live import free_port, start_live_service
 from tests.service.runqueue.conftest import MODEL
 from tests.service.runqueue.live_runners import OPS, register
@@ -36,7 +37,7 @@ class RedisServer:
     def start(self) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            pytest.skip("redis-server is not installed")
+            unavailable("redis-server is not installed (apt install redis-server)")
         self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                                       "--appendonly", "no", "--dir", str(self.tmp)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

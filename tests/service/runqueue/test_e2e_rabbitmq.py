@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from benchpack.refserver.server import RefServer
+from tests.environment import unavailable
 from tests.service.live import start_live_service
 from tests.service.runqueue.live_runners import MODEL, RunnerWorker, register, wait_until
 
@@ -42,12 +43,7 @@ def _ctl(*args):
 
 def require_rabbitmq():
     if shutil.which("rabbitmqctl") is None or _ctl("status").returncode != 0:
-        message = "RabbitMQ is not running (apt install rabbitmq-server; rabbitmq-server -detached), or not as root"
-        import os
-
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable("RabbitMQ is not running (apt install rabbitmq-server; rabbitmq-server -detached), or not as root")
 
 
 @pytest.fixture(scope="module")
