@@ -2,6 +2,7 @@ from django.shortcuts import render
 
 from registry_site.catalogue import leaderboard as lb
 from registry_site.models import PublishedRun
+from registry_site.pages.tour import tour
 
 
 def home(request):
@@ -10,4 +11,4 @@ def home(request):
     Newest first by id (runs are inserted when approved): it walks the primary key backwards,
     where the model's default order by published_at sorted every public run (0.7 s at 1M rows)."""
     runs = PublishedRun.objects.public().order_by("-pk").defer("hardware", "run_metadata")[:100]
-    return render(request, "registry_site/home.html", {"runs": runs, "boards": lb.boards()[:30]})
+    return render(request, "registry_site/home.html", {"runs": runs, "boards": lb.boards()[:30], "tour": tour()})
