@@ -76,6 +76,7 @@ DEMO_MODELS = [("demo/scripted-1b", 2.4), ("demo/scripted-3b", 1.6), ("demo/scri
                ("demo/scripted-8b", 0.9), ("demo/scripted-14b", 0.55), ("demo/scripted-32b", 0.3),
                ("demo/scripted-70b", 0.15), ("demo/scripted-coder-7b", 1.0), ("demo/scripted-coder-32b", 0.3)]
 RUNTIME = "benchpack-refserver"
+BOARD_PACK = "desktop-django-wrap"  # the big board and the timeline
 DEMO_NOTE = "Demo data: the built-in scripted reference endpoint, not a real model."
 
 
@@ -109,17 +110,19 @@ def _timed(pack_id: str, model: str, speed: float, machine: str | None, **fields
 def demo_plan() -> list[tuple[str, list[DemoRun]]]:
     """The demo's submissions, in order: (what it shows, the runs of its one bundle).
 
-    - smoke-chat: every demo model on every demo machine and this one (54 systems: more than a board's
-      page), and the upload the local runner host reproduces (this machine, DEMO_TIMING);
+    - smoke-chat: the upload the local runner host reproduces (this machine, DEMO_TIMING);
+    - desktop-django-wrap: every demo model on every demo machine and this one (54 systems: more than
+      a board's page);
     - runtime-sweep with its depth and concurrency lanes on four machines (curves for both lanes);
     - tool-json on four machines;
     - python-regression-fix (a coding pack): four systems, three runs each, a known-good patch in some
       of them (pass rate against speed, with a dominated system off the Pareto front);
-    - a timeline: one system on smoke-chat, six runs on one runtime version and three on a slower one.
+    - a timeline: one system on desktop-django-wrap, six runs on one runtime version and three on a slower one.
     """
     smoke = [DemoRun("smoke-chat", replies=(DEMO_REPLY,))]
-    smoke += [_timed("smoke-chat", model, speed, machine) for model, speed in DEMO_MODELS
-              for machine in (None, *DEMO_MACHINES)]
+    # desktop-django-wrap streams (smoke-chat does not), so its board ranks by decode rate.
+    wrap = [_timed(BOARD_PACK, model, speed, machine) for model, speed in DEMO_MODELS
+            for machine in (None, *DEMO_MACHINES)]
     # Depths up to 8k of the pack's 32k: five points on a curve, in seconds rather than minutes.
     lanes = {"lanes": ("base", "depth", "concurrency"), "max_depth": 8192}
     sweep = [_timed("runtime-sweep", "demo/scripted-8b", 0.9, machine, **lanes)
@@ -134,12 +137,13 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
             ("demo/scripted-1b", 2.4, "server", (good, bad, bad)),
             ("demo/scripted-coder-7b", 1.0, "laptop", (good, bad, bad))):
         coding += [_timed("python-regression-fix", model, speed, machine, replies=(reply,)) for reply in replies]
-    timeline = [_timed("smoke-chat", "demo/scripted-7b", 1.0, "mini", runtime_version="scripted-2")
+    timeline = [_timed(BOARD_PACK, "demo/scripted-7b", 1.0, "mini", runtime_version="scripted-2")
                 for _ in range(6)]
     # A slower build: decode drops by a third, which the timeline's change detection flags.
-    timeline += [DemoRun("smoke-chat", "demo/scripted-7b", "mini", "scripted-3", run.ttft_s, run.itl_s * 1.5,
+    timeline += [DemoRun(BOARD_PACK, "demo/scripted-7b", "mini", "scripted-3", run.ttft_s, run.itl_s * 1.5,
                          run.replies) for run in timeline[:3]]
-    return [("smoke-chat: 54 systems", smoke), ("runtime-sweep with depth and concurrency lanes", sweep),
+    return [("smoke-chat: the upload the local runner host reproduces", smoke),
+            (f"{BOARD_PACK}: {len(wrap)} systems", wrap), ("runtime-sweep with depth and concurrency lanes", sweep),
             ("tool-json", tools), ("coding: python-regression-fix", coding),
             ("a timeline with a slower runtime version", timeline)]
 
@@ -210,14 +214,14 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
 
 
 FLAG_NOTE = ("Demo flag: an operator marks a result they doubt; the run stays public with this note beside it. "
-             "(This one is the slowest smoke-chat system, flagged to show what a flag looks like.)")
+             "(This one is the slowest system on its board, flagged to show what a flag looks like.)")
 
 
 def flag_one(operator, say: Callable[[str], None] = print) -> None:
     from registry_site.catalogue import transitions
     from registry_site.models import PublishedRun
 
-    run = (PublishedRun.objects.public().filter(is_demo=True, pack_id="smoke-chat", model="demo/scripted-70b",
+    run = (PublishedRun.objects.public().filter(is_demo=True, pack_id=BOARD_PACK, model="demo/scripted-70b",
                                                 hardware_class__startswith="demo-laptop").order_by("pk").first())
     if run is not None and transitions.flag(run.pk, operator, FLAG_NOTE):
         say(f"demo: run #{run.pk} flagged")

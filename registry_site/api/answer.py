@@ -37,7 +37,7 @@ class SystemSerializer(serializers.Serializer):
     ttft_s = serializers.FloatField(source="entry.ttft_s", allow_null=True)
     ttft_s_min = serializers.FloatField(source="entry.ttft_s_min", allow_null=True)
     ttft_s_max = serializers.FloatField(source="entry.ttft_s_max", allow_null=True)
-    pass_rate = serializers.FloatField(source="entry.pass_rate", allow_null=True)
+    pass_rate = serializers.FloatField(allow_null=True, help_text="tasks passed / tasks scored over every run")
     scored = serializers.IntegerField(source="entry.scored", allow_null=True)
     correct = serializers.IntegerField(source="entry.correct", allow_null=True)
     run_count = serializers.IntegerField(source="entry.run_count")

@@ -149,11 +149,22 @@ def coding_pack_ids() -> frozenset[str]:
     return frozenset(found)
 
 
+def _default_speed(packs: list[str], pack_id: str) -> str:
+    """Decode speed, unless no system of the pack has one (a pack that does not stream measures no
+    decode rate): then wall time per task, so the chart has points rather than an empty frame."""
+    from registry_site.models import LeaderboardEntry
+
+    if pack_id in packs and not LeaderboardEntry.objects.filter(pack_id=pack_id, case="",
+                                                                decode_tps__isnull=False).exists():
+        return "wall_s"
+    return "decode_tps"
+
+
 def coding(request):
     """Repo-task pass rate against speed, one point per system, with the Pareto front marked."""
     packs = [b["pack_id"] for b in lb.boards() if b["case"] == "" and b["pack_id"] in coding_pack_ids()]
     pack_id = request.GET.get("pack") or (packs[0] if packs else "")
-    speed = request.GET.get("speed") or "decode_tps"
+    speed = request.GET.get("speed") or _default_speed(packs, request.GET.get("pack") or (packs[0] if packs else ""))
     context = {"packs": packs, "pack_id": pack_id, "speed": speed, "speeds": CODING_SPEEDS, "params": request.GET}
     try:
         if speed not in CODING_SPEEDS:
