@@ -83,6 +83,7 @@ def board(request, pack_id: str, case: str = ""):
         "params": request.GET,
         "scored": scored,
         "rank_choices": _rank_choices(order, scored),
+        "order_label": dict(_rank_choices(order, scored))[order],
         "cases": cases,
         "has_depth_lane": any(DEPTH_MARK in c for c in cases),
     })
@@ -94,13 +95,28 @@ RANK_CHOICES = (("decode_tps", "decode speed (fastest first)"), ("ttft_s", "time
                 ("last_published_at", "latest run (newest first)"))
 
 
+WORDS = {"decode_tps": "decode speed", "ttft_s": "time to first token", "prefill_tps": "prefill speed",
+         "tpot_s": "time per output token", "wall_s": "wall time", "pass_rate": "pass rate", "run_count": "runs",
+         "model_family": "model family", "model_quantization": "quantization", "runtime_name": "runtime",
+         "runtime_version": "runtime version", "hardware_class": "hardware class",
+         "first_published_at": "first run", "last_published_at": "latest run"}
+
+
+def column_words(name: str) -> str:
+    """A sortable column in words for the page ("decode_tps_min" -> "decode speed, lowest run")."""
+    for suffix, words in (("_min", ", lowest run"), ("_max", ", highest run")):
+        if name.endswith(suffix) and name.removesuffix(suffix) in WORDS:
+            return WORDS[name.removesuffix(suffix)] + words
+    return WORDS.get(name, name.replace("_", " "))
+
+
 def _rank_choices(order: str, scored: bool) -> list[tuple[str, str]]:
     """The metrics a board is usually ranked by; a column sorted from its header is kept as an option."""
     choices = list(RANK_CHOICES)
     if scored:
         choices.insert(1, ("pass_rate", "pass rate (highest first)"))
     if order not in dict(choices):
-        choices.append((order, f"{order.lstrip('-')} ({'reversed' if order.startswith('-') else 'best first'})"))
+        choices.append((order, f"{column_words(order.lstrip('-'))} ({'reversed' if order.startswith('-') else 'best first'})"))
     return choices
 
 
