@@ -39,10 +39,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000, help="the web server's port")
-        parser.add_argument("--refserver-port", type=int, default=8001,
-                            help="the scripted endpoint the local runner host calls (0: a free port)")
-        parser.add_argument("--seed-port", type=int, default=8002,
-                            help="the scripted endpoint the demo seeding runs call (0: a free port)")
+        # 0: a free port, chosen at start and printed in the banner (two demos, or a demo beside
+        # another local service, never collide on a fixed default).
+        parser.add_argument("--refserver-port", type=int, default=0,
+                            help="the scripted endpoint the local runner host calls (default: a free port)")
+        parser.add_argument("--seed-port", type=int, default=0,
+                            help="the scripted endpoint the demo seeding runs call (default: a free port)")
         parser.add_argument("--no-seed", action="store_true", help="do not create demo data")
         parser.add_argument("--exit-after-seed", action="store_true", help="stop once the demo data is public")
 
@@ -108,7 +110,7 @@ class Command(BaseCommand):
             from submissions.runqueue.demo import seed_runs
 
             published = seed(url, operator, say=self.say_unless_stopping,
-                             seed_port=self.ports["scripted endpoint (seeding)"])
+                             seed_port=self._port("scripted endpoint (seeding)"))
             self.say(f"demo data: {published} runs published")
             queued = seed_runs(operator, say=self.say_unless_stopping)
             self.say(f"demo run queue: {queued} runs published through the local runner host")
@@ -199,15 +201,10 @@ class Command(BaseCommand):
     def start_refserver(self) -> subprocess.Popen:
         """The built-in scripted endpoint: the one address the local runner host may call."""
         import json
-        import socket
 
         from registry_site.demo_data import DEMO_REPLY, DEMO_TIMING
 
-        port = self.ports["scripted endpoint (runner host)"]
-        if not port:
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", 0))
-                port = self.ports["scripted endpoint (runner host)"] = probe.getsockname()[1]
+        port = self._port("scripted endpoint (runner host)")
         self.refserver_url = f"http://127.0.0.1:{port}"
         config = settings.VAR_DIR / "refserver.json"
         partial = config.with_suffix(".partial")
@@ -257,6 +254,16 @@ class Command(BaseCommand):
                  + " (--port, --refserver-port, --seed-port)")
         self.say(f"  logs: {self.log_dir}/ · e-mails: {self.outbox}/ (verification links are printed below)")
         self.say("  Ctrl-C stops the web server, the workers and the scripted endpoint")
+
+    def _port(self, name: str) -> int:
+        """The port asked for, or a free one (chosen once, so the banner lists the one in use)."""
+        import socket
+
+        if not self.ports[name]:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                self.ports[name] = probe.getsockname()[1]
+        return self.ports[name]
 
     def _start_child(self, name: str, argv: list[str], env: dict | None = None) -> subprocess.Popen:
         with open(self.log_dir / f"{name}.log", "ab") as log:  # the child keeps its own copy of the descriptor
