@@ -142,10 +142,13 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
     # A slower build: decode drops by a third, which the timeline's change detection flags.
     timeline += [DemoRun(BOARD_PACK, "demo/scripted-7b", "mini", "scripted-3", run.ttft_s, run.itl_s * 1.5,
                          run.replies) for run in timeline[:3]]
+    # Six runs of one version before the slower one: the change detection needs five earlier runs
+    # (registry_site.catalogue.timelines.MIN_PRIOR) and three that confirm the step (CONFIRM).
+    # Three submissions, published one after another: the timeline has three moments, not one.
+    timelines = [(f"a timeline, part {n + 1} of 3", timeline[3 * n:3 * n + 3]) for n in range(3)]
     return [("smoke-chat: the upload the local runner host reproduces", smoke),
             (f"{BOARD_PACK}: {len(wrap)} systems", wrap), ("runtime-sweep with depth and concurrency lanes", sweep),
-            ("tool-json", tools), ("coding: python-regression-fix", coding),
-            ("a timeline with a slower runtime version", timeline)]
+            ("tool-json", tools), ("coding: python-regression-fix", coding), *timelines]
 
 
 def _coding_replies() -> tuple[str, str]:
