@@ -15,6 +15,8 @@ from benchpack.measurement import stats
 from benchpack.run.cache_state import COLD
 from benchpack.lanes.aggregate import group_label
 from benchpack.registry import case_content, fingerprint
+from benchpack.results import plausibility
+from benchpack.results.metrics import decode_rate_of
 from benchpack.results.resultdir import ResultDir, field
 from registry_site.models import PublishedCase, PublishedRow, PublishedRun
 from submissions.models import Submission
@@ -104,6 +106,17 @@ def system_of(result: ResultDir) -> fingerprint.Key:
     return fingerprint.system_key(result.run_metadata, result.hardware, field(first, "model"))
 
 
+def judge(result: ResultDir) -> tuple[list[plausibility.Verdict], dict]:
+    """Each row's plausibility verdict and the run's summary (benchpack.results.plausibility)."""
+    verdicts = plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata)
+    return verdicts, plausibility.summary(verdicts)
+
+
+def case_decode_rate(ok_rows: list[dict]):
+    """The decode figure of a case: median over its ok rows of 1/tpot_s (benchpack.results.metrics)."""
+    return stats.median(decode_rate_of(r) for r in ok_rows)
+
+
 def publish(submission: Submission) -> list[PublishedRun]:
     """Write the submission's runs into the catalogue and their leaderboard rows (same transaction)."""
     from registry_site.catalogue import leaderboard
@@ -115,6 +128,7 @@ def publish(submission: Submission) -> list[PublishedRun]:
         system = system_of(result)
         workloads = case_keys(result)
         model = field(first, "model", "")
+        verdicts, judged = judge(result)
         run = PublishedRun.objects.create(
             submission=submission,
             label=_clip(result.path, "label"),
@@ -132,10 +146,13 @@ def publish(submission: Submission) -> list[PublishedRun]:
             ok_count=sum(1 for r in rows if r.get("ok") is True),
             **system_columns(system, result.hardware, model),
             pack_workload_key=fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else "",
+            plausibility_status=judged["verdict"]["status"],
+            plausibility=judged,
         )
         PublishedRow.objects.bulk_create(
-            PublishedRow(run=run, case=str(r.get("case", "")), repetition=r.get("repetition"), ok=r.get("ok") is True, raw=r)
-            for r in rows
+            PublishedRow(run=run, case=str(r.get("case", "")), repetition=r.get("repetition"), ok=r.get("ok") is True,
+                         raw=r, plausibility=v.to_dict())
+            for r, v in zip(rows, verdicts)
         )
         PublishedCase.objects.bulk_create(_case_rows(run, result, workloads, system))
         published.append(run)
@@ -188,6 +205,7 @@ def _case_rows(run: PublishedRun, result: ResultDir, workloads: dict, system: fi
                 wall_s=med("timing.wall_s"),
                 ttft_s=med("timing.ttft_s"),
                 tpot_s=med("timing.tpot_s"),
+                decode_rate=case_decode_rate(ok_rows),
                 decode_tps=med("timing.decode_tps"),
                 total_tps=med("timing.total_tps"),
                 prompt_tokens=med("tokens.prompt"),

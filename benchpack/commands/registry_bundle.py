@@ -89,7 +89,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if finding.line:
                 where += f":{finding.line}"
             print(f"{finding.severity}: {where}: {finding.code}: {finding.message}")
+        for label, run in report.plausibility.items():  # every run, unchecked ones too: never hidden
+            verdict = run["verdict"]
+            print(f"plausibility: run {label}: {verdict['status']}: {verdict['reason']}")
         verdict = "valid" if report.ok else f"INVALID ({len(report.errors)} errors)"
+        if report.ok and not report.publishable:
+            verdict += ", not publishable without an operator's written override (an implausible run)"
         print(f"{args.bundle_dir}: {verdict}")
     return 0 if report.ok else 1
 

@@ -73,6 +73,9 @@ class ServerInfo:
     model_file: str | None = None  # a file name, never a local path
     honours_cache_prompt: bool = False  # the per-request "cache_prompt" switch
     probes: list[dict] = field(default_factory=list)
+    # What the server says about the model's size (plausibility bounds read it):
+    # {"params", "size_bytes", "expert_count", "expert_used_count", "size_source"}, only the keys it gave.
+    model_size: dict = field(default_factory=dict)
 
     def to_metadata(self) -> dict:
         return {
@@ -157,6 +160,7 @@ def _probe_openai(prober: _Prober) -> None:
         _take_llama_props(info, props)
     models = prober.ask("GET", "/v1/models")
     ids = _model_ids(models)
+    info.model_size = llama_model_size(models)
     if ids:
         info.served_models = ids
         if info.runtime_name == "llama-server" and info.sole_model is None:
@@ -187,6 +191,35 @@ def _take_llama_props(info: ServerInfo, props: dict) -> None:
         info.sole_model = alias
 
 
+def llama_model_size(models: Any) -> dict:
+    """llama-server's `/v1/models` `data[0].meta`: `n_params` and `size` (bytes of weights)."""
+    data = models.get("data") if isinstance(models, dict) else None
+    meta = data[0].get("meta") if isinstance(data, list) and data and isinstance(data[0], dict) else None
+    if not isinstance(meta, dict):
+        return {}
+    size = {key: meta[name] for name, key in (("n_params", "params"), ("size", "size_bytes"))
+            if _is_count(meta.get(name)) and meta[name] > 0}
+    return {**size, "size_source": "llama-server /v1/models meta"} if size else {}
+
+
+def ollama_model_size(show: Any) -> dict:
+    """Ollama `/api/show` `model_info`: the parameter count and, for a mixture of experts, its expert counts."""
+    info = show.get("model_info") if isinstance(show, dict) else None
+    if not isinstance(info, dict):
+        return {}
+    size: dict[str, Any] = {}
+    for key, value in info.items():
+        if not _is_count(value) or value <= 0:
+            continue
+        if key == "general.parameter_count":
+            size["params"] = value
+        elif key.endswith(".expert_count"):
+            size["expert_count"] = value
+        elif key.endswith(".expert_used_count"):
+            size["expert_used_count"] = value
+    return {**size, "size_source": "ollama /api/show model_info"} if "params" in size else {}
+
+
 def _model_ids(models: Any) -> list[str]:
     data = models.get("data") if isinstance(models, dict) else None
     if not isinstance(data, list):
@@ -207,6 +240,7 @@ def _probe_ollama(prober: _Prober, model: str) -> None:
         return
     info.runtime_name = "ollama"
     info.served_models = [model]
+    info.model_size = ollama_model_size(show)
     config: dict[str, Any] = {}
     details = show.get("details") if isinstance(show.get("details"), dict) else {}
     for key, name in (("quantization_level", "quantization"), ("parameter_size", "parameter_size"),

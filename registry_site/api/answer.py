@@ -31,9 +31,9 @@ class SystemSerializer(serializers.Serializer):
     runtime_version = serializers.CharField(source="entry.runtime_version")
     hardware_class = serializers.CharField(source="entry.hardware_class")
     memory_gb = serializers.IntegerField(allow_null=True)
-    decode_tps = serializers.FloatField(source="entry.decode_tps", allow_null=True)
-    decode_tps_min = serializers.FloatField(source="entry.decode_tps_min", allow_null=True)
-    decode_tps_max = serializers.FloatField(source="entry.decode_tps_max", allow_null=True)
+    decode_rate = serializers.FloatField(source="entry.decode_rate", allow_null=True, help_text="1/TPOT, tok/s (median)")
+    decode_rate_min = serializers.FloatField(source="entry.decode_rate_min", allow_null=True)
+    decode_rate_max = serializers.FloatField(source="entry.decode_rate_max", allow_null=True)
     ttft_s = serializers.FloatField(source="entry.ttft_s", allow_null=True)
     ttft_s_min = serializers.FloatField(source="entry.ttft_s_min", allow_null=True)
     ttft_s_max = serializers.FloatField(source="entry.ttft_s_max", allow_null=True)
@@ -45,7 +45,11 @@ class SystemSerializer(serializers.Serializer):
     provenance = serializers.CharField(source="entry.provenance")
     flagged = serializers.BooleanField(source="entry.flagged")
     is_demo = serializers.BooleanField(source="entry.is_demo")
-    plausibility = serializers.CharField(allow_null=True, help_text="null: not recorded by this registry")
+    plausibility = serializers.CharField(source="plausibility_verdict",
+                                         help_text="implausible if any run behind the row is, plausible if all are, "
+                                                   "else unchecked")
+    plausibility_runs = serializers.DictField(source="plausibility", child=serializers.IntegerField(),
+                                              help_text="runs behind the row per plausibility verdict")
     run_url = serializers.SerializerMethodField()
     misses = MissSerializer(many=True)
 

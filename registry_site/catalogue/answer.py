@@ -4,7 +4,7 @@ for my work?
 A question fixes the kind of work (a pack, or "coding": every bundled pack with repo tasks), and
 any of: a minimum decode rate, a maximum time to the first token, a minimum pass rate, a hardware
 class, a memory budget. The answer is every system whose whole-pack leaderboard row meets all of
-it, ranked, each with its evidence; and when nothing does, the rows that came closest and by how
+it, ranked, each with its evidence (runs, spread, reproduced or not, the runs' plausibility verdicts); and when nothing does, the rows that came closest and by how
 much they missed. The page (`registry_site.pages.answer`) and the API (`registry_site.api.answer`)
 both call `answer`; rules and examples: docs/answer.md.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
 from registry_site.models import LeaderboardEntry
 
 CODING = "coding"
@@ -111,11 +112,23 @@ class Candidate:
     def pass_rate(self) -> float | None:
         return pass_rate(self.entry)
 
+    plausibility: dict = field(default_factory=dict)  # plausibility status -> runs behind the row
+
     @property
-    def plausibility(self) -> str | None:
-        """The row's plausibility verdict, once the catalogue records one (None: not recorded here)."""
-        value = getattr(self.entry, "plausibility", None)
-        return str(value) if value else None
+    def plausibility_verdict(self) -> str:
+        """implausible if any run behind the row is; plausible if every run is; else unchecked."""
+        if self.plausibility.get(IMPLAUSIBLE):
+            return IMPLAUSIBLE
+        if self.plausibility and set(self.plausibility) == {PLAUSIBLE}:
+            return PLAUSIBLE
+        return UNCHECKED
+
+    @property
+    def plausibility_text(self) -> str:
+        runs = sum(self.plausibility.values())
+        counted = ", ".join(f"{n} {status}" for status, n in sorted(self.plausibility.items()))
+        return f"{self.plausibility_verdict} ({counted} of {runs} run{'s' if runs != 1 else ''})" if runs else \
+            self.plausibility_verdict
 
 
 @dataclass
@@ -170,11 +183,11 @@ def work_choices() -> list[str]:
 def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:
     misses = []
     if q.min_decode_tps is not None:
-        if entry.decode_tps is None:
+        if entry.decode_rate is None:
             misses.append(Miss("decode rate not measured", 1.0))
-        elif entry.decode_tps < q.min_decode_tps:
-            gap = (q.min_decode_tps - entry.decode_tps) / q.min_decode_tps if q.min_decode_tps else 0.0
-            misses.append(Miss(f"decodes {entry.decode_tps:.1f} tok/s, {gap:.0%} below {q.min_decode_tps:g}", gap))
+        elif entry.decode_rate < q.min_decode_tps:
+            gap = (q.min_decode_tps - entry.decode_rate) / q.min_decode_tps if q.min_decode_tps else 0.0
+            misses.append(Miss(f"decodes {entry.decode_rate:.1f} tok/s, {gap:.0%} below {q.min_decode_tps:g}", gap))
     if q.max_ttft_s is not None:
         if entry.ttft_s is None:
             misses.append(Miss("time to first token not measured", 1.0))
@@ -190,11 +203,26 @@ def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:
     return misses
 
 
+def _plausibility_of(packs: list[str]) -> dict[tuple[str, str], dict[str, int]]:
+    """(pack workload key, system key) -> {plausibility status: public runs}, one grouped query."""
+    from django.db.models import Count
+
+    from registry_site.models import PublishedRun
+
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    for row in (PublishedRun.objects.public().filter(pack_id__in=packs).order_by()
+                .values("pack_workload_key", "system_key", "plausibility_status").annotate(runs=Count("id"))):
+        status = row["plausibility_status"] or UNCHECKED  # a run published before verdicts were stored
+        key = (row["pack_workload_key"], row["system_key"])
+        found.setdefault(key, {})[status] = found.get(key, {}).get(status, 0) + row["runs"]
+    return found
+
+
 def _sort_key(candidate: Candidate, q: Question):
     e = candidate.entry
     # Correct enough first when correctness was asked for, then fastest decode, then quickest first token.
     passed = -(pass_rate(e) or 0.0) if q.min_pass_rate is not None else 0.0
-    return (passed, -(e.decode_tps or 0.0), e.ttft_s if e.ttft_s is not None else float("inf"), e.pk)
+    return (passed, -(e.decode_rate or 0.0), e.ttft_s if e.ttft_s is not None else float("inf"), e.pk)
 
 
 def answer(q: Question) -> Answer:
@@ -203,7 +231,9 @@ def answer(q: Question) -> Answer:
     entries = LeaderboardEntry.objects.filter(case="", pack_id__in=packs).demo_left_out()
     if q.hardware_class:
         entries = entries.filter(hardware_class=q.hardware_class)
-    candidates = [Candidate(e, _misses(e, q)) for e in entries.defer("workload_fields", "system_fields")]
+    verdicts = _plausibility_of(packs)
+    candidates = [Candidate(e, _misses(e, q), verdicts.get((e.workload_key, e.system_key), {}))
+                  for e in entries.defer("workload_fields", "system_fields")]
     if q.max_memory_gb is not None:
         candidates = [c for c in candidates if c.memory_gb is not None and c.memory_gb <= q.max_memory_gb]
     meets = sorted((c for c in candidates if c.meets), key=lambda c: _sort_key(c, q))

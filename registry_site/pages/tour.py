@@ -31,8 +31,8 @@ def _timeline_with_change(candidates: int = 8) -> dict | None:
                .order_by("-runs", "workload_key", "model")[:candidates])
     for found in busiest:
         series = tl.Series(found["workload_key"], found["model"], found["hardware_class"])
-        points = tl.points_for(series, "decode_tps")
-        changes = [v for v in tl.detect_changes(points, "decode_tps") if v.verdict in (tl.REGRESSION, tl.IMPROVEMENT)]
+        points = tl.points_for(series, tl.DEFAULT_METRIC)
+        changes = [v for v in tl.detect_changes(points, tl.DEFAULT_METRIC) if v.verdict in (tl.REGRESSION, tl.IMPROVEMENT)]
         if changes:
             return {"href": reverse("timeline") + "?" + urlencode(series.params()), "model": found["model"],
                     "hardware_class": found["hardware_class"], "case": f"{found['pack_id']} · {found['case']}",

@@ -29,23 +29,25 @@ def api(client, **params):
 
 
 def test_it_ranks_the_systems_that_meet_every_condition_with_their_evidence(client, systems):
-    fast = systems["fast"].cases.first().decode_tps
+    fast = systems["fast"].cases.first().decode_rate
     body = api(client, work="coding", min_pass="50").json()
     assert body["nothing_meets"] is False and body["packs"] == ["python-regression-fix"]
     # pass rate first (1.0 before the two at 0.5), then decode
     assert [s["runtime_version"] for s in body["meets"]] == ["right", "fast", "worse"]
     first = body["meets"][0]
     assert first["pass_rate"] == 1.0 and first["run_count"] == 1 and first["reproduced"] is False
-    assert first["decode_tps_min"] <= first["decode_tps"] <= first["decode_tps_max"]
+    assert first["decode_rate_min"] <= first["decode_rate"] <= first["decode_rate_max"]
     body = api(client, work="coding", min_pass="50", min_decode=str(fast * 0.9)).json()
     assert [s["runtime_version"] for s in body["meets"]] == ["fast"]
     html = client.get("/answer/", {"work": "coding", "min_pass": "50", "min_decode": str(fast * 0.9)}).content.decode()
     assert "1 system meets all of it" in html and "llama.cpp fast" in html and "llama.cpp right" not in html
     assert "not reproduced yet" in html and "None" not in html and "True" not in html
+    assert first["plausibility"] in ("plausible", "implausible", "unchecked") and sum(first["plausibility_runs"].values()) == 1
+    assert "plausibility" in html
 
 
 def test_nothing_meets_says_so_and_shows_the_closest_with_what_they_missed(client, systems):
-    fast = systems["fast"].cases.first().decode_tps
+    fast = systems["fast"].cases.first().decode_rate
     params = {"work": "coding", "min_pass": "100", "min_decode": str(fast * 1.5)}
     body = api(client, **params).json()
     assert body["nothing_meets"] is True and body["meets"] == []
