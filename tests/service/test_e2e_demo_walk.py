@@ -212,3 +212,7 @@ def test_the_console_ends_with_the_banner_and_ctrl_c_is_quiet(demo):
     assert proc.wait(timeout=60) == 130
     after = demo["log"].read_text(errors="replace")[len(console):]
     assert after.split() == ["stopping", "stopped"], after
+    # a warm shutdown: the Celery workers stop their own pools (no "ForkPoolWorker … exited" ERROR)
+    for name in ("celery-worker.log", "runner-worker.log"):
+        log = (demo["var"] / "log" / name).read_text(errors="replace")
+        assert "ERROR" not in log, log[-2000:]

@@ -139,10 +139,15 @@ class Command(BaseCommand):
         return current
 
     def stop_children(self, timeout_s: float = 15.0) -> None:
-        """SIGTERM to each child's whole process group (granian's and Celery's own
-        workers included), then SIGKILL to any group still there after timeout_s."""
+        """SIGTERM to each child's main process, which stops its own workers (Celery's warm
+        shutdown, granian's workers), then SIGKILL to any of its group still there after timeout_s.
+        Not SIGTERM to the whole group: Celery's pool processes then die under their parent, which
+        logs an ERROR line for each."""
         for child in self.children:
-            _signal_group(child, signal.SIGTERM)
+            try:
+                child.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
         deadline = time.monotonic() + timeout_s
         for child in self.children:
             try:
