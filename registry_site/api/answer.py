@@ -18,12 +18,12 @@ from registry_site.api.base import ConditionalGetMixin, StrictQueryMixin
 from registry_site.catalogue import answer as shared
 
 
-class MissSerializer(serializers.Serializer):
+class AnswerMissSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="the condition missed, in words")
     gap = serializers.FloatField(help_text="how far off, relative (0 met, 1 not measured)")
 
 
-class SystemSerializer(serializers.Serializer):
+class AnswerSystemSerializer(serializers.Serializer):
     pack_id = serializers.CharField(source="entry.pack_id")
     pack_version = serializers.CharField(source="entry.pack_version")
     model = serializers.CharField(source="entry.model")
@@ -51,7 +51,7 @@ class SystemSerializer(serializers.Serializer):
     plausibility_runs = serializers.DictField(source="plausibility", child=serializers.IntegerField(),
                                               help_text="runs behind the row per plausibility verdict")
     run_url = serializers.SerializerMethodField()
-    misses = MissSerializer(many=True)
+    misses = AnswerMissSerializer(many=True)
 
     def get_run_url(self, obj) -> str:
         return f"/api/v1/runs/{obj.entry.representative_run_id}/"
@@ -63,8 +63,8 @@ class AnswerSerializer(serializers.Serializer):
     nothing_meets = serializers.BooleanField()
     total_meeting = serializers.IntegerField()
     considered = serializers.IntegerField(help_text="systems with results for this work on the hardware asked for")
-    meets = SystemSerializer(many=True)
-    closest = SystemSerializer(many=True, help_text="when nothing meets: the nearest misses, nearest first")
+    meets = AnswerSystemSerializer(many=True)
+    closest = AnswerSystemSerializer(many=True, help_text="when nothing meets: the nearest misses, nearest first")
 
     def get_question(self, obj) -> dict:
         q = obj.question
