@@ -31,7 +31,8 @@ def _start(var_dir: Path, port: int, log: Path) -> subprocess.Popen:
                             stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _wait_for(log: Path, text: str, proc: subprocess.Popen, timeout_s: float = 180) -> None:
+def _wait_for(log: Path, text: str, proc: subprocess.Popen, timeout_s: float = 900) -> None:
+    # "serving" waits for the whole seeding: ~90 scripted runs, minutes on a loaded CI machine
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if text in log.read_text(errors="replace"):
