@@ -13,13 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s",
-               "rate_source")
-# Where `prefill_tps` / `decode_tps` came from: the client's own clock, or
-# the server's own counters (Ollama's prompt_eval_* / eval_* when a
-# non-streamed response has no arrival times to compute them from).
-RATE_SOURCES = ("client", "native")
-TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
+# The row's keys and rate sources are the row contract's (benchpack.results.contract); re-exported.
+from benchpack.results.contract import RATE_SOURCES, TIMING_KEYS, TOKEN_KEYS  # noqa: E402,F401
 
 
 @dataclass

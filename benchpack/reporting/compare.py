@@ -28,6 +28,7 @@ from typing import Any, Callable
 from benchpack.run.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
 from benchpack.errors import BenchpackError, Problem
 from benchpack.lanes import aggregate as lanes
+from benchpack.results import metrics as metric_registry
 from benchpack.results.resultdir import RUN_FILE, ResultDir, field
 from benchpack.measurement.stats import bootstrap_medians, central_interval, difference, is_number, median, percentiles
 
@@ -37,23 +38,13 @@ PARITY_STATUSES = ("missing-case", "prompt-missing", "prompt-diff", "cache-missi
                    "comparable")
 
 
-def _decode_rate(row: dict) -> float | None:
-    """1 / tpot_s: the decode rate over the gaps between tokens (docs/measurement.md)."""
-    tpot = field(row, "timing.tpot_s")
-    return 1 / tpot if is_number(tpot) and tpot > 0 else None
-
-
-# name -> how to read it from a row; medians, bands and percentiles use these.
+# name -> how to read it from a row; medians, bands and percentiles use these. Every figure but the
+# server's own prefill rate is read as benchpack.results.metrics defines it (decode_rate = 1/tpot_s).
 METRICS: dict[str, Callable[[dict], Any]] = {
-    "wall_s": lambda r: field(r, "timing.wall_s"),
-    "ttft_s": lambda r: field(r, "timing.ttft_s"),
-    "tpot_s": lambda r: field(r, "timing.tpot_s"),
-    "decode_rate": _decode_rate,
-    "decode_tps": lambda r: field(r, "timing.decode_tps"),
-    "total_tps": lambda r: field(r, "timing.total_tps"),
-    "prefill_tps": lambda r: field(r, "timing.prefill_tps"),
+    **{name: metric_registry.metric(name).read
+       for name in ("wall_s", "ttft_s", "tpot_s", "decode_rate", "decode_tps", "total_tps", "prefill_tps")},
     "server_prefill_tps": server_prefill_tps,
-    "output_tokens": lambda r: field(r, "tokens.output"),
+    "output_tokens": metric_registry.metric("output_tokens").read,
 }
 # The figures a later run is set against the first run with (ratio + noise
 # verdict), and the ones that get a noise band.

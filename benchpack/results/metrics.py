@@ -142,3 +142,7 @@ def formula_table() -> str:
         lines.append(f"| `{m.name}` | {m.label} | {m.unit or '—'} | {m.direction or '—'} | {m.formula} | "
                      f"{m.applies_to} | {'yes' if m.rankable else 'never'} |")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # `python -m benchpack.results.metrics`: the table docs/measurement.md embeds
+    print(formula_table())

@@ -497,10 +497,21 @@ def board_order(pack_id: str, case: str, workload_key: str) -> str:
 
 
 def boards() -> list[dict]:
-    """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems}] ("" = whole pack)."""
-    return list(LeaderboardEntry.objects.values("pack_id", "case")
-                .annotate(workloads=Count("workload_key", distinct=True), systems=Count("system_key", distinct=True))
-                .order_by("pack_id", "case"))
+    """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems}] ("" = whole pack).
+
+    `systems` is what the board itself shows when opened: the rows of its default workload
+    (`workloads_of`'s first: most real systems, then most systems, then newest), demo rows left
+    out once real ones exist — one grouped query, the same order as `workloads_of`."""
+    grouped = (LeaderboardEntry.objects.values("pack_id", "case", "workload_key")
+               .annotate(total=Count("id"), real=Count("id", filter=Q(is_demo=False)), last=Max("last_published_at"))
+               .order_by("pack_id", "case", "-real", "-total", "-last", "workload_key"))
+    found: dict[tuple[str, str], dict] = {}
+    for row in grouped:
+        key = (row["pack_id"], row["case"])
+        if key not in found:
+            found[key] = {"pack_id": key[0], "case": key[1], "workloads": 0, "systems": row["real"] or row["total"]}
+        found[key]["workloads"] += 1
+    return list(found.values())
 
 
 # --- entities: model, runtime, hardware class ---------------------------------------
