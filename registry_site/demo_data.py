@@ -8,7 +8,9 @@ carry `is_demo=True` and the run metadata says `scripted reference endpoint`.
 
 from __future__ import annotations
 
+import json
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -30,11 +32,6 @@ SCRIPTED_REPLIES = {
         "Django runtime: bundled Python runs manage.py.\nPackaging: electron-builder.\nVerification: smoke test the window."
     ],
 }
-DEMO_PACKS = ["smoke-chat", "tool-json", "desktop-django-wrap", "runtime-sweep"]
-
-
-def _replies_for(pack) -> list:
-    return SCRIPTED_REPLIES.get(pack.id, [])
 
 
 def ensure_demo_submitter():
@@ -55,14 +52,139 @@ def ensure_submitter(email: str):
     return user
 
 
-def seed(server_url: str, operator, say: Callable[[str], None] = print) -> int:
-    """Run, bundle, submit, wait, approve. Returns how many runs were published."""
+# Demo machines: hardware.json written over the one a scripted run probed, so the boards can
+# show what they are for (one system against another on different machines) without a lab. The
+# names say what they are: a demo profile, not a machine anyone measured. `None`: this machine
+# as probed (the runs the local runner host reproduces must be on its hardware class).
+DEMO_MACHINES = {
+    "laptop": {"hostname": "demo-laptop", "cpu_model": "Demo laptop CPU", "ram_mb": 16384, "gpus": [],
+               "os": "demo profile (scripted endpoint)"},
+    "desktop": {"hostname": "demo-desktop", "cpu_model": "Demo desktop CPU", "ram_mb": 65536,
+                "gpus": [{"model": "Demo GPU 24GB", "vram_mb": 24576}], "os": "demo profile (scripted endpoint)"},
+    "workstation": {"hostname": "demo-workstation", "cpu_model": "Demo workstation CPU", "ram_mb": 131072,
+                    "gpus": [{"model": "Demo GPU 48GB", "vram_mb": 49152}] * 2,
+                    "os": "demo profile (scripted endpoint)"},
+    "server": {"hostname": "demo-server", "cpu_model": "Demo server CPU", "ram_mb": 262144,
+               "gpus": [{"model": "Demo accelerator 80GB", "vram_mb": 81920}], "os": "demo profile (scripted endpoint)"},
+    "mini": {"hostname": "demo-mini", "cpu_model": "Demo mini PC CPU", "ram_mb": 32768, "gpus": [],
+             "os": "demo profile (scripted endpoint)"},
+}
+# Relative speed of each demo machine: the scripted endpoint's token gap is divided by it.
+MACHINE_SPEED = {"laptop": 0.6, "mini": 0.8, None: 1.0, "desktop": 2.0, "workstation": 3.0, "server": 4.5}
+# Demo models (name, relative speed): bigger models answer slower on the same machine.
+DEMO_MODELS = [("demo/scripted-1b", 2.4), ("demo/scripted-3b", 1.6), ("demo/scripted-7b", 1.0),
+               ("demo/scripted-8b", 0.9), ("demo/scripted-14b", 0.55), ("demo/scripted-32b", 0.3),
+               ("demo/scripted-70b", 0.15), ("demo/scripted-coder-7b", 1.0), ("demo/scripted-coder-32b", 0.3)]
+RUNTIME = "benchpack-refserver"
+BOARD_PACK = "desktop-django-wrap"  # the big board and the timeline
+DEMO_NOTE = "Demo data: the built-in scripted reference endpoint, not a real model."
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """One scripted run: which pack, what the endpoint pretends to be, how fast it answers."""
+
+    pack_id: str
+    model: str = "scripted-demo"
+    machine: str | None = None  # a DEMO_MACHINES key; None: this machine
+    runtime_version: str = "scripted"
+    ttft_s: float = DEMO_TIMING["ttft_s"]
+    itl_s: float = DEMO_TIMING["itl_s"]
+    replies: tuple = ()
+    lanes: tuple = ()
+    max_depth: int | None = None
+
+    @property
+    def slug(self) -> str:
+        return "-".join(part for part in (self.model.replace("/", "-"), self.machine or "this-machine",
+                                          self.runtime_version) if part)
+
+
+def _timed(pack_id: str, model: str, speed: float, machine: str | None, **fields) -> DemoRun:
+    factor = speed * MACHINE_SPEED[machine]
+    fields.setdefault("replies", tuple(SCRIPTED_REPLIES.get(pack_id, [])))
+    return DemoRun(pack_id, model, machine, ttft_s=round(0.02 + 0.08 / factor, 4), itl_s=round(0.004 / factor, 5),
+                   **fields)
+
+
+def demo_plan() -> list[tuple[str, list[DemoRun]]]:
+    """The demo's submissions, in order: (what it shows, the runs of its one bundle).
+
+    - smoke-chat: the upload the local runner host reproduces (this machine, DEMO_TIMING);
+    - desktop-django-wrap: every demo model on every demo machine and this one (54 systems: more than
+      a board's page);
+    - runtime-sweep with its depth and concurrency lanes on four machines (curves for both lanes);
+    - tool-json on four machines;
+    - python-regression-fix (a coding pack): four systems, three runs each, a known-good patch in some
+      of them (pass rate against speed, with a dominated system off the Pareto front);
+    - a timeline: one system on desktop-django-wrap, six runs on one runtime version and three on a slower one.
+    """
+    smoke = [DemoRun("smoke-chat", replies=(DEMO_REPLY,))]
+    # desktop-django-wrap streams (smoke-chat does not), so its board ranks by decode rate.
+    wrap = [_timed(BOARD_PACK, model, speed, machine) for model, speed in DEMO_MODELS
+            for machine in (None, *DEMO_MACHINES)]
+    # Depths up to 8k of the pack's 32k: five points on a curve, in seconds rather than minutes.
+    lanes = {"lanes": ("base", "depth", "concurrency"), "max_depth": 8192}
+    sweep = [_timed("runtime-sweep", "demo/scripted-8b", 0.9, machine, **lanes)
+             for machine in (None, "laptop", "desktop", "server")]
+    tools = [_timed("tool-json", "demo/scripted-8b", 0.9, machine) for machine in (None, "laptop", "desktop", "server")]
+    good, bad = _coding_replies()
+    coding = []
+    # (model, speed, machine, replies of its three runs): fast and sloppy, slow and right, and a dominated one.
+    for model, speed, machine, replies in (
+            ("demo/scripted-coder-32b", 0.3, "workstation", (good, good, good)),
+            ("demo/scripted-coder-7b", 1.0, "desktop", (good, good, bad)),
+            ("demo/scripted-1b", 2.4, "server", (good, bad, bad)),
+            ("demo/scripted-coder-7b", 1.0, "laptop", (good, bad, bad))):
+        coding += [_timed("python-regression-fix", model, speed, machine, replies=(reply,)) for reply in replies]
+    timeline = [_timed(BOARD_PACK, "demo/scripted-7b", 1.0, "mini", runtime_version="scripted-2")
+                for _ in range(6)]
+    # A slower build: decode drops by a third, which the timeline's change detection flags.
+    timeline += [DemoRun(BOARD_PACK, "demo/scripted-7b", "mini", "scripted-3", run.ttft_s, run.itl_s * 1.5,
+                         run.replies) for run in timeline[:3]]
+    # Six runs of one version before the slower one: the change detection needs five earlier runs
+    # (registry_site.catalogue.timelines.MIN_PRIOR) and three that confirm the step (CONFIRM).
+    # Three submissions, published one after another: the timeline has three moments, not one.
+    timelines = [(f"a timeline, part {n + 1} of 3", timeline[3 * n:3 * n + 3]) for n in range(3)]
+    return [("smoke-chat: the upload the local runner host reproduces", smoke),
+            (f"{BOARD_PACK}: {len(wrap)} systems", wrap), ("runtime-sweep with depth and concurrency lanes", sweep),
+            ("tool-json", tools), ("coding: python-regression-fix", coding), *timelines]
+
+
+def _coding_replies() -> tuple[str, str]:
+    """The pack's own audit fixtures: the known-good fix, and a reply without a diff."""
+    from benchpack.packs.loader import resolve_pack_path
+
+    audit = resolve_pack_path("python-regression-fix") / "audit" / "fix-prerelease-order"
+    return (audit / "known-good.md").read_text(encoding="utf-8"), (audit / "missing-diff.md").read_text(encoding="utf-8")
+
+
+def _run_one(run: DemoRun, ref, out: Path) -> None:
+    from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.run.runner import RunOptions, run_pack
+
+    pack = load_pack(resolve_pack_path(run.pack_id))
+    ref.configure(responses=list(run.replies), ttft_s=run.ttft_s, itl_s=run.itl_s)
+    metadata = {"runtime": {"name": RUNTIME, "version": run.runtime_version},
+                "model": {"id": run.model, "quantization": "none"}, "notes": DEMO_NOTE}
+    options = dict(adapter="openai-chat", model=run.model, endpoint=ref.openai_url, out=out,
+                   host_label="demo-host", run_metadata=metadata, probe_server=False)
+    if run.lanes:
+        options.update(lanes=tuple(run.lanes), max_depth=run.max_depth)
+    run_pack(pack, RunOptions(**options))
+    if run.machine is not None:
+        (out / "hardware.json").write_text(json.dumps(DEMO_MACHINES[run.machine], indent=2) + "\n", encoding="utf-8")
+
+
+def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_port: int = 0) -> int:
+    """Run, bundle, submit, wait, approve; then flag one run. Returns how many runs were published.
+
+    `seed_port`: the port of the scripted endpoint the seeding runs call (0: a free one)."""
     from accounts.models import ApiToken
     from benchpack.bundles.create import create_bundle
-    from benchpack.packs.loader import load_pack, resolve_pack_path
-    from benchpack.refserver.server import RefServer
-    from benchpack.run.runner import RunOptions, run_pack
     from benchpack.bundles.submit import submit_bundle
+    from benchpack.refserver.server import RefServer
+    from registry_site.models import PublishedRun
     from submissions.models import Submission
     from submissions.review import approve
 
@@ -72,31 +194,40 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print) -> int:
         return 0
     _, token = ApiToken.issue(submitter, "demo seeding")
     published = 0
-    with tempfile.TemporaryDirectory(prefix="benchpack-demo-") as tmp:
-        for pack_id in DEMO_PACKS:
-            pack = load_pack(resolve_pack_path(pack_id))
-            say(f"demo: running {pack.id} {pack.version} against the scripted endpoint")
-            with RefServer(responses=_replies_for(pack), **DEMO_TIMING) as ref:
-                out = Path(tmp) / f"{pack.id}-scripted"
-                metadata = {
-                    "runtime": {"name": "benchpack-refserver", "version": "scripted"},
-                    "model": {"quantization": "none"},
-                    "notes": "Demo data: the built-in scripted reference endpoint, not a real model.",
-                }
-                run_pack(pack, RunOptions(adapter="openai-chat", model="scripted-demo", endpoint=ref.openai_url,
-                                          out=out, host_label="demo-host", run_metadata=metadata))
-            bundle = create_bundle([out], Path(tmp) / f"{pack.id}-bundle", "operator-curated")
-            result = submit_bundle(bundle, server_url, token, timeout_s=120,
-                                   on_state=lambda state, p=pack.id: say(f"demo: {p} submission {state}"))
+    with tempfile.TemporaryDirectory(prefix="benchpack-demo-") as tmp, RefServer(port=seed_port) as ref:
+        for number, (what, runs) in enumerate(demo_plan(), start=1):
+            say(f"demo: {what}: {len(runs)} scripted run{'s' if len(runs) != 1 else ''}")
+            outs = []
+            for index, run in enumerate(runs, start=1):
+                out = Path(tmp) / f"{number}" / f"{index:02d}-{run.slug}"
+                _run_one(run, ref, out)
+                outs.append(out)
+            bundle = create_bundle(outs, Path(tmp) / f"bundle-{number}", "operator-curated")
+            result = submit_bundle(bundle, server_url, token, timeout_s=300,
+                                   on_state=lambda state, w=what: say(f"demo: {w}: submission {state}"))
             submission_id = result.submission["id"]
             Submission.objects.filter(pk=submission_id).update(is_demo=True)
             if result.submission["state"] != "quarantined":
-                say(f"demo: {pack.id} ended {result.submission['state']}; not approving")
+                say(f"demo: {what} ended {result.submission['state']}; not approving")
                 continue
             if approve(submission_id, operator):
-                published += 1
-                say(f"demo: {pack.id} approved and public")
+                published += len(runs)
+    flag_one(operator, say)
     return published
+
+
+FLAG_NOTE = ("Demo flag: an operator marks a result they doubt; the run stays public with this note beside it. "
+             "(This one is the slowest system on its board, flagged to show what a flag looks like.)")
+
+
+def flag_one(operator, say: Callable[[str], None] = print) -> None:
+    from registry_site.catalogue import transitions
+    from registry_site.models import PublishedRun
+
+    run = (PublishedRun.objects.public().filter(is_demo=True, pack_id=BOARD_PACK, model="demo/scripted-70b",
+                                                hardware_class__startswith="demo-laptop").order_by("pk").first())
+    if run is not None and transitions.flag(run.pk, operator, FLAG_NOTE):
+        say(f"demo: run #{run.pk} flagged")
 
 
 def leaderboard_summary(server_url: str) -> str:

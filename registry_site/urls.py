@@ -11,6 +11,7 @@ from submissions.api import v1 as submissions_api
 urlpatterns = [
     path("healthz/", health.healthz, name="healthz"),
     path("", views.home, name="home"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("", include("registry_site.pages.urls")),
     path("accounts/tokens/", account_views.tokens, name="accounts_tokens"),
     path("accounts/tokens/<int:pk>/revoke/", account_views.revoke_token, name="accounts_revoke_token"),

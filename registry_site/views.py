@@ -1,8 +1,12 @@
+from django.conf import settings
 from django.db.models import IntegerField, OuterRef, Subquery, Sum
+from django.http import FileResponse
 from django.shortcuts import render
+from django.views.decorators.cache import cache_control
 
 from registry_site.catalogue import leaderboard as lb
 from registry_site.models import PublishedCase, PublishedRun
+from registry_site.pages.tour import tour
 
 
 def case_sum(column: str) -> Subquery:
@@ -20,4 +24,11 @@ def home(request):
     # answered and correct side by side: correct of the scored answers (null: the pack scores nothing)
     runs = (PublishedRun.objects.public().order_by("-pk").defer("hardware", "run_metadata")
             .annotate(correct=case_sum("passed_rows"), scored=case_sum("scored_rows"))[:100])
-    return render(request, "registry_site/home.html", {"runs": runs, "boards": lb.boards()[:30]})
+    return render(request, "registry_site/home.html", {"runs": runs, "boards": lb.boards()[:30], "tour": tour()})
+
+
+@cache_control(public=True, max_age=86400)
+def favicon(request):
+    """/favicon.ico, which every browser asks for whatever the page links (a 404 in every log otherwise)."""
+    return FileResponse(open(settings.BASE_DIR / "static" / "benchpack" / "favicon.ico", "rb"),
+                        content_type="image/x-icon")

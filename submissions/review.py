@@ -113,6 +113,19 @@ def reject(submission_id, operator, reason: str) -> bool:
     return moved
 
 
+def level_charts(label: str, levels: list[dict]) -> list[str]:
+    """Output rate against load, one chart per lane (concurrency: streams in flight; rate: requests/s)."""
+    from benchpack.reporting.charts import Series, line_chart
+
+    charts = []
+    for lane, x_label in (("concurrency", "streams in flight"), ("rate", "requests per second offered")):
+        points = [(level["level"], level.get("output_tps")) for level in levels if level.get("lane") == lane]
+        if points:
+            charts.append(line_chart([Series(label, points)], title=f"Output rate against {x_label}",
+                                     x_label=x_label, unit="tok/s"))
+    return charts
+
+
 def lane_sections(results) -> list[dict]:
     """What the review page shows of each run's lanes (docs/lanes.md): the depth curves as tables and
     rate-vs-depth charts, the per-level concurrency / rate aggregates with goodput, and energy.
@@ -140,5 +153,6 @@ def lane_sections(results) -> list[dict]:
             "levels": figures["levels"],
             "energy": figures["energy"],
             "charts": [mark_safe(svg) for svg in depth_charts({label: figures}).values()],  # noqa: S308 - escaped SVG
+            "level_charts": [mark_safe(svg) for svg in level_charts(label, figures["levels"])],  # noqa: S308 - escaped SVG
         })
     return sections

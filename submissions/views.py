@@ -84,6 +84,19 @@ REVIEW_CASES_PER_PAGE = 100
 SIMILAR_PER_CASE = 5
 
 
+def _run_facts(result) -> dict:
+    """What the review page says about one run: the public run page's components (hardware in words,
+    metadata as fields), plus the hostname, which an operator may see."""
+    from registry_site.pages.describe import hardware_in_words, metadata_fields
+
+    hardware = hardware_in_words(result.hardware)
+    host = (result.hardware or {}).get("hostname") if isinstance(result.hardware, dict) else None
+    if host and not any(label == "Host label" for label, _ in hardware):
+        hardware.append(("Hostname (operators only)", str(host)))
+    return {"label": str(result.path), "hardware": hardware, "metadata": metadata_fields(result.run_metadata),
+            "has_metadata": bool(result.run_metadata)}
+
+
 @permission_required("submissions.review_submission", raise_exception=True)
 def review_detail(request, pk):
     """One page of cases at a time: the per-case medians, fingerprints and approved
@@ -120,6 +133,7 @@ def review_detail(request, pk):
         {
             "submission": submission,
             "results": results,
+            "run_facts": [_run_facts(result) for result in results],
             "comparison": comparison,
             "lanes": lane_sections(results),
             "similar": similar,

@@ -551,11 +551,12 @@ class RefServer:
     Keyword arguments are DEFAULT_CONFIG keys.
     """
 
-    def __init__(self, responses: list | None = None, **config: Any) -> None:
+    def __init__(self, responses: list | None = None, *, port: int = 0, **config: Any) -> None:
         unknown = set(config) - set(DEFAULT_CONFIG)
         if unknown:
             raise TypeError(f"unknown RefServer option(s): {', '.join(sorted(unknown))}")
         self.config = {**config, "responses": list(responses or [])}
+        self.port = port  # 0: a free one (a caller that must name its ports passes one: `manage.py demo`)
         self.process: subprocess.Popen | None = None
         self.url = ""
 
@@ -564,7 +565,7 @@ class RefServer:
         # reaches the owner, which stops this child in stop(); the child never
         # dies half-imported with a traceback of its own.
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchpack.refserver.server", "--port", "0", "--config", "-"],
+            [sys.executable, "-m", "benchpack.refserver.server", "--port", str(self.port), "--config", "-"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
         )
         assert self.process.stdin and self.process.stdout

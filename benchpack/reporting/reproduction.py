@@ -47,7 +47,7 @@ class Tolerance:
     def describe(self) -> str:
         return (f"timing medians within max({self.relative:.0%}, either run's own (max-min)/median spread), "
                 f"TTFT within at least {self.ttft_floor_s * 1000:g} ms; "
-                f"pass rate within max({self.pass_rate:.0%}, one repetition); prefill parity (D-013) comparable")
+                f"pass rate within max({self.pass_rate:.0%}, one repetition); prefill figures comparable (same prompt, same cache state)")
 
 
 @dataclass
@@ -125,7 +125,7 @@ def compare_cases(original: ResultDir, reproduction: ResultDir, tolerance: Toler
             verdicts.append(CaseVerdict(case.case, NOT_COMPARABLE, [f"no ok rows in the {'original' if not mine else 'reproduction'}"]))
             continue
         if case.parity != "comparable":
-            verdicts.append(CaseVerdict(case.case, NOT_COMPARABLE, [f"prefill parity {case.parity} (D-013)"]))
+            verdicts.append(CaseVerdict(case.case, NOT_COMPARABLE, [f"prefill parity {case.parity}: the prompts or their cache state differ"]))
             continue
         checks = [c for c in (*(_timing_check(m, p, mine, theirs, tolerance) for m, p in METRICS.items()),
                               _pass_check(mine, theirs, tolerance)) if c is not None]

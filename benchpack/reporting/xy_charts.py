@@ -89,8 +89,12 @@ def _frame(width: int, height: int, title: str, x_label: str, y_label: str, x_ti
     for tick in x_ticks:
         x = sx(tick)
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="{GRID}"/>')
-        parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle" fill="{MUTED}">'
-                     f'{_text(x_tick_text(tick))}</text>')
+        label = x_tick_text(tick)
+        half = len(label) * FONT_PX * 0.3  # about half the label's width
+        # A label that would run past an edge of the frame is anchored at that edge instead (never cut off).
+        anchor = "end" if x + half > width - 2 else "start" if x - half < 2 else "middle"
+        parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="{anchor}" fill="{MUTED}">'
+                     f'{_text(label)}</text>')
     parts.append(f'<text x="{(MARGIN_LEFT + width - MARGIN_RIGHT) / 2:.1f}" y="{height - 30}" text-anchor="middle" '
                  f'fill="{TEXT}">{_text(x_label)}</text>')
     parts.append(f'<text x="14" y="{(top + bottom) / 2:.1f}" text-anchor="middle" fill="{TEXT}" '
@@ -102,11 +106,12 @@ def _legend(series: list[str], colours: dict[str, str], width: int, y: float, ex
     parts, x = [], MARGIN_LEFT
     for name, colour in [*((s, colours[s]) for s in series if s), *extra]:
         text = name if len(name) <= 28 else name[:27] + "…"
-        step = 20 + len(text) * 7.2
+        # room for the label at the size a phone's stylesheet draws it (site.css: ~1.6x the 13 px here)
+        step = 22 + len(text) * 11.5
         if x + step > width - MARGIN_RIGHT and x > MARGIN_LEFT:
             break  # the tooltip of every point still names its series
         parts.append(f'<circle cx="{x + 5}" cy="{y - 4}" r="5" fill="{colour}"/>')
-        parts.append(f'<text x="{x + 14}" y="{y}" fill="{TEXT}">{_text(text)}</text>')
+        parts.append(f'<text x="{x + 14}" y="{y}" fill="{TEXT}" class="bp-legend">{_text(text)}</text>')
         x += step
     return parts
 
@@ -183,8 +188,8 @@ def timeline_chart(points: Sequence[XYPoint], *, title: str, y_label: str, y_uni
     xs = [p.x for p in drawn]
     low, high = min(xs), max(xs)
     if low == high:
-        low, high = low - 86400, high + 86400
-    xt = _time_ticks(low, high)
+        low, high = low - 60, high + 60  # one run: a two-minute window around it, labelled in times
+    xt, x_format = _time_ticks(low, high)
     yt = _domain([p.y for p in drawn], True)
     sx = _scale(low, high, MARGIN_LEFT + 8, width - MARGIN_RIGHT - 8)
     sy = _scale(yt[0], yt[-1], height - MARGIN_BOTTOM, MARGIN_TOP)
@@ -192,7 +197,7 @@ def timeline_chart(points: Sequence[XYPoint], *, title: str, y_label: str, y_uni
     chart_id = _id(title, drawn)
     description = f"{len(drawn)} run(s) over time; {len(flagged)} flagged change(s)"
     parts = _frame(width, height, title, "published", _unit(y_label, y_unit), xt, yt, sx, sy,
-                   lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d"), chart_id,
+                   lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime(x_format), chart_id,
                    description)
     path = " ".join(f"{'M' if i == 0 else 'L'}{sx(p.x):.1f},{sy(p.y):.1f}" for i, p in enumerate(drawn))
     parts.append(f'<path d="{path}" fill="none" stroke="{MUTED}" stroke-width="1"/>')
@@ -211,16 +216,35 @@ def timeline_chart(points: Sequence[XYPoint], *, title: str, y_label: str, y_uni
     return "".join(parts)
 
 
-def _time_ticks(low: float, high: float, target: int = 5) -> list[float]:
-    """Tick positions at whole days (or evenly between the ends for a span under a few days)."""
-    day = 86400.0
-    span_days = (high - low) / day
-    if span_days < target:
-        return [low + (high - low) * i / (target - 1) for i in range(target)]
-    step = max(1, round(span_days / target)) * day
-    first = (low // day + 1) * day
-    ticks, t = [], first
-    while t <= high:
+# Tick steps a reader counts in (seconds), and the label each needs: a span of minutes gets times,
+# a span of weeks gets dates, never five copies of one date.
+TIME_STEPS = [(1, "%H:%M:%S"), (2, "%H:%M:%S"), (5, "%H:%M:%S"), (10, "%H:%M:%S"), (15, "%H:%M:%S"),
+              (30, "%H:%M:%S"), (60, "%H:%M"), (120, "%H:%M"), (300, "%H:%M"), (600, "%H:%M"), (900, "%H:%M"),
+              (1800, "%H:%M"), (3600, "%H:%M"), (7200, "%H:%M"), (10800, "%H:%M"), (21600, "%m-%d %H:%M"),
+              (43200, "%m-%d %H:%M"), (86400, "%Y-%m-%d"), (2 * 86400, "%Y-%m-%d"), (7 * 86400, "%Y-%m-%d"),
+              (14 * 86400, "%Y-%m-%d"), (30 * 86400, "%Y-%m-%d"), (91 * 86400, "%Y-%m-%d"), (365 * 86400, "%Y-%m-%d")]
+
+
+def _time_ticks(low: float, high: float, target: int = 5) -> tuple[list[float], str]:
+    """Ticks at whole steps (seconds, minutes, hours, days…) inside the data's real range, at most
+    `target` of them, and the strftime format that tells them apart (UTC)."""
+    span = high - low
+    fmt = "%Y-%m-%d"
+    step = span / target
+    for candidate, candidate_fmt in TIME_STEPS:
+        if span / candidate <= target:
+            step, fmt = candidate, candidate_fmt
+            break
+    first = low if low % step == 0 else (low // step + 1) * step
+    ticks = []
+    t = first
+    while t <= high + 1e-9:
         ticks.append(t)
         t += step
-    return ticks
+    if not ticks:  # a range shorter than the smallest step
+        ticks = [low]
+    crosses_days = (dt.datetime.fromtimestamp(low, dt.timezone.utc).date()
+                    != dt.datetime.fromtimestamp(high, dt.timezone.utc).date())
+    if step < 86400 and crosses_days and "%m-%d" not in fmt:
+        fmt = "%m-%d " + fmt
+    return ticks, fmt

@@ -89,7 +89,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "(last token chunk − first token chunk) ÷ (output tokens − 1)",
            "streamed rows with 2+ output tokens", True, 4, _at("timing.tpot_s")),
     Metric("decode_rate", "decode", "tok/s", HIGHER,
-           "1 ÷ tpot_s",
+           "1 ÷ TPOT",
            "streamed rows with 2+ output tokens", True, 1, decode_rate_of),
     Metric("prefill_tps", "prefill", "tok/s", HIGHER,
            "prompt tokens ÷ TTFT (only when the server evaluated the prompt: not served from its cache)",

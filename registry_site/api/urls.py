@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from registry_site.api import cases, compare, entities, leaderboards, runs, timelines
+from registry_site.api import answer, cases, compare, entities, leaderboards, runs, timelines
 from registry_site.api.docs import SchemaView
 
 urlpatterns = [
@@ -22,5 +22,6 @@ urlpatterns = [
     path("runtimes/<path:name>/", entities.RuntimeDetail.as_view(), name="api_runtime"),
     path("hardware-classes/", entities.HardwareIndex.as_view(), name="api_hardware_classes"),
     path("hardware-classes/<path:name>/", entities.HardwareDetail.as_view(), name="api_hardware_class"),
+    path("answer/", answer.Answer.as_view(), name="api_answer"),
     path("schema/", SchemaView.as_view(), name="api_schema"),
 ]

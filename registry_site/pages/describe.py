@@ -70,12 +70,19 @@ def hardware_in_words(hardware) -> list[tuple[str, str]]:
     return facts
 
 
+# Sections of run-metadata.json that a page shows in their own form: the lanes (per-level tables and
+# charts, submissions/_lanes.html), not as hundreds of "lanes.levels[3].energy…" fields.
+SHOWN_ELSEWHERE = ("lanes",)
+
+
 def metadata_fields(metadata, prefix: str = "") -> list[tuple[str, str]]:
     """Nested run metadata as ("runtime.version", "b6123") pairs in the file's order."""
     if not isinstance(metadata, dict):
         return []
     fields = []
     for key, value in metadata.items():
+        if not prefix and key in SHOWN_ELSEWHERE:
+            continue
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             fields += metadata_fields(value, f"{name}.")

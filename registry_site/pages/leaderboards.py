@@ -95,13 +95,28 @@ RANK_CHOICES = (("decode_rate", "decode speed, 1/TPOT (fastest first)"), ("ttft_
                 ("last_published_at", "latest run (newest first)"))
 
 
+WORDS = {"decode_tps": "decode speed", "ttft_s": "time to first token", "prefill_tps": "prefill speed",
+         "tpot_s": "time per output token", "wall_s": "wall time", "pass_rate": "pass rate", "run_count": "runs",
+         "model_family": "model family", "model_quantization": "quantization", "runtime_name": "runtime",
+         "runtime_version": "runtime version", "hardware_class": "hardware class",
+         "first_published_at": "first run", "last_published_at": "latest run"}
+
+
+def column_words(name: str) -> str:
+    """A sortable column in words for the page ("decode_tps_min" -> "decode speed, lowest run")."""
+    for suffix, words in (("_min", ", lowest run"), ("_max", ", highest run")):
+        if name.endswith(suffix) and name.removesuffix(suffix) in WORDS:
+            return WORDS[name.removesuffix(suffix)] + words
+    return WORDS.get(name, name.replace("_", " "))
+
+
 def _rank_choices(order: str, scored: bool) -> list[tuple[str, str]]:
     """The metrics a board is usually ranked by; a column sorted from its header is kept as an option."""
     choices = list(RANK_CHOICES)
     if scored:
         choices.insert(1, ("pass_rate", "pass rate (highest first)"))
     if order not in dict(choices):
-        choices.append((order, f"{order.lstrip('-')} ({'reversed' if order.startswith('-') else 'best first'})"))
+        choices.append((order, f"{column_words(order.lstrip('-'))} ({'reversed' if order.startswith('-') else 'best first'})"))
     return choices
 
 
@@ -150,11 +165,22 @@ def coding_pack_ids() -> frozenset[str]:
     return frozenset(found)
 
 
+def _default_speed(packs: list[str], pack_id: str) -> str:
+    """Decode speed, unless no system of the pack has one (a pack that does not stream measures no
+    decode rate): then wall time per task, so the chart has points rather than an empty frame."""
+    from registry_site.models import LeaderboardEntry
+
+    if pack_id in packs and not LeaderboardEntry.objects.filter(pack_id=pack_id, case="",
+                                                                decode_rate__isnull=False).exists():
+        return "wall_s"
+    return "decode_rate"
+
+
 def coding(request):
     """Repo-task pass rate against speed, one point per system, with the Pareto front marked."""
     packs = [b["pack_id"] for b in lb.boards() if b["case"] == "" and b["pack_id"] in coding_pack_ids()]
     pack_id = request.GET.get("pack") or (packs[0] if packs else "")
-    speed = request.GET.get("speed") or "decode_rate"
+    speed = request.GET.get("speed") or _default_speed(packs, request.GET.get("pack") or (packs[0] if packs else ""))
     context = {"packs": packs, "pack_id": pack_id, "speed": speed, "speeds": CODING_SPEEDS, "params": request.GET}
     try:
         if speed not in CODING_SPEEDS:

@@ -27,12 +27,28 @@ def run_detail(request, pk):
     cases = list(page.object_list)
     page_rows = run.rows.filter(case__in=[c.case for c in cases]).only("raw")
     return render(request, "registry_site/run_detail.html", {
+        "lanes": _lanes(run),
         "run": run, "cases": cases, "page": page, "page_rows": page_rows,
         "hardware_facts": hardware_in_words(run.hardware),
         "metadata": metadata_fields(run.run_metadata),
         "can_withdraw": request.user.is_authenticated and run.submission.submitter_id == request.user.pk,
         "can_moderate": request.user.has_perm("submissions.review_submission"),
     })
+
+
+def _lanes(run: PublishedRun) -> list[dict]:
+    """The review page's lane sections (depth and concurrency curves, per-level tables), for a run with
+    lane rows (their cases read `short @depth=4096`); from all of the run's rows, as a level needs them."""
+    from pathlib import PurePosixPath
+
+    from benchpack.results.resultdir import ResultDir
+    from submissions.review import lane_sections
+
+    if not run.cases.filter(case__contains=" @").exists():
+        return []
+    rows = list(run.rows.order_by("pk").values_list("raw", flat=True))
+    return lane_sections([ResultDir(path=PurePosixPath(run.label), rows=rows, hardware=run.hardware,
+                                    run_metadata=run.run_metadata)])
 
 
 def _raw_rows(run: PublishedRun):

@@ -30,8 +30,9 @@ def timeline(request):
     verdicts = {v.run_id: v for v in tl.detect_changes(points, metric)}
     label, unit, _ = tl.METRICS[metric]
     charted = points[-CHART_POINTS:]
+    names = _version_names(charted)
     chart = mark_safe(timeline_chart(  # built from escaped text by benchpack.reporting.xy_charts
-        [XYPoint(x=p.published_at.timestamp(), y=p.value, label=f"run #{p.run_id}", series=p.runtime_version or "unknown",
+        [XYPoint(x=p.published_at.timestamp(), y=p.value, label=f"run #{p.run_id}", series=names.get(p.runtime_version) or "unknown",
                  href=f"/runs/{p.run_id}/", flag=_flag(verdicts.get(p.run_id)),
                  detail=verdicts[p.run_id].reason if p.run_id in verdicts else "no value")
          for p in charted],
@@ -44,6 +45,16 @@ def timeline(request):
         "flags": [v for v in verdicts.values() if v.verdict in (tl.REGRESSION, tl.IMPROVEMENT)],
         "other_series": tl.series_of(series.workload_key, limit=50),
     })
+
+
+def _version_names(points) -> dict[str, str]:
+    """Legend names: the runtime version alone when every point has the same runtime name
+    ("b6300", not "llama.cpp b6300" three times over, which a phone's legend cannot fit)."""
+    labels = {p.runtime_version for p in points if p.runtime_version}
+    heads = {label.split(" ", 1)[0] for label in labels}
+    if len(heads) == 1 and all(" " in label for label in labels):
+        return {label: label.split(" ", 1)[1] for label in labels}
+    return {label: label for label in labels}
 
 
 def _flag(verdict) -> str:

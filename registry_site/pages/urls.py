@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from registry_site.pages import compare, depth_curves, entities, leaderboards, moderation, runs, timelines
+from registry_site.pages import answer, compare, depth_curves, entities, leaderboards, moderation, runs, timelines
 
 urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("runs/<int:pk>/republish/", moderation.republish, name="run_republish"),
     path("runs/<int:pk>/flag/", moderation.flag, name="run_flag"),
     path("runs/<int:pk>/unflag/", moderation.unflag, name="run_unflag"),
+    path("answer/", answer.answer, name="answer"),
     path("leaderboards/", leaderboards.index, name="leaderboards"),
     path("leaderboards/coding/", leaderboards.coding, name="leaderboard_coding"),
     path("leaderboards/<str:pack_id>/", leaderboards.board, name="leaderboard_pack"),

@@ -101,7 +101,7 @@ def _through_review(request: RunRequest, operator, say: Callable[[str], None], t
 
 
 def seed_runs(operator, say: Callable[[str], None] = print, timeout_s: float = 300) -> int:
-    """One run request end to end, then a reproduction of the seeded runtime-sweep upload."""
+    """One run request end to end, then a reproduction of the seeded smoke-chat upload."""
     from registry_site.models import PublishedRun
     from submissions.runqueue.reproduction import matching_targets, reproduce
     from submissions.runqueue.services import create_run_request
@@ -115,10 +115,12 @@ def seed_runs(operator, say: Callable[[str], None] = print, timeout_s: float = 3
                                  is_demo=True)
     made = 1 if _through_review(request, operator, say, timeout_s) else 0
 
-    original = (PublishedRun.objects.filter(is_demo=True, pack_id="runtime-sweep", submission__run_request__isnull=True)
-                .order_by("pk").first())
+    # The seeded smoke-chat upload made on this machine with the local host's own script
+    # (registry_site.demo_data: model scripted-demo, DEMO_TIMING), so the reproduction can match.
+    original = (PublishedRun.objects.filter(is_demo=True, pack_id="smoke-chat", model=MODEL,
+                                            submission__run_request__isnull=True).order_by("pk").first())
     if original is None:
-        say("demo: no seeded runtime-sweep run to reproduce")
+        say("demo: no seeded smoke-chat run to reproduce")
         return made
     _wait(lambda: RunnerHost.objects.get(pk=host.pk).hardware_class, 60, f"{LOCAL_HOST} reporting its hardware")
     targets, misses = matching_targets(original, operator)

@@ -19,8 +19,9 @@ from benchpack.adapters.fasttransport import FastHTTPTransport
 from benchpack.adapters.openai_chat import OpenAIChatAdapter
 from benchpack.adapters.transport import LeanClient
 from benchpack.refserver.server import RefServer
+from tests.environment import needs
 
-needs_stamps = pytest.mark.skipif(not rxstamp.SUPPORTED, reason="no kernel timestamps on this system")
+needs_stamps = needs(rxstamp.SUPPORTED, "no kernel timestamps on this system")
 HOLD_S = 0.050
 TTFT_S = 0.030
 

@@ -48,7 +48,7 @@ def test_different_prompt_tokens_are_not_comparable_d013():
     original = _run("a", [_row("x", 100, prompt=40)])
     again = _run("b", [_row("x", 100, prompt=41)])
     [verdict] = compare_cases(original, again)
-    assert verdict.verdict == NOT_COMPARABLE and verdict.reasons == ["prefill parity prompt-diff (D-013)"]
+    assert verdict.verdict == NOT_COMPARABLE and verdict.reasons == ["prefill parity prompt-diff: the prompts or their cache state differ"]
     assert overall([verdict]) == NOT_COMPARABLE
 
 

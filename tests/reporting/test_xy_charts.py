@@ -40,3 +40,23 @@ def test_a_timeline_rings_flagged_points_and_orders_by_time():
     assert [g.find("s:title", NS).text.split("\n")[0] for g in groups] == [f"#{i}" for i in range(7)]
     assert groups[-1].get("class") == "bp-point bp-flag-regression"
     assert "1 flagged change" in root.find("s:desc", NS).text
+
+
+def _tick_labels(svg: str) -> list[tuple[str, str]]:
+    """The x-axis tick labels (drawn 16 units under the frame of a 340-unit-high chart) and their anchors."""
+    root = ET.fromstring(svg)
+    return [(t.text, t.get("text-anchor")) for t in root.findall("s:text", NS)
+            if t.get("y") and float(t.get("y")) == 340 - 64 + 16]
+
+
+def test_timeline_ticks_come_from_the_data_range_and_are_never_cut_off():
+    start = 1764650000.0  # runs minutes apart: times, not five copies of one date
+    minutes = [XYPoint(start + 60 * i, 100 + i, f"run {i}") for i in range(6)]
+    labels = _tick_labels(timeline_chart(minutes, title="t", y_label="decode"))
+    texts = [text for text, _ in labels]
+    assert len(texts) >= 2 and len(set(texts)) == len(texts) and all(":" in t for t in texts), texts
+    # a tick at the right edge is anchored at its end, so the label stays inside the frame
+    assert labels[-1][1] in ("end", "middle") and labels[0][1] in ("start", "middle")
+    months = [XYPoint(start + 86400 * 10 * i, 100, f"run {i}") for i in range(10)]
+    texts = [text for text, _ in _tick_labels(timeline_chart(months, title="t", y_label="decode"))]
+    assert len(set(texts)) == len(texts) and all(len(t) == 10 and t.count("-") == 2 for t in texts), texts

@@ -128,7 +128,7 @@ def _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, dj
             assert row[name] == medians[name], (case, name)
         assert row["answered"] == row["rows"] == 3 and row["scored"] is None and row["correct"] is None
         html = client.get(f"/leaderboards/runtime-sweep/{case}/").content.decode()
-        assert "1 system, ranked by <strong>decode (tok/s): 1 ÷ tpot_s</strong>" in html
+        assert "1 system, ranked by <strong>decode (tok/s): 1 ÷ TPOT</strong>" in html
         assert f'<td class="num">{sig(medians["decode_rate"])}' in html
     pack_board = client.get("/api/v1/leaderboards/runtime-sweep/").json()
     assert pack_board["count"] == 1 and pack_board["results"][0]["run_count"] == 1

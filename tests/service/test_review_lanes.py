@@ -44,6 +44,13 @@ def test_the_review_page_shows_depth_curves_and_concurrency_levels(client, submi
     assert "16/16" in lanes and "TTFT ≤ 2.0 s and TPOT ≤ 0.1 s" in lanes
     charts = [ET.fromstring(svg) for svg in re.findall(r"<svg\b.*?</svg>", lanes, flags=re.S)]
     titles = [c.find("s:title", NS).text for c in charts]
-    assert titles == ["short: prefill against context depth", "short: decode (1/TPOT) against context depth"]
-    assert len(charts[0].findall(".//s:circle", NS)) == 5  # one point per depth
+    assert titles == ["Output rate against streams in flight",  # the concurrency run's section comes first
+                      "short: prefill against context depth", "short: decode (1/TPOT) against context depth"]
+    assert len(charts[0].findall(".//s:circle", NS)) == 4  # one point per concurrency level
+    assert len(charts[1].findall(".//s:circle", NS)) == 5  # one point per depth
+    # hardware and metadata in words, as on the public run page: no Python reprs, no lanes blob
+    text = re.sub(r"<[^>]+>", " ", page[:page.index('id="lanes"')])
+    for raw in ("None", "True", "False", "{'", "[{", "lanes.levels"):
+        assert raw not in text, raw
+    assert "runtime.name" in page and "<dt>RAM</dt>" in page
     assert "not measured (no energy source on this machine" in lanes

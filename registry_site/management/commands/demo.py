@@ -11,6 +11,7 @@ until Ctrl-C.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import signal
@@ -37,11 +38,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
-        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--port", type=int, default=8000, help="the web server's port")
+        # 0: a free port, chosen at start and printed in the banner (two demos, or a demo beside
+        # another local service, never collide on a fixed default).
+        parser.add_argument("--refserver-port", type=int, default=0,
+                            help="the scripted endpoint the local runner host calls (default: a free port)")
+        parser.add_argument("--seed-port", type=int, default=0,
+                            help="the scripted endpoint the demo seeding runs call (default: a free port)")
         parser.add_argument("--no-seed", action="store_true", help="do not create demo data")
         parser.add_argument("--exit-after-seed", action="store_true", help="stop once the demo data is public")
 
-    def handle(self, *args, host, port, no_seed, exit_after_seed, **options):
+    def handle(self, *args, host, port, refserver_port, seed_port, no_seed, exit_after_seed, **options):
+        self.ports = {"web": port, "scripted endpoint (runner host)": refserver_port,
+                      "scripted endpoint (seeding)": seed_port}
         self.children: list[subprocess.Popen] = []
         self.stopping = False
         signal.signal(signal.SIGINT, self._on_signal)
@@ -77,7 +86,17 @@ class Command(BaseCommand):
         hosts = set(settings.ALLOWED_HOSTS) | {host}
         os.environ["ALLOWED_HOSTS"] = ",".join(sorted(hosts))
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-        self.say(f"database: {settings.DATABASES['default']['NAME']}")
+        self.log_dir = settings.VAR_DIR / "log"
+        self.log_dir.mkdir(exist_ok=True)
+        # The console is for the banner: the children's output (request logs, Celery's start-up
+        # and shutdown lines, root-user warnings) goes to var/log/, e-mails to var/outbox/, and
+        # only a verification link is echoed here, one line per e-mail (watch_outbox).
+        self.outbox = settings.VAR_DIR / "outbox"
+        self.outbox.mkdir(exist_ok=True)
+        os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.filebased.EmailBackend")
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # seeding's own requests
+        logging.getLogger("kombu.connection").setLevel(logging.ERROR)  # "No hostname was supplied" (filesystem broker)
+        self.say(f"database: {settings.DATABASES['default']['NAME']}  ·  logs: {self.log_dir}/")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         operator, password = self.ensure_operator()
@@ -90,25 +109,45 @@ class Command(BaseCommand):
             from registry_site.demo_data import seed
             from submissions.runqueue.demo import seed_runs
 
-            published = seed(url, operator, say=self.say_unless_stopping)
+            published = seed(url, operator, say=self.say_unless_stopping,
+                             seed_port=self._port("scripted endpoint (seeding)"))
             self.say(f"demo data: {published} runs published")
             queued = seed_runs(operator, say=self.say_unless_stopping)
             self.say(f"demo run queue: {queued} runs published through the local runner host")
         from registry_site.demo_data import leaderboard_summary
 
         self.say(leaderboard_summary(url))
+        seen = set(self.outbox.iterdir())  # seeding's notices stay in var/outbox/
         self.banner(url, password)
         if exit_after_seed:
             return
         while all(child.poll() is None for child in self.children):
+            seen = self.watch_outbox(seen)
             time.sleep(0.5)
-        raise CommandError("a child process stopped; see its output above")
+        raise CommandError(f"a child process stopped; see its log in {self.log_dir}/")
+
+    def watch_outbox(self, seen: set) -> set:
+        """One line per new e-mail that carries a link to follow (sign-up verification, password reset)."""
+        import re
+
+        current = set(self.outbox.iterdir())
+        for path in sorted(current - seen, key=lambda p: p.stat().st_mtime):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            to = re.search(r"^To: (.+)$", text, flags=re.M)
+            for link in dict.fromkeys(re.findall(r"https?://\S+/accounts/\S+?/(?=\s)", text)):
+                self.say(f"e-mail to {to.group(1).strip() if to else '?'}: {link}")
+        return current
 
     def stop_children(self, timeout_s: float = 15.0) -> None:
-        """SIGTERM to each child's whole process group (granian's and Celery's own
-        workers included), then SIGKILL to any group still there after timeout_s."""
+        """SIGTERM to each child's main process, which stops its own workers (Celery's warm
+        shutdown, granian's workers), then SIGKILL to any of its group still there after timeout_s.
+        Not SIGTERM to the whole group: Celery's pool processes then die under their parent, which
+        logs an ERROR line for each."""
         for child in self.children:
-            _signal_group(child, signal.SIGTERM)
+            try:
+                child.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
         deadline = time.monotonic() + timeout_s
         for child in self.children:
             try:
@@ -158,7 +197,7 @@ class Command(BaseCommand):
         self.say(f"celery worker: broker {settings.CELERY_BROKER_URL}")
         # -B embeds beat, so the reaper (stuck validations, undelivered uploads) and
         # the email queue run here too: the demo has no separate beat process.
-        return _start_child(
+        return self._start_child("celery-worker",
             [sys.executable, "-m", "celery", "-A", "registry_site", "worker", "--loglevel=WARNING",
              "--concurrency=1", "--prefetch-multiplier=1", "--without-gossip", "--without-mingle",
              "-B", f"--schedule={settings.VAR_DIR / 'celerybeat-schedule'}"]
@@ -167,19 +206,17 @@ class Command(BaseCommand):
     def start_refserver(self) -> subprocess.Popen:
         """The built-in scripted endpoint: the one address the local runner host may call."""
         import json
-        import socket
 
         from registry_site.demo_data import DEMO_REPLY, DEMO_TIMING
 
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.refserver_url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+        port = self._port("scripted endpoint (runner host)")
+        self.refserver_url = f"http://127.0.0.1:{port}"
         config = settings.VAR_DIR / "refserver.json"
         partial = config.with_suffix(".partial")
         partial.write_text(json.dumps({"responses": [DEMO_REPLY], **DEMO_TIMING}))
         partial.replace(config)  # whole or not at all, even if Ctrl-C lands here
         self.say(f"scripted endpoint: {self.refserver_url}/v1 (allowlisted on runner host local)")
-        return _start_child([sys.executable, "-m", "benchpack.refserver.server", "--port", self.refserver_url.rsplit(":", 1)[1],
+        return self._start_child("refserver", [sys.executable, "-m", "benchpack.refserver.server", "--port", self.refserver_url.rsplit(":", 1)[1],
                              "--config", str(config)])
 
     def start_runner_worker(self, operator, url: str) -> subprocess.Popen:
@@ -193,11 +230,11 @@ class Command(BaseCommand):
         env = worker_env(os.environ, host=LOCAL_HOST, token=token, registry_url=url,
                          broker_url=settings.RUNNER_BROKER_URL, broker_dir=broker_dir,
                          heartbeat_s=settings.RUN_HEARTBEAT_INTERVAL_S)
-        return subprocess.Popen(worker_argv(), env=env, start_new_session=True, preexec_fn=_die_with_parent)
+        return self._start_child("runner-worker", worker_argv(), whole_env=env)
 
     def start_granian(self, host: str, port: int) -> subprocess.Popen:
         self.say(f"granian: http://{host}:{port}")
-        return _start_child(
+        return self._start_child("granian",
             [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", host, "--port", str(port),
              "--workers", "1", "--static-path-route", "/static", "--static-path-mount", str(settings.STATIC_ROOT),
              "registry_site.wsgi:application"]
@@ -207,7 +244,7 @@ class Command(BaseCommand):
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if any(child.poll() is not None for child in children):
-                raise CommandError("granian or the Celery worker exited during start-up")
+                raise CommandError(f"granian or a worker exited during start-up; see {self.log_dir}/")
             try:
                 if httpx.get(url + "/", timeout=2).status_code == 200:
                     return
@@ -217,21 +254,44 @@ class Command(BaseCommand):
         raise CommandError(f"{url} did not answer within {timeout_s:.0f} s")
 
     def banner(self, url: str, password: str) -> None:
+        """The last thing printed before the registry waits: nothing logs to this console after it
+        but a verification link, one line per e-mail."""
         self.say("")
         self.say(f"Benchpack registry is running at {url}/")
         self.say(f"  operator login: {OPERATOR_EMAIL} / {password}   (review queue: {url}/review/)")
+        self.say(f"  ask a question: {url}/answer/ · leaderboards: {url}/leaderboards/")
         self.say(f"  run queue: {url}/run-requests/ · runner hosts: {url}/runner-hosts/")
-        self.say("  sign-up emails (verification links) are printed on this console")
+        self.say("  ports: " + ", ".join(f"{name} {number}" for name, number in self.ports.items())
+                 + " (--port, --refserver-port, --seed-port)")
+        self.say(f"  logs: {self.log_dir}/ · e-mails: {self.outbox}/ (verification links are printed below)")
         self.say("  Ctrl-C stops the web server, the workers and the scripted endpoint")
 
+    def _port(self, name: str) -> int:
+        """The port asked for, or a free one (chosen once, so the banner lists the one in use)."""
+        import socket
 
-def _start_child(argv: list[str], env: dict | None = None) -> subprocess.Popen:
+        if not self.ports[name]:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                self.ports[name] = probe.getsockname()[1]
+        return self.ports[name]
+
+    def _start_child(self, name: str, argv: list[str], env: dict | None = None, *,
+                     whole_env: dict | None = None) -> subprocess.Popen:
+        with open(self.log_dir / f"{name}.log", "ab") as log:  # the child keeps its own copy of the descriptor
+            return _start_child(argv, env, log, whole_env=whole_env)
+
+
+def _start_child(argv: list[str], env: dict | None = None, log=None, *, whole_env: dict | None = None) -> subprocess.Popen:
     """A child in its own session: the terminal's Ctrl-C reaches only this command,
     which then stops each child's whole group in order (no child racing to exit
     first, no "a child process stopped", no traceback). If this command is
     killed outright, the kernel sends the child SIGTERM (Linux)."""
-    return subprocess.Popen(argv, env={**os.environ, **(env or {})}, start_new_session=True,
-                            preexec_fn=_die_with_parent)
+    # whole_env replaces the environment (the runner worker's holds no registry secret);
+    # env adds to this process's.
+    return subprocess.Popen(argv, env=whole_env if whole_env is not None else {**os.environ, **(env or {})},
+                            start_new_session=True,
+                            preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
 
 def _die_with_parent() -> None:

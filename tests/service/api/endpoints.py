@@ -24,6 +24,7 @@ def endpoint_requests(catalogue) -> list[tuple[str, str, str]]:
          "/api/v1/leaderboards/{pack_id}/{case}/"),
         ("compare", f"/api/v1/compare/?runs={run.pk},{runs['mlx_runtime'].pk}", "/api/v1/compare/"),
         ("timelines", f"/api/v1/timelines/?{timeline}", "/api/v1/timelines/"),
+        ("answer", f"/api/v1/answer/?work={run.pack_id}&max_ttft=1000", "/api/v1/answer/"),
         ("models_list", "/api/v1/models/", "/api/v1/models/"),
         ("models_detail", f"/api/v1/models/{run.model}/", "/api/v1/models/{name}/"),
         ("runtimes_list", "/api/v1/runtimes/", "/api/v1/runtimes/"),

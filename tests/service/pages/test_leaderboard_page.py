@@ -133,6 +133,6 @@ def test_the_badges_column_sorts_by_provenance(client, publish, variant):
 def test_the_rank_by_select_offers_the_metrics_and_keeps_a_header_sort(client, board):
     html = client.get("/leaderboards/runtime-sweep/short/?order=-wall_s").content.decode()
     assert '<option value="ttft_s">time to first token (lowest first)</option>' in html
-    assert '<option value="-wall_s" selected>wall_s (reversed)</option>' in html
+    assert '<option value="-wall_s" selected>wall time (reversed)</option>' in html
     assert ranked_runtimes(client.get("/leaderboards/runtime-sweep/short/?order=wall_s").content.decode()) == [
         "b200", "b100", "b300"]

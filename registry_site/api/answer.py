@@ -1,0 +1,95 @@
+"""`/api/v1/answer/`: the answer page's question as JSON (registry_site.catalogue.answer).
+
+The same parameters as `/answer/`: `work` (a pack id, or "coding"), `min_decode` (tok/s),
+`max_ttft` (s), `min_pass` (percent), `hardware_class`, `max_memory_gb`. `meets` lists the
+systems meeting every condition, best first; when it is empty, `closest` lists the ones that
+came closest with what each missed (docs/answer.md).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from registry_site.api.base import ConditionalGetMixin, StrictQueryMixin
+from registry_site.catalogue import answer as shared
+
+
+class AnswerMissSerializer(serializers.Serializer):
+    text = serializers.CharField(help_text="the condition missed, in words")
+    gap = serializers.FloatField(help_text="how far off, relative (0 met, 1 not measured)")
+
+
+class AnswerSystemSerializer(serializers.Serializer):
+    pack_id = serializers.CharField(source="entry.pack_id")
+    pack_version = serializers.CharField(source="entry.pack_version")
+    model = serializers.CharField(source="entry.model")
+    runtime_name = serializers.CharField(source="entry.runtime_name")
+    runtime_version = serializers.CharField(source="entry.runtime_version")
+    hardware_class = serializers.CharField(source="entry.hardware_class")
+    memory_gb = serializers.IntegerField(allow_null=True)
+    decode_rate = serializers.FloatField(source="entry.decode_rate", allow_null=True, help_text="1/TPOT, tok/s (median)")
+    decode_rate_min = serializers.FloatField(source="entry.decode_rate_min", allow_null=True)
+    decode_rate_max = serializers.FloatField(source="entry.decode_rate_max", allow_null=True)
+    ttft_s = serializers.FloatField(source="entry.ttft_s", allow_null=True)
+    ttft_s_min = serializers.FloatField(source="entry.ttft_s_min", allow_null=True)
+    ttft_s_max = serializers.FloatField(source="entry.ttft_s_max", allow_null=True)
+    pass_rate = serializers.FloatField(allow_null=True, help_text="tasks passed / tasks scored over every run")
+    scored = serializers.IntegerField(source="entry.scored", allow_null=True)
+    correct = serializers.IntegerField(source="entry.correct", allow_null=True)
+    run_count = serializers.IntegerField(source="entry.run_count")
+    reproduced = serializers.BooleanField(source="entry.reproduced")
+    provenance = serializers.CharField(source="entry.provenance")
+    flagged = serializers.BooleanField(source="entry.flagged")
+    is_demo = serializers.BooleanField(source="entry.is_demo")
+    plausibility = serializers.CharField(source="plausibility_verdict",
+                                         help_text="implausible if any run behind the row is, plausible if all are, "
+                                                   "else unchecked")
+    plausibility_runs = serializers.DictField(source="plausibility", child=serializers.IntegerField(),
+                                              help_text="runs behind the row per plausibility verdict")
+    run_url = serializers.SerializerMethodField()
+    misses = AnswerMissSerializer(many=True)
+
+    def get_run_url(self, obj) -> str:
+        return f"/api/v1/runs/{obj.entry.representative_run_id}/"
+
+
+class AnswerSerializer(serializers.Serializer):
+    question = serializers.SerializerMethodField()
+    packs = serializers.ListField(child=serializers.CharField())
+    nothing_meets = serializers.BooleanField()
+    total_meeting = serializers.IntegerField()
+    considered = serializers.IntegerField(help_text="systems with results for this work on the hardware asked for")
+    meets = AnswerSystemSerializer(many=True)
+    closest = AnswerSystemSerializer(many=True, help_text="when nothing meets: the nearest misses, nearest first")
+
+    def get_question(self, obj) -> dict:
+        q = obj.question
+        return {"work": q.work, "min_decode_tps": q.min_decode_tps, "max_ttft_s": q.max_ttft_s,
+                "min_pass_rate": q.min_pass_rate, "hardware_class": q.hardware_class,
+                "max_memory_gb": q.max_memory_gb}
+
+
+class Answer(ConditionalGetMixin, StrictQueryMixin, APIView):
+    """Which model + runtime + machine is fast enough and correct enough for this work: the systems
+    that meet every condition, ranked, each with its evidence; or, when none does, the closest."""
+
+    extra_query_parameters = frozenset(shared.Question.PARAMS)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("work", str, required=True, description='a pack id, or "coding"'),
+                    OpenApiParameter("min_decode", float, description="minimum decode rate, tok/s"),
+                    OpenApiParameter("max_ttft", float, description="maximum time to the first token, s"),
+                    OpenApiParameter("min_pass", float, description="minimum pass rate, percent (0–100)"),
+                    OpenApiParameter("hardware_class", str, description="exactly this hardware class"),
+                    OpenApiParameter("max_memory_gb", float, description="machines with at most this much RAM")],
+        responses=AnswerSerializer)
+    def get(self, request):
+        try:
+            found = shared.answer(shared.Question.from_params(request.query_params))
+        except shared.QuestionError as error:
+            raise ValidationError({error.param: [error.message]}) from None
+        return Response(AnswerSerializer(found).data)

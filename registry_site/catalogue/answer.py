@@ -1,0 +1,242 @@
+"""The registry's one question: which model + runtime + machine is fast enough and correct enough
+for my work?
+
+A question fixes the kind of work (a pack, or "coding": every bundled pack with repo tasks), and
+any of: a minimum decode rate, a maximum time to the first token, a minimum pass rate, a hardware
+class, a memory budget. The answer is every system whose whole-pack leaderboard row meets all of
+it, ranked, each with its evidence (runs, spread, reproduced or not, the runs' plausibility verdicts); and when nothing does, the rows that came closest and by how
+much they missed. The page (`registry_site.pages.answer`) and the API (`registry_site.api.answer`)
+both call `answer`; rules and examples: docs/answer.md.
+
+Candidates are leaderboard rows (one system on one whole-pack workload, over its public runs), with
+the rankings' demo rule: demo rows leave once real rows exist for the same workload. A figure that
+was not measured (a pack without pass/fail scoring, a row without a decode rate) never meets a
+condition on it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
+from registry_site.models import LeaderboardEntry
+
+CODING = "coding"
+CLOSEST = 3  # rows shown as "came closest" when nothing meets the question
+MAX_ROWS = 200  # systems answered; the rest are counted
+_RAM = re.compile(r"(\d+)gb$")
+
+
+class QuestionError(ValueError):
+    """A question the catalogue cannot answer; `param` names the parameter at fault."""
+
+    def __init__(self, param: str, message: str):
+        super().__init__(f"{param}: {message}")
+        self.param = param
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Question:
+    work: str  # a pack id, or CODING
+    min_decode_tps: float | None = None
+    max_ttft_s: float | None = None
+    min_pass_rate: float | None = None  # 0..1
+    hardware_class: str | None = None
+    max_memory_gb: float | None = None
+
+    PARAMS = ("work", "min_decode", "max_ttft", "min_pass", "hardware_class", "max_memory_gb")
+
+    @classmethod
+    def from_params(cls, params) -> "Question":
+        """From request parameters (strings; blank = unset). `min_pass` is a percentage (0–100)."""
+
+        def text(name):
+            value = params.get(name)
+            return str(value).strip() if value is not None and str(value).strip() else None
+
+        def number(name, low, high, what):
+            raw = text(name)
+            if raw is None:
+                return None
+            try:
+                value = float(raw)
+            except ValueError:
+                raise QuestionError(name, f"{raw[:40]!r} is not a number ({what})") from None
+            if not low <= value <= high:
+                raise QuestionError(name, f"{raw[:40]} is outside {low:g}–{high:g} ({what})")
+            return value
+
+        work = text("work")
+        if work is None:
+            raise QuestionError("work", 'is required: a pack id, or "coding"')
+        passed = number("min_pass", 0, 100, "a percentage of tasks passed")
+        return cls(work=work, min_decode_tps=number("min_decode", 0, 1e6, "tokens per second"),
+                   max_ttft_s=number("max_ttft", 0, 1e4, "seconds to the first token"),
+                   min_pass_rate=None if passed is None else passed / 100,
+                   hardware_class=text("hardware_class"),
+                   max_memory_gb=number("max_memory_gb", 0, 1e5, "GB of memory"))
+
+    @property
+    def asks_anything(self) -> bool:
+        return any(v is not None for v in (self.min_decode_tps, self.max_ttft_s, self.min_pass_rate))
+
+
+@dataclass
+class Miss:
+    """One condition a row does not meet, in words, and how far off it is (0 = met, 1 = unknown)."""
+
+    text: str
+    gap: float
+
+
+@dataclass
+class Candidate:
+    entry: LeaderboardEntry
+    misses: list[Miss] = field(default_factory=list)
+
+    @property
+    def meets(self) -> bool:
+        return not self.misses
+
+    @property
+    def shortfall(self) -> float:
+        return sum(m.gap for m in self.misses)
+
+    @property
+    def memory_gb(self) -> int | None:
+        return memory_gb(self.entry.hardware_class)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return pass_rate(self.entry)
+
+    plausibility: dict = field(default_factory=dict)  # plausibility status -> runs behind the row
+
+    @property
+    def plausibility_verdict(self) -> str:
+        """implausible if any run behind the row is; plausible if every run is; else unchecked."""
+        if self.plausibility.get(IMPLAUSIBLE):
+            return IMPLAUSIBLE
+        if self.plausibility and set(self.plausibility) == {PLAUSIBLE}:
+            return PLAUSIBLE
+        return UNCHECKED
+
+    @property
+    def plausibility_text(self) -> str:
+        runs = sum(self.plausibility.values())
+        counted = ", ".join(f"{n} {status}" for status, n in sorted(self.plausibility.items()))
+        return f"{self.plausibility_verdict} ({counted} of {runs} run{'s' if runs != 1 else ''})" if runs else \
+            self.plausibility_verdict
+
+
+@dataclass
+class Answer:
+    question: Question
+    packs: list[str]
+    meets: list[Candidate]
+    closest: list[Candidate]
+    considered: int  # rows that passed the hardware filters
+    total_meeting: int
+
+    @property
+    def nothing_meets(self) -> bool:
+        return not self.meets
+
+
+def pass_rate(entry: LeaderboardEntry) -> float | None:
+    """Tasks passed over tasks scored, across every run behind the row (2 of 3 is 67 %, where the
+    median of three runs' own rates, the board's figure, would say 100 %)."""
+    return entry.correct / entry.scored if entry.scored else None
+
+
+def memory_gb(hardware_class: str) -> int | None:
+    """The RAM bucket at the end of a hardware class ("…+64gb", "apple-m5-max-128gb")."""
+    found = _RAM.search(hardware_class or "")
+    return int(found.group(1)) if found else None
+
+
+def coding_packs() -> frozenset[str]:
+    from registry_site.pages.leaderboards import coding_pack_ids
+
+    return coding_pack_ids()
+
+
+def packs_for(work: str) -> list[str]:
+    """The packs a kind of work covers; QuestionError if none has public results."""
+    known = set(LeaderboardEntry.objects.filter(case="").values_list("pack_id", flat=True).distinct())
+    if work == CODING:
+        return sorted(known & coding_packs())
+    if work not in known:
+        choices = ", ".join(sorted(known)[:20]) or "none yet"
+        raise QuestionError("work", f"{work[:60]!r} has no public results; one of: coding, {choices}")
+    return [work]
+
+
+def work_choices() -> list[str]:
+    """What the form offers: "coding" first, then every pack with a whole-pack board."""
+    packs = sorted(set(LeaderboardEntry.objects.filter(case="").values_list("pack_id", flat=True).distinct()))
+    return [CODING, *packs]
+
+
+def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:
+    misses = []
+    if q.min_decode_tps is not None:
+        if entry.decode_rate is None:
+            misses.append(Miss("decode rate not measured", 1.0))
+        elif entry.decode_rate < q.min_decode_tps:
+            gap = (q.min_decode_tps - entry.decode_rate) / q.min_decode_tps if q.min_decode_tps else 0.0
+            misses.append(Miss(f"decodes {entry.decode_rate:.1f} tok/s, {gap:.0%} below {q.min_decode_tps:g}", gap))
+    if q.max_ttft_s is not None:
+        if entry.ttft_s is None:
+            misses.append(Miss("time to first token not measured", 1.0))
+        elif entry.ttft_s > q.max_ttft_s:
+            gap = (entry.ttft_s - q.max_ttft_s) / q.max_ttft_s if q.max_ttft_s else 1.0
+            misses.append(Miss(f"first token after {entry.ttft_s:.2f} s, {gap:.0%} over {q.max_ttft_s:g} s", min(gap, 1.0)))
+    if q.min_pass_rate is not None:
+        rate = pass_rate(entry)
+        if rate is None:
+            misses.append(Miss("not scored pass/fail", 1.0))
+        elif rate < q.min_pass_rate:
+            misses.append(Miss(f"passes {rate:.0%} of tasks, below {q.min_pass_rate:.0%}", q.min_pass_rate - rate))
+    return misses
+
+
+def _plausibility_of(packs: list[str]) -> dict[tuple[str, str], dict[str, int]]:
+    """(pack workload key, system key) -> {plausibility status: public runs}, one grouped query."""
+    from django.db.models import Count
+
+    from registry_site.models import PublishedRun
+
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    for row in (PublishedRun.objects.public().filter(pack_id__in=packs).order_by()
+                .values("pack_workload_key", "system_key", "plausibility_status").annotate(runs=Count("id"))):
+        status = row["plausibility_status"] or UNCHECKED  # a run published before verdicts were stored
+        key = (row["pack_workload_key"], row["system_key"])
+        found.setdefault(key, {})[status] = found.get(key, {}).get(status, 0) + row["runs"]
+    return found
+
+
+def _sort_key(candidate: Candidate, q: Question):
+    e = candidate.entry
+    # Correct enough first when correctness was asked for, then fastest decode, then quickest first token.
+    passed = -(pass_rate(e) or 0.0) if q.min_pass_rate is not None else 0.0
+    return (passed, -(e.decode_rate or 0.0), e.ttft_s if e.ttft_s is not None else float("inf"), e.pk)
+
+
+def answer(q: Question) -> Answer:
+    """The systems that meet every condition of `q`, best first, or the closest ones when none does."""
+    packs = packs_for(q.work)
+    entries = LeaderboardEntry.objects.filter(case="", pack_id__in=packs).demo_left_out()
+    if q.hardware_class:
+        entries = entries.filter(hardware_class=q.hardware_class)
+    verdicts = _plausibility_of(packs)
+    candidates = [Candidate(e, _misses(e, q), verdicts.get((e.workload_key, e.system_key), {}))
+                  for e in entries.defer("workload_fields", "system_fields")]
+    if q.max_memory_gb is not None:
+        candidates = [c for c in candidates if c.memory_gb is not None and c.memory_gb <= q.max_memory_gb]
+    meets = sorted((c for c in candidates if c.meets), key=lambda c: _sort_key(c, q))
+    closest = [] if meets else sorted(candidates, key=lambda c: (c.shortfall, _sort_key(c, q)))[:CLOSEST]
+    return Answer(question=q, packs=packs, meets=meets[:MAX_ROWS], closest=closest, considered=len(candidates),
+                  total_meeting=len(meets))

@@ -1,0 +1,218 @@
+"""The demo as a newcomer meets it, in a real browser (Chromium via Playwright):
+
+`manage.py demo` (granian, the Celery workers, the scripted endpoints, labelled demo data seeded
+through the real pipeline) is started like the README says; then a visitor walks home → the answer
+page (a question with an answer, one without) → a board of four or more systems → compare two of
+them → a run page → its timeline, and an operator reads a review page — each at 1366 px and at
+390 px, asserting on what is shown: no `None`, `True`/`False`, Python reprs or raw field names.
+
+Screenshots are kept as CI artifacts in $BENCHPACK_ARTIFACTS_DIR (default: var/artifacts/ in the
+repository), under demo-walk/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.service.live import ROOT, free_port
+from tests.service.test_e2e_browser import browser  # noqa: F401 - the shared Chromium fixture
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+WIDTHS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+ARTIFACTS = Path(os.environ.get("BENCHPACK_ARTIFACTS_DIR") or ROOT / "var" / "artifacts") / "demo-walk"
+# What a reader must never see: Python's words and reprs, and the catalogue's column names.
+RAW = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\{'|\[\{|\bdecode_tps\b|\bttft_s\b|\btpot_s\b|\bwall_s\b|"
+                 r"\bprefill_tps\b|\bpass_rate\b|\bhardware_class\b|\brun_count\b|\(D-0\d\d\)")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """A running `manage.py demo` with every port named by a flag; stopped with Ctrl-C at the end."""
+    var = tmp_path_factory.mktemp("demo-walk") / "var"
+    ports = {"port": free_port(), "refserver": free_port(), "seed": free_port()}
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL",
+                                                            "DJANGO_SETTINGS_MODULE", "DEBUG"}}
+    env.update({"BENCHPACK_VAR_DIR": str(var), "BENCHPACK_ENV": "local", "PYTHONUNBUFFERED": "1"})
+    log = var.parent / "console.log"
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "demo", "--port", str(ports["port"]), "--refserver-port", str(ports["refserver"]),
+         "--seed-port", str(ports["seed"])], cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 900  # seeding runs ~90 scripted runs; a loaded CI machine is slow
+        while "Ctrl-C stops" not in log.read_text(errors="replace"):
+            assert proc.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.5)
+        password = re.search(r"operator login: \S+ / (\S+)", log.read_text()).group(1)
+        yield {"url": f"http://127.0.0.1:{ports['port']}", "password": password, "log": log, "ports": ports,
+               "var": var, "proc": proc}
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def shown(page) -> str:
+    """The text a reader sees (not the markup, not the SVG's tooltips)."""
+    return page.inner_text("body")
+
+
+def check_readable(page, where: str) -> str:
+    text = shown(page)
+    found = RAW.findall(text)
+    assert not found, f"{where}: {sorted(set(found))} on the page"
+    # the page itself never scrolls sideways (wide tables scroll in their own box)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"{where}: {overflow} px wider than the window"
+    return text
+
+
+def snap(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("size", list(WIDTHS))
+def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixture imported above
+    context = browser.new_context(viewport=WIDTHS[size])
+    page = context.new_page()
+    url = demo["url"]
+
+    page.goto(url + "/")
+    home = check_readable(page, "home")
+    assert "Start here" in home and "demo data" in home
+    for words in ("Ask the question directly", "more than a page", "Good enough for coding", "rate against context depth",
+                  "Output rate against concurrency", "A timeline with a detected regression",
+                  "A run reproduced independently", "A flagged run"):
+        assert words in home, words
+    assert page.request.get(url + "/favicon.ico").status == 200
+    snap(page, f"{size}-01-home")
+
+    # the answer page: a question with an answer ...
+    page.click("text=Ask the question directly")
+    page.wait_for_load_state()
+    assert "/answer/?work=coding" in page.url
+    answered = check_readable(page, "answer")
+    assert re.search(r"\d+ systems? meets? all of it", answered), answered[:2000]
+    assert "demo data" in answered and "reproduced" in answered and "run" in answered
+    snap(page, f"{size}-02-answer")
+    # ... and one without: asked through the form, as a visitor would
+    page.select_option("select[name=work]", "runtime-sweep")
+    page.fill("input[name=min_decode]", "100000")
+    page.fill("input[name=min_pass]", "")
+    page.click("button:has-text('Answer')")
+    page.wait_for_load_state()
+    assert "min_decode=100000" in page.url  # a shareable GET address
+    none = check_readable(page, "answer, nothing meets")
+    assert "Nothing meets all of it" in none and "came closest" in none and "below 100000" in none
+    snap(page, f"{size}-03-answer-none")
+
+    # a board of four or more systems, more than a page of them
+    page.goto(url + "/leaderboards/desktop-django-wrap/")
+    board = check_readable(page, "board")
+    systems = int(re.search(r"(\d+) systems, ranked by decode", board).group(1))
+    assert systems > 50 and "Page 1 of 2" in board
+    snap(page, f"{size}-04-board")
+    boxes = page.locator("input[name=runs]")
+    assert boxes.count() >= 4
+    boxes.nth(0).check()
+    boxes.nth(1).check()
+    page.click("text=Compare selected")
+    page.wait_for_load_state()
+    assert "/compare/" in page.url
+    compare = check_readable(page, "compare")
+    assert compare.count("demo/scripted-") >= 2
+    snap(page, f"{size}-05-compare")
+
+    # a run page, then its timeline
+    page.goto(url + "/leaderboards/desktop-django-wrap/?model=demo%2Fscripted-7b&hardware_class=demo-mini-pc%2Bno-gpu%2B32gb")
+    page.locator("table.leaderboard a[href^='/runs/']").first.click()
+    page.wait_for_load_state()
+    run = check_readable(page, "run page")
+    assert "Demo data" in run and "Hardware" in run and "decode" in run
+    snap(page, f"{size}-06-run")
+    page.locator("a:has-text('timeline')").first.click()
+    page.wait_for_load_state()
+    timeline = check_readable(page, "timeline")
+    assert "regression" in timeline
+    ticks = page.locator("svg.bp-xy text").evaluate_all("els => els.map(e => e.textContent)")
+    dates = [t for t in ticks if re.fullmatch(r"\d\d:\d\d(:\d\d)?|\d\d-\d\d \d\d:\d\d", t)]
+    assert len(dates) >= 2 and len(set(dates)) == len(dates), ticks  # times from the data's range, no repeats
+    font = page.evaluate("getComputedStyle(document.querySelector('svg.bp-xy text')).fontSize")
+    box = page.locator("svg.bp-xy").bounding_box()
+    scale = box["width"] / 640
+    assert 9 <= float(font.rstrip("px")) * scale <= 16, (font, scale)  # chart text near the page's own size
+    snap(page, f"{size}-07-timeline")
+
+    # the depth and concurrency curves
+    page.goto(url + "/depth-curves/runtime-sweep/")
+    check_readable(page, "depth curves")
+    assert page.locator("svg").count() >= 1
+    page.goto(url + "/")
+    page.click("text=Output rate against concurrency")
+    page.wait_for_load_state()
+    lanes = check_readable(page, "concurrency run")
+    assert "Output rate against streams in flight" in page.content() and "8 streams" in lanes
+    snap(page, f"{size}-08-lanes")
+    context.close()
+
+
+@pytest.mark.parametrize("size", list(WIDTHS))
+def test_an_operator_reads_a_review_page(demo, browser, size):  # noqa: F811
+    context = browser.new_context(viewport=WIDTHS[size])
+    page = context.new_page()
+    url = demo["url"]
+    page.goto(url + "/accounts/login/")
+    page.fill("input[name=login]", "operator@benchpack.local")
+    page.fill("input[name=password]", demo["password"])
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+    # every demo submission is approved already; an operator reaches one from its id (the review queue
+    # lists only the ones waiting): the lanes bundle, the coding bundle and the run request's upload
+    db = sqlite3.connect(demo["var"] / "registry.sqlite3")
+    ids = [row[0] for row in db.execute(
+        "select distinct s.id from submissions_submission s join registry_site_publishedrun r on r.submission_id = s.id "
+        "where r.pack_id in ('runtime-sweep', 'python-regression-fix', 'smoke-chat') order by s.created_at")]
+    db.close()
+    reviews = [f"/review/{pk[:8]}-{pk[8:12]}-{pk[12:16]}-{pk[16:20]}-{pk[20:]}/" for pk in ids]
+    assert len(reviews) >= 3, reviews
+    for number, href in enumerate(reviews[:4]):
+        page.goto(url + href)
+        text = check_readable(page, f"review {href}")
+        assert "Validation report" in text and "Hardware" in text and "History" in text
+        snap(page, f"{size}-review-{number}")
+    context.close()
+
+
+def test_the_console_ends_with_the_banner_and_ctrl_c_is_quiet(demo):
+    console = demo["log"].read_text(errors="replace")
+    lines = console.rstrip().splitlines()
+    assert lines[-1].startswith("  Ctrl-C stops"), lines[-12:]
+    assert len(lines) < 60, len(lines)  # start-up lines, seeding's progress, the banner; nothing else
+    for port in demo["ports"].values():
+        assert str(port) in console.split("Benchpack registry is running")[1]
+    assert not [line for line in lines if "ERROR" in line or "WARNING" in line or "HTTP Request" in line]
+    assert (demo["var"] / "log" / "celery-worker.log").exists()
+    proc = demo["proc"]
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    after = demo["log"].read_text(errors="replace")[len(console):]
+    assert after.split() == ["stopping", "stopped"], after
+    # a warm shutdown: the Celery workers stop their own pools (no "ForkPoolWorker … exited" ERROR)
+    for name in ("celery-worker.log", "runner-worker.log"):
+        log = (demo["var"] / "log" / name).read_text(errors="replace")
+        assert "ERROR" not in log, log[-2000:]
