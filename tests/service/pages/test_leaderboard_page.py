@@ -123,8 +123,10 @@ def test_the_badges_column_sorts_by_provenance(client, publish, variant):
 
     from submissions.review import approve
 
-    submission = publish(curated, provenance="operator-curated", approved=False)
-    assert approve(submission.pk, get_user_model().objects.get(email="ops@example.org"))
+    # Provenance is earned (issue 19): operator-curated is what an operator uploaded, whatever a bundle claims.
+    ops = get_user_model().objects.get(email="ops@example.org")
+    submission = publish(curated, approved=False, user=ops)
+    assert approve(submission.pk, ops)
     html = client.get("/leaderboards/runtime-sweep/short/?order=provenance").content.decode()
     assert 'href="?order=-provenance"' in html
     assert ranked_runtimes(html) == ["b200", "b100"]  # operator-curated before self-reported

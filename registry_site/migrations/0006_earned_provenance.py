@@ -67,7 +67,7 @@ def forwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("registry_site", "0004_catalogue_generation"),
+        ("registry_site", "0005_decode_rate_and_plausibility"),  # its rebuild reads the plausibility columns
         ("submissions", "0003_runner_hosts_and_requests"),
         ("auth", "0012_alter_user_first_name_max_length"),
     ]
