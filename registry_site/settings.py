@@ -202,6 +202,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # JSON nested past any real payload is a 400 before it reaches the recursive decoder (api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["registry_site.api.parsers.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_THROTTLE_CLASSES": [
         "registry_site.api.throttles.AnonymousRateThrottle",
@@ -224,6 +227,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Benchpack registry API",
     "DESCRIPTION": "Approved benchmark results: runs, cases, systems, leaderboards, comparisons, timelines.",
     "VERSION": "1",
+    # OpenAPI 3.1: a nullable object reference is `oneOf: [{$ref}, {type: null}]` (JSON Schema 2020-12), which
+    # strict validators read one way; 3.0's `allOf + nullable` without a type refuses the null it means to allow.
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -231,7 +237,9 @@ SPECTACULAR_SETTINGS = {
     "PREPROCESSING_HOOKS": ["registry_site.api.schema.public_catalogue_only"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "registry_site.api.schema.error_responses",
-                             "registry_site.api.schema.database_neutral_integers"],
+                             "registry_site.api.schema.database_neutral_integers",
+                             "registry_site.api.schema.parameter_bounds",
+                             "registry_site.api.schema.nullable_as_type_null"],
 }
 
 # Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.

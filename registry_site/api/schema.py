@@ -77,3 +77,57 @@ def database_neutral_integers(result, generator, request, public):
 
     walk(result)
     return result
+
+
+# Parameters whose bounds the views enforce by hand (pagination.positive_int, timelines' limit): the
+# schema states them, so a client (or Schemathesis) reading the schema never sends what is refused.
+_POSITIVE_INTEGER_PARAMETERS = {"page": None, "page_size": 500, "limit": None, "run": 10**18}
+
+
+def parameter_bounds(result, generator, request, public):
+    """page/page_size/limit/run are whole numbers of at least 1 (page_size at most 500); a required
+    string parameter is not empty (the view refuses `?workload=` as missing)."""
+    from registry_site.api.pagination import MAX_PAGE_SIZE
+    from registry_site.api.timelines import MAX_POINTS
+
+    most = {**_POSITIVE_INTEGER_PARAMETERS, "page_size": MAX_PAGE_SIZE, "limit": MAX_POINTS}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if parameter.get("in") == "query" and parameter["name"] in most:
+                    schema.update({"type": "integer", "minimum": 1})
+                    schema.pop("format", None)
+                    if most[parameter["name"]] is not None:
+                        schema["maximum"] = most[parameter["name"]]
+                elif schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
+                    # StrictQueryMixin refuses NUL in any value; a required one may not be empty.
+                    schema.setdefault("pattern", "^[^\\x00]*$")
+                    if parameter.get("required"):
+                        schema.setdefault("minLength", 1)
+                elif schema.get("type") == "array":
+                    schema.setdefault("minItems", 1)  # `?order=` is no sort key, which the view refuses
+    return result
+
+
+def nullable_as_type_null(result, generator, request, public):
+    """OpenAPI 3.1 has no `nullable`: DRF's pagination schema still writes it for next/previous, so
+    it becomes the 3.1 spelling, a type list with "null" (a strict validator would ignore `nullable`
+    and refuse the null of a last page)."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.pop("nullable", False):
+                kind = node.get("type")
+                if isinstance(kind, str):
+                    node["type"] = [kind, "null"]
+                elif isinstance(kind, list) and "null" not in kind:
+                    kind.append("null")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(result)
+    return result

@@ -1,0 +1,57 @@
+"""The API answers what its schema says, errors included (issue 22 §4): each case here was a 500 or a
+schema mismatch that Schemathesis found; tests/service/api/test_schemathesis.py runs Schemathesis itself."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+SHAPE = {"error", "status", "code"}
+
+
+def _error(response, status):
+    assert response.status_code == status, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+    body = response.json()
+    assert SHAPE <= set(body) <= SHAPE | {"fields"}, body
+    return body
+
+
+@pytest.mark.parametrize("url, parameter", [
+    ("/api/v1/runs/?model=%25", "model"),
+    ("/api/v1/runs/?model=%25s%25d", "model"),
+    ("/api/v1/cases/?pack=%25", "pack"),
+    ("/api/v1/runs/?runtime=100%25", "runtime"),
+])
+def test_a_percent_sign_in_a_filter_value_is_a_400_naming_it(client, catalogue, url, parameter):
+    body = _error(client.get(url), 400)
+    assert parameter in body["fields"]
+
+
+def test_a_leaderboard_index_page_past_the_end_is_a_404(client, catalogue):
+    body = _error(client.get("/api/v1/leaderboards/?page=2"), 404)
+    assert "past the last page" in body["error"]
+
+
+@pytest.mark.parametrize("url", ["/api/v1/leaderboards/smoke-chat/?format=csv", "/api/v1/leaderboards/?format=csv",
+                                 "/api/v1/runs/?format=csv"])
+def test_options_with_a_format_answers_without_a_server_error(client, catalogue, url):
+    response = client.options(url)
+    assert response.status_code < 500, response.content[:300]
+
+
+def test_an_empty_order_is_refused_as_the_schema_says(client, catalogue):
+    assert "order" in _error(client.get("/api/v1/runs/?order="), 400)["fields"]
+
+
+def test_a_deeply_nested_json_body_is_a_400(client, make_user):
+    from accounts.models import ApiToken
+
+    secret = ApiToken.issue(make_user("deep@example.org", verified=False), "deep")[1]
+    body = "[" * 1500 + "]" * 1500
+    response = client.post("/api/v1/run-requests/", body, content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert response.status_code == 400, response.content[:300]
