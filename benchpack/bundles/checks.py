@@ -976,3 +976,7 @@ def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
             if (hit.kind, hit.line) not in seen:
                 seen.add((hit.kind, hit.line))
                 yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
+
+
+# Registered last, from its own module: the identifier grammar check (benchpack.ids, docs/format.md).
+from benchpack.bundles import id_checks as _id_checks  # noqa: E402,F401

@@ -23,13 +23,16 @@ from typing import Any
 
 import jsonschema
 
+from benchpack import ids
 from benchpack.errors import PackError, Problem
 from benchpack.lanes.spec import Lanes, parse_lanes
 from benchpack.run.prompt_cache import POLICIES as PROMPT_CACHE_POLICIES
 
 MANIFEST_NAME = "benchpack.toml"
-ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-ID_GRAMMAR = "^[A-Za-z0-9][A-Za-z0-9_-]*$"
+# Pack, case and fixture ids: the registry's identifier grammar (benchpack/ids.py), so a pack that loads
+# has ids every registry page can route (a case id with '/' once broke every leaderboard page).
+ID_RE = ids.ID_RE
+ID_GRAMMAR = f"^{ids.ID_PATTERN}$"
 ENV_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CASE_KINDS = ("chat", "completion", "repo-task", "replay")
 SCORING_MODES = ("none", "contains", "regex", "json-schema", "equals", "verify-script", "llm-judge")
