@@ -433,6 +433,8 @@ class _Loader:
                 self.problem(where, "must be a table")
                 continue
             case_id = self._id(entry.get("id"), f"{where}.id")
+            if len(case_id) > ids.MAX_CASE_ID_CHARS:  # its board key (with a lane level) must fit the registry
+                self.problem(f"{where}.id", f"a case id has at most {ids.MAX_CASE_ID_CHARS} characters, not {len(case_id)}")
             if case_id in seen:
                 self.problem(f"{where}.id", f"duplicate case id {case_id!r} (also cases[{seen[case_id]}])")
             elif case_id:
