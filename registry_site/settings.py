@@ -58,6 +58,12 @@ MIDDLEWARE = [
     "registry_site.limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Before WhiteNoise, so static files get X-Frame-Options too (it only sets a response header).
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Static files inside Django, after the header middleware above: every response the deployment serves,
+    # /static/ included, carries the same CSP, HSTS, nosniff and Referrer-Policy (granian's own static
+    # server cannot add headers; deploy/systemd/benchpack-web.service no longer uses it).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
     # Before the session/auth/CSRF middleware: a hit skips them; the headers they add are in the cached response.
     "registry_site.catalogue.cache.PublicResponseCacheMiddleware",
@@ -66,7 +72,6 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
 
@@ -194,6 +199,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# WhiteNoise (see MIDDLEWARE): names are not content-hashed, so browsers keep a file for an hour, as before.
+WHITENOISE_MAX_AGE = 3600
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
