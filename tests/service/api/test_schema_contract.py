@@ -55,3 +55,16 @@ def test_a_deeply_nested_json_body_is_a_400(client, make_user):
     response = client.post("/api/v1/run-requests/", body, content_type="application/json",
                            HTTP_AUTHORIZATION=f"Bearer {secret}")
     assert response.status_code == 400, response.content[:300]
+
+
+def test_every_page_links_the_api_docs_from_its_footer(client):
+    for url in ("/", "/leaderboards/"):
+        page = client.get(url).content.decode()
+        footer = page[page.index("<footer"):]
+        assert 'href="/api-docs/"' in footer and 'href="/api/v1/schema/"' in footer, url
+
+
+def test_the_readme_links_the_api_docs():
+    from pathlib import Path
+
+    assert "/api-docs/" in (Path(__file__).resolve().parents[3] / "README.md").read_text()
