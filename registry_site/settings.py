@@ -202,6 +202,9 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # WhiteNoise (see MIDDLEWARE): names are not content-hashed, so browsers keep a file for an hour, as before.
 WHITENOISE_MAX_AGE = 3600
 
+# A failed CSRF check under /api/ answers the API's JSON error shape (registry_site/api/errors.py).
+CSRF_FAILURE_VIEW = "registry_site.api.errors.csrf_failure"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.ApiTokenAuthentication",
@@ -241,7 +244,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "PREPROCESSING_HOOKS": ["registry_site.api.schema.public_catalogue_only"],
+    "PREPROCESSING_HOOKS": ["registry_site.api.schema.api_v1_only"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "registry_site.api.schema.error_responses",
                              "registry_site.api.schema.database_neutral_integers",

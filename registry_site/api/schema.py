@@ -5,8 +5,6 @@ from __future__ import annotations
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 CATALOGUE_PREFIX = "/api/v1/"
-# Documented elsewhere (docs/service.md, docs/runner-hosts.md): token-only APIs for the CLI and operators.
-PRIVATE_PREFIXES = ("/api/v1/submissions/", "/api/v1/run-requests/", "/api/v1/runner-hosts/")
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
@@ -14,13 +12,16 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
     name = "apiToken"
 
     def get_security_definition(self, auto_schema):
-        return {"type": "http", "scheme": "bearer", "description": "an API token from /accounts/tokens/ (bp_…)"}
+        return {"type": "http", "scheme": "bearer",
+                "description": "an API token from /accounts/tokens/ (bp_…), sent as `Authorization: Bearer bp_…`; "
+                               "tokens are made and revoked on that page, not through the API"}
 
 
-def public_catalogue_only(endpoints, **kwargs):
-    """The schema describes the public, read-only catalogue; the private upload and queue APIs stay out of it."""
+def api_v1_only(endpoints, **kwargs):
+    """The schema describes everything under /api/v1/: the public catalogue, and the token-only submission and
+    run-request APIs the CLI uses (docs/service.md, docs/runner-hosts.md), so uploaders have a contract too."""
     return [(path, regex, method, view) for path, regex, method, view in endpoints
-            if path.startswith(CATALOGUE_PREFIX) and not path.startswith(PRIVATE_PREFIXES)]
+            if path.startswith(CATALOGUE_PREFIX)]
 
 
 ERROR_SCHEMA = {
@@ -46,12 +47,23 @@ def error_responses(result, generator, request, public):
     """Every operation can answer the shared error shape; say so once for all of them."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    for operations in result.get("paths", {}).values():
-        for operation in operations.values():
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
-            for status, description in ERROR_RESPONSES.items():
+            extra = dict(TOKEN_ERROR_RESPONSES) if path.startswith(TOKEN_ONLY_PREFIXES) else {}
+            if method in ("post", "put", "patch"):
+                extra["413"] = "the request body is over the size limit"
+            for status, description in {**ERROR_RESPONSES, **extra}.items():
                 responses.setdefault(status, {"description": description, "content": reference})
     return result
+
+
+# Answered only to a signed-in caller (a token); the catalogue is public.
+TOKEN_ONLY_PREFIXES = ("/api/v1/submissions/", "/api/v1/run-requests/", "/api/v1/runner-hosts/")
+TOKEN_ERROR_RESPONSES = {
+    "401": "no valid API token was sent",
+    "403": "the token's user may not do this (e.g. an unverified email address)",
+}
 
 
 _DATABASE_BOUNDS = {2**31 - 1, 2**63 - 1, -(2**31), -(2**63)}
@@ -131,3 +143,7 @@ def nullable_as_type_null(result, generator, request, public):
 
     walk(result)
     return result
+
+
+# Registers the OpenApiViewExtensions describing the token-only APIs (imported for that side effect).
+from registry_site.api import private_schema as _private_schema  # noqa: E402,F401

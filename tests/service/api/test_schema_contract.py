@@ -68,3 +68,21 @@ def test_the_readme_links_the_api_docs():
     from pathlib import Path
 
     assert "/api-docs/" in (Path(__file__).resolve().parents[3] / "README.md").read_text()
+
+
+def test_a_post_with_a_session_cookie_to_no_api_endpoint_is_a_json_404_not_a_csrf_page(make_user):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_user("cookie@example.org"))
+    response = client.post("/api/v1/run-requests/null,null/cancel/")
+    _error(response, 404)
+
+
+def test_a_failed_csrf_check_under_the_api_is_json(make_user):
+    from django.test import Client, RequestFactory
+
+    from registry_site.api.errors import csrf_failure
+
+    response = csrf_failure(RequestFactory().post("/api/v1/anything/"), "CSRF cookie not set.")
+    assert response.status_code == 403 and json.loads(response.content)["code"] == "permission_denied"

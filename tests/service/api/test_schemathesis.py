@@ -49,11 +49,13 @@ def _schemathesis(live, tmp_path, *headers: str) -> dict:
     command = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(HERE / "schemathesis.toml"), "run", f"{live.url}/api/v1/schema/", "--url", live.url,
                "--checks", "all", "--max-examples", str(MAX_EXAMPLES), "--seed", "22", "--workers", "1",
                "--no-shrink", "--generation-database", "none", "--request-timeout", "30",
-               "--max-time", "240", "--report", "json", "--report-json-path", str(report), "--no-color"]
+               "--max-time", "150", "--report", "json", "--report-json-path", str(report), "--no-color"]
     for header in headers:
         command += ["-H", header]
-    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.service.api.schemathesis_hooks"}
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    # cwd: Schemathesis keeps a crash cache (.schemathesis/) in its working directory, not in the checkout.
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.service.api.schemathesis_hooks",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     return {"code": run.returncode, "output": run.stdout[-20000:] + run.stderr[-4000:]}
 
 
