@@ -249,7 +249,8 @@ SPECTACULAR_SETTINGS = {
                              "registry_site.api.schema.error_responses",
                              "registry_site.api.schema.database_neutral_integers",
                              "registry_site.api.schema.parameter_bounds",
-                             "registry_site.api.schema.nullable_as_type_null"],
+                             "registry_site.api.schema.nullable_as_type_null",
+                             "registry_site.api.private_schema.required_request_bodies"],
 }
 
 # Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.

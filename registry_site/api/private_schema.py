@@ -148,3 +148,16 @@ class RunnerHostListSchema(OpenApiViewExtension):
         return _replace(self.target_class, get=dict(
             operation_id="runner_hosts_list", tags=["run requests"], summary="runner hosts you may queue runs on",
             responses={200: _list(RUNNER_HOST)}))
+
+
+# (path, method) whose body is required: an empty POST is refused ("missing field(s)", "send the archive").
+REQUIRED_BODIES = {("/api/v1/submissions/", "post"), ("/api/v1/run-requests/", "post")}
+
+
+def required_request_bodies(result, generator, request, public):
+    """drf-spectacular marks a raw request schema optional; these views refuse a POST without one."""
+    for path, method in REQUIRED_BODIES:
+        body = result.get("paths", {}).get(path, {}).get(method, {}).get("requestBody")
+        if body is not None:
+            body["required"] = True
+    return result
