@@ -78,6 +78,14 @@ def _visible(request, pk) -> RunRequest:
     return found
 
 
+def _whole_numbers(data):
+    """`"repetitions": 25.0` is the integer 25 in JSON (and in the schema's JSON Schema): accept it as one."""
+    if not isinstance(data, dict):
+        return data
+    return {key: int(value) if FIELDS.get(key) is int and isinstance(value, float) and value.is_integer() else value
+            for key, value in data.items()}
+
+
 def _body_problem(data) -> str | None:
     if not isinstance(data, dict):
         return "send a JSON object"
@@ -107,11 +115,12 @@ class RunRequestList(APIView):
         return Response(RunRequestSerializer(found, many=True).data)
 
     def post(self, request):
-        problem = _body_problem(request.data)
+        data = _whole_numbers(request.data)
+        problem = _body_problem(data)
         if problem:
             return error_response(problem, 400)
         try:
-            created = create_run_request(request.user, **request.data)
+            created = create_run_request(request.user, **data)
         except RequestRefused as refused:
             return error_response(refused.message, refused.status)
         return Response(RunRequestSerializer(_visible(request, created.pk)).data, status=status.HTTP_201_CREATED)

@@ -86,3 +86,15 @@ def test_a_failed_csrf_check_under_the_api_is_json(make_user):
 
     response = csrf_failure(RequestFactory().post("/api/v1/anything/"), "CSRF cookie not set.")
     assert response.status_code == 403 and json.loads(response.content)["code"] == "permission_denied"
+
+
+def test_a_whole_number_written_as_25_0_is_an_integer_in_a_run_request(client, make_user):
+    """JSON Schema (and the API schema) call 25.0 an integer: the API reads it as one, so the refusal is about
+    the unknown host, not the number's spelling."""
+    from accounts.models import ApiToken
+
+    secret = ApiToken.issue(make_user("num@example.org"), "num")[1]
+    body = {"host": "nohost", "endpoint": "e", "model": "m", "pack": "p", "repetitions": 25.0}
+    response = client.post("/api/v1/run-requests/", json.dumps(body), content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert "no enabled runner host named 'nohost'" in _error(response, 400)["error"]
