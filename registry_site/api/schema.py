@@ -96,6 +96,10 @@ def database_neutral_integers(result, generator, request, public):
 _POSITIVE_INTEGER_PARAMETERS = {"page": None, "page_size": 500, "limit": None, "run": 10**18}
 
 
+# Every character str.isspace() accepts (what .strip() removes), as a regex class body.
+_PY_WHITESPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
 def parameter_bounds(result, generator, request, public):
     """page/page_size/limit/run are whole numbers of at least 1 (page_size at most 500); a required
     string parameter is not empty (the view refuses `?workload=` as missing)."""
@@ -113,10 +117,13 @@ def parameter_bounds(result, generator, request, public):
                     if most[parameter["name"]] is not None:
                         schema["maximum"] = most[parameter["name"]]
                 elif schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
-                    # StrictQueryMixin refuses NUL in any value; a required one may not be empty.
-                    schema.setdefault("pattern", "^[^\\x00]*$")
+                    # StrictQueryMixin refuses NUL in any value; a required one must hold more than the
+                    # whitespace the views strip (Python's str.strip(), spelled out for ECMA regexes).
                     if parameter.get("required"):
                         schema.setdefault("minLength", 1)
+                        schema.setdefault("pattern", rf"^[^\x00]*[^\x00{_PY_WHITESPACE}][^\x00]*$")
+                    else:
+                        schema.setdefault("pattern", r"^[^\x00]*$")
                 elif schema.get("type") == "array":
                     schema.setdefault("minItems", 1)  # `?order=` is no sort key, which the view refuses
     return result
