@@ -75,7 +75,8 @@ def database_neutral_integers(result, generator, request, public):
 
     def walk(node):
         if isinstance(node, dict):
-            if node.get("type") == "integer":
+            kind = node.get("type")
+            if kind == "integer" or (isinstance(kind, list) and "integer" in kind):  # 3.1: ["integer", "null"]
                 for bound in ("maximum", "minimum"):
                     if node.get(bound) in _DATABASE_BOUNDS:
                         del node[bound]
