@@ -50,6 +50,13 @@ def is_infrastructure_error(exc: BaseException) -> bool:
     return is_machine_error(exc) or is_transient_database_error(exc)
 
 
+def is_out_of_space(exc: BaseException) -> bool:
+    """A full disk or quota, from the filesystem or from SQLite ("database or disk is full")."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return isinstance(exc, (OperationalError, DatabaseError)) and "disk is full" in str(exc).lower()
+
+
 def describe_error(exc: BaseException) -> str:
     """A short, value-free description for events and reports ("disk full (ENOSPC)")."""
     if isinstance(exc, OSError) and exc.errno:

@@ -30,7 +30,12 @@ class PublishedRun(models.Model):
     model = models.CharField(max_length=255, db_index=True)
     runtime = models.CharField(max_length=255, blank=True)
     hardware_class = models.CharField(max_length=255, blank=True, db_index=True)
-    provenance = models.CharField(max_length=32)
+    # Earned by the server (benchpack.registry.provenance.earned_provenance); the
+    # API field and filter. The bundle's own word is `claimed_provenance`, shown as a claim.
+    provenance = models.CharField(max_length=32, db_index=True)
+    claimed_provenance = models.CharField(max_length=32, blank=True, default="")
+    # Why it earned it, in words: "uploaded by an operator", "runner host gpu-1, queued by its owner", …
+    provenance_basis = models.CharField(max_length=255, blank=True, default="")
     is_demo = models.BooleanField(default=False)
     hardware = models.JSONField(null=True, blank=True)
     run_metadata = models.JSONField(null=True, blank=True)
@@ -53,8 +58,17 @@ class PublishedRun(models.Model):
     # A flagged run stays public, with this note beside it everywhere it appears.
     flag_note = models.TextField(blank=True)
     reproduction_state = models.CharField(max_length=16, choices=REPRODUCTION_STATES, blank=True, default="")
+    # benchpack.results.plausibility: the run's verdict (plausible | implausible | unchecked) and
+    # summary() ({"verdict": {status, reason, factor, figure}, "rows": {status: count}}); an implausible
+    # run is published only after an operator's written override (a submission event).
+    plausibility_status = models.CharField(max_length=12, blank=True, default="")
+    plausibility = models.JSONField(null=True, blank=True)
 
     objects = PublishedRunQuerySet.as_manager()
+
+    @property
+    def plausibility_verdict(self) -> dict:
+        return (self.plausibility or {}).get("verdict") or {"status": "unchecked", "reason": "not judged"}
 
     class Meta:
         ordering = ["-published_at", "pk"]
@@ -89,6 +103,9 @@ class PublishedCase(models.Model):
     wall_s = models.FloatField(null=True)
     ttft_s = models.FloatField(null=True)
     tpot_s = models.FloatField(null=True)
+    # The decode figure (benchpack.results.metrics): median over ok rows of 1/tpot_s.
+    decode_rate = models.FloatField(null=True)
+    # Legacy output ÷ (wall − TTFT), kept for the seed format; shown labelled by its formula, never ranked.
     decode_tps = models.FloatField(null=True)
     total_tps = models.FloatField(null=True)
     # Only when every ok row was evaluated cold (D-013): a cached prompt's "rate" is not one.
@@ -110,12 +127,15 @@ class PublishedRow(models.Model):
     repetition = models.PositiveIntegerField(null=True)
     ok = models.BooleanField()
     raw = models.JSONField()
+    # This row's benchpack.results.plausibility.Verdict as a dict: {status, reason, factor, figure}.
+    plausibility = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "pk"]
 
 
-METRICS = ("decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s", "pass_rate")
+# Names from benchpack.results.metrics; decode_tps (legacy) is kept as a column but never ranked.
+METRICS = ("decode_rate", "decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s", "pass_rate")
 
 
 def _metric_fields():
@@ -182,6 +202,7 @@ class LeaderboardEntry(models.Model):
         indexes = [
             models.Index(fields=["pack_id", "case", "workload_key"], name="entry_pack_case_workload"),
             models.Index(fields=["workload_key", "decode_tps"], name="entry_workload_decode"),
+            models.Index(fields=["workload_key", "decode_rate"], name="entry_workload_decode_rate"),
             models.Index(fields=["model"], name="entry_model"),
             models.Index(fields=["runtime_name", "runtime_version"], name="entry_runtime"),
             models.Index(fields=["hardware_class"], name="entry_hardware"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from benchpack import ids
@@ -16,6 +17,9 @@ from benchpack.measurement import stats
 from benchpack.run.cache_state import COLD
 from benchpack.lanes.aggregate import group_label
 from benchpack.registry import case_content, fingerprint
+from benchpack.registry.provenance import earned_provenance, is_scripted
+from benchpack.results import plausibility
+from benchpack.results.metrics import decode_rate_of
 from benchpack.results.resultdir import ResultDir, field
 from registry_site.models import PublishedCase, PublishedRow, PublishedRun
 from submissions.models import Submission
@@ -112,19 +116,83 @@ def system_of(result: ResultDir) -> fingerprint.Key:
     return fingerprint.system_key(result.run_metadata, result.hardware, field(first, "model"))
 
 
-def publish(submission: Submission) -> list[PublishedRun]:
-    """Write the submission's runs into the catalogue and their leaderboard rows (same transaction)."""
+@dataclass(frozen=True)
+class Publication:
+    """What gets published for one approved submission: its runs and what the server decided about them."""
+
+    submission_id: object
+    results: list[ResultDir]
+    claimed_provenance: str  # the bundle's word, kept and shown as a claim
+    provenance: str  # earned (earned_of)
+    provenance_basis: str
+    is_demo: bool
+
+
+def publication_of(submission: Submission) -> Publication:
+    earned, basis = earned_of(submission)
+    return Publication(submission_id=submission.pk, results=result_dirs_of(submission),
+                       claimed_provenance=submission.provenance or "", provenance=earned, provenance_basis=basis,
+                       is_demo=submission.is_demo)
+
+
+def earned_of(submission: Submission) -> tuple[str, str]:
+    """The provenance the server earns for a submission's runs, and why, from what it knows itself.
+
+    Never the bundle's claim: an upload is self-reported (operator-curated when
+    an operator uploaded it); a run executed by a registered runner host is
+    runner-host (operator-curated when an operator queued it on a host an
+    operator runs). Only the reproduction judge upgrades a run to
+    independently-reproduced (catalogue.transitions.record_reproduction).
+    """
+    from accounts.operators import is_operator
+    from submissions.runqueue.models import RunRequest
+
+    request = (RunRequest.objects.filter(submission_id=submission.pk)
+               .select_related("host__owner", "requested_by").first())
+    if request is None:
+        by_operator = is_operator(submission.submitter)
+        earned = earned_provenance(uploaded_by_operator=by_operator)
+        return earned, "uploaded by an operator" if by_operator else "uploaded; what the bundle says is not verified"
+    queued_by_operator = is_operator(request.requested_by)
+    host_by_operator = is_operator(request.host.owner)
+    earned = earned_provenance(uploaded_by_operator=False, runner_host=request.host.name,
+                               queued_by_operator=queued_by_operator, host_run_by_operator=host_by_operator)
+    if request.requested_by_id == request.host.owner_id:
+        who = "queued by its owner" + (" (an operator)" if queued_by_operator else "")
+    else:
+        who = "queued by an operator" if queued_by_operator else "queued by a user"
+    return earned, _clip(f"runner host {request.host.name}, {who}", "provenance_basis")
+
+
+def judge(result: ResultDir) -> tuple[list[plausibility.Verdict], dict]:
+    """Each row's plausibility verdict and the run's summary (benchpack.results.plausibility)."""
+    verdicts = plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata)
+    return verdicts, plausibility.summary(verdicts)
+
+
+def case_decode_rate(ok_rows: list[dict]):
+    """The decode figure of a case: median over its ok rows of 1/tpot_s (benchpack.results.metrics)."""
+    return stats.median(decode_rate_of(r) for r in ok_rows)
+
+
+def publish(publication: Publication) -> list[PublishedRun]:
+    """Write the submission's runs into the catalogue and their leaderboard rows (same transaction).
+
+    A run measured against the scripted endpoint is demo data whoever sent it
+    (benchpack.registry.provenance.is_scripted): labelled, never ranked with real systems.
+    """
     from registry_site.catalogue import leaderboard
 
     published = []
-    for result in result_dirs_of(submission):
+    for result in publication.results:
         rows = result.rows
         first = rows[0] if rows else {}
         system = system_of(result)
         workloads = case_keys(result)
         model = field(first, "model", "")
+        verdicts, judged = judge(result)
         run = PublishedRun.objects.create(
-            submission=submission,
+            submission_id=publication.submission_id,
             label=_clip(result.path, "label"),
             pack_id=_clip(field(first, "pack.id", ""), "pack_id"),
             pack_version=_clip(field(first, "pack.version", ""), "pack_version"),
@@ -132,18 +200,23 @@ def publish(submission: Submission) -> list[PublishedRun]:
             model=_clip(field(first, "model", ""), "model"),
             runtime=_clip(runtime_of(result), "runtime"),
             hardware_class=_clip(hardware_class_of(result), "hardware_class"),
-            provenance=submission.provenance,
-            is_demo=submission.is_demo,
+            provenance=publication.provenance,
+            claimed_provenance=publication.claimed_provenance,
+            provenance_basis=publication.provenance_basis,
+            is_demo=publication.is_demo or is_scripted(result.run_metadata),
             hardware=result.hardware,
             run_metadata=result.run_metadata,
             row_count=len(rows),
             ok_count=sum(1 for r in rows if r.get("ok") is True),
             **system_columns(system, result.hardware, model),
             pack_workload_key=fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else "",
+            plausibility_status=judged["verdict"]["status"],
+            plausibility=judged,
         )
         PublishedRow.objects.bulk_create(
-            PublishedRow(run=run, case=str(r.get("case", "")), repetition=r.get("repetition"), ok=r.get("ok") is True, raw=r)
-            for r in rows
+            PublishedRow(run=run, case=str(r.get("case", "")), repetition=r.get("repetition"), ok=r.get("ok") is True,
+                         raw=r, plausibility=v.to_dict())
+            for r, v in zip(rows, verdicts)
         )
         PublishedCase.objects.bulk_create(_case_rows(run, result, workloads, system))
         published.append(run)
@@ -196,6 +269,7 @@ def _case_rows(run: PublishedRun, result: ResultDir, workloads: dict, system: fi
                 wall_s=med("timing.wall_s"),
                 ttft_s=med("timing.ttft_s"),
                 tpot_s=med("timing.tpot_s"),
+                decode_rate=case_decode_rate(ok_rows),
                 decode_tps=med("timing.decode_tps"),
                 total_tps=med("timing.total_tps"),
                 prompt_tokens=med("tokens.prompt"),

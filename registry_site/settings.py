@@ -56,6 +56,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: refuses an oversized body by its Content-Length before anything reads it.
     "registry_site.limits.RequestBodyLimitMiddleware",
+    # Then: the uploader's hourly limit and concurrent-upload cap, also before the body is read (CSRF reads it).
+    "submissions.upload_gate.UploadGateMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     # Before WhiteNoise, so static files get X-Frame-Options too (it only sets a response header).
@@ -113,7 +115,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         **DATABASES["default"].get("OPTIONS", {}),
         "transaction_mode": "IMMEDIATE",
         "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1),
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # temp_store=MEMORY: SQLite's sort and statement-journal files stay out of the temporary directory the
+        # validation worker fills with extracted bundles; with them there, a full disk also failed the write
+        # that records the disk-full failure ("database or disk is full"), and the submission sat `received`.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;",
     }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -135,7 +140,8 @@ SITE_ID = 1  # its domain and name follow SITE_URL after every `migrate` (regist
 # cache by default (its table is created after `migrate`), Redis when CACHE_URL is set.
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    # Degrades to a per-process cache while Redis is away instead of answering 500 (registry_site/cache.py).
+    CACHES = {"default": {"BACKEND": "registry_site.cache.DegradingRedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "benchpack_cache"}}
 
@@ -145,8 +151,12 @@ else:
 # throttle key by sending the header.
 NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
 ALLAUTH_TRUSTED_PROXY_COUNT = NUM_PROXIES
+# Failed logins count per address, per (login name, address) and per login name across addresses with a
+# ceiling no single address can reach, so an attacker cannot lock an account's owner out (accounts/adapter.py).
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+    "login_failed_account": env_str("LOGIN_FAILED_ACCOUNT_RATE_LIMIT", "100/h/key"),
 }
 
 # allauth: login by email, verified email mandatory before anything else.
@@ -274,9 +284,19 @@ CONTENT_SECURITY_POLICY = {
 REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
 SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024, minimum=1)
 UPLOAD_REQUEST_OVERHEAD_BYTES = 64 * 1024
-UPLOAD_URL_NAMES = {"submissions:upload", "api_submissions"}
+UPLOAD_URL_NAMES = {"submissions:upload", "api_submissions", "api_runner_finish"}
 DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
-FILE_UPLOAD_MAX_MEMORY_SIZE = SUBMISSION_MAX_BYTES + UPLOAD_REQUEST_OVERHEAD_BYTES  # archives stay in memory
+# Django's default (2.5 MB): a larger archive streams to a temporary file while it arrives, not into memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=0)
+# Uploads one user may have in progress at once, refused (429) before the body is read (submissions/upload_gate.py).
+SUBMISSION_MAX_CONCURRENT_UPLOADS = env_int("SUBMISSION_MAX_CONCURRENT_UPLOADS", 2, minimum=1)
+# Where validation extracts archives ("" = the system's temporary directory). Put it on its own filesystem
+# (or a size-limited tmpfs) so a bundle that fills it cannot fill the database's disk too.
+VALIDATION_SCRATCH_DIR = env_str("VALIDATION_SCRATCH_DIR", "")
+# A refused (`invalid`) archive keeps its first bytes, hash, size and report; the rest is deleted after this
+# long by the hourly `trim-invalid-archives` beat task (submissions/retention.py).
+INVALID_ARCHIVE_RETENTION_S = env_int("INVALID_ARCHIVE_RETENTION_S", 24 * 3600, minimum=0)
+INVALID_ARCHIVE_KEEP_BYTES = env_int("INVALID_ARCHIVE_KEEP_BYTES", 4096, minimum=0)
 FILE_UPLOAD_HANDLERS = [
     "registry_site.limits.SizeLimitedUploadHandler",  # counts and stops; the next two store
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
@@ -306,9 +326,15 @@ SUBMISSION_MAX_VALIDATION_ATTEMPTS = env_int("SUBMISSION_MAX_VALIDATION_ATTEMPTS
 # down at upload) is sent by the next reaper run.
 SUBMISSION_VALIDATING_TIMEOUT_S = env_int("SUBMISSION_VALIDATING_TIMEOUT_S", 900, minimum=1)
 
-# Run queue (docs/runner-hosts.md). A worker started with BENCHPACK_RUNNER_HOST=<name>
-# and `-Q runs.<name>` executes that host's run requests and nothing else.
-RUNNER_HOST = env_str("BENCHPACK_RUNNER_HOST", "")
+# Run queue (docs/runner-hosts.md). Runner workers are not this Django project:
+# they run submissions.runqueue.runner with a host token and a broker login of
+# their own, and reach the registry only over its HTTP API.
+# The broker that carries `runs.<host>` queues: RabbitMQ in production (one user
+# per host, limited to its queue: submissions.runqueue.broker_users); unset, the
+# same broker as everything else (the demo's filesystem broker, or Redis).
+RUNNER_BROKER_URL = env_str("RUNNER_BROKER_URL", "") or None
+# How `manage.py runner_host` reaches RabbitMQ's user database (shell words).
+RABBITMQCTL = env_str("RABBITMQCTL", "rabbitmqctl")
 # The longest run a request may ask for; a request's own limit defaults to
 # RUN_REQUEST_DEFAULT_TIME_LIMIT_S (at most this).
 RUN_REQUEST_MAX_S = env_int("RUN_REQUEST_MAX_S", 6 * 3600, minimum=1)
@@ -325,6 +351,7 @@ RUNNER_HOST_OFFLINE_AFTER_S = max(3 * RUN_HEARTBEAT_INTERVAL_S, 30.0)
 # Celery: a real worker always. Locally a kombu filesystem transport needs no
 # server; CI and production set CELERY_BROKER_URL=redis://...
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+RUNNER_BROKER_URL = RUNNER_BROKER_URL or CELERY_BROKER_URL
 CELERY_BROKER_DIR = VAR_DIR / "broker"
 # Redis hands an unacknowledged message to another worker once it is this old,
 # and every worker on the broker applies its own value: it must exceed the
@@ -367,6 +394,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "deliver-queued-email": {"task": "submissions.tasks.deliver_queued_email", "schedule": float(EMAIL_DELIVERY_INTERVAL_S)},
     "reap-lost-runs": {"task": "submissions.runqueue.tasks.reap_lost_runs", "schedule": 60.0},
+    "trim-invalid-archives": {"task": "submissions.tasks.trim_invalid_archives", "schedule": 3600.0},
 }
 
 LOGGING = {

@@ -23,3 +23,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
 
 # Unit tests edit catalogue rows directly; the response cache has its own tests (override_settings).
 CATALOGUE_RESPONSE_CACHE = env_bool("CATALOGUE_RESPONSE_CACHE", False)  # noqa: F405
+
+# Run requests go to runner workers (not this process); in-process tests keep their messages in
+# memory, the live tests (CELERY_TASK_ALWAYS_EAGER=false) send them to the real broker.
+if CELERY_TASK_ALWAYS_EAGER and not os.environ.get("RUNNER_BROKER_URL"):
+    RUNNER_BROKER_URL = "memory://"

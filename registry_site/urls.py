@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/v1/submissions/", submissions_api.SubmissionList.as_view(), name="api_submissions"),
     path("api/v1/submissions/<uuid:pk>/", submissions_api.SubmissionDetail.as_view(), name="api_submission"),
     path("api/v1/", include("registry_site.api.urls")),
+    path("api/runner/v1/", include("submissions.api.runner_host_urls")),  # runner hosts only (host token)
     path("api-docs/", DocsView.as_view(), name="api_docs"),
     path("admin/", admin.site.urls),
     re_path(r"^api/", api_errors.api_not_found),  # last: any other /api/ path is a JSON 404, DEBUG or not

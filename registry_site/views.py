@@ -1,7 +1,15 @@
+from django.db.models import IntegerField, OuterRef, Subquery, Sum
 from django.shortcuts import render
 
 from registry_site.catalogue import leaderboard as lb
-from registry_site.models import PublishedRun
+from registry_site.models import PublishedCase, PublishedRun
+
+
+def case_sum(column: str) -> Subquery:
+    """A run's total of a case column, computed for the page's runs only (correlated subquery)."""
+    per_run = (PublishedCase.objects.filter(run=OuterRef("pk")).order_by().values("run")
+               .annotate(n=Sum(column)).values("n"))
+    return Subquery(per_run, output_field=IntegerField())
 
 
 def home(request):
@@ -9,5 +17,7 @@ def home(request):
 
     Newest first by id (runs are inserted when approved): it walks the primary key backwards,
     where the model's default order by published_at sorted every public run (0.7 s at 1M rows)."""
-    runs = PublishedRun.objects.public().order_by("-pk").defer("hardware", "run_metadata")[:100]
+    # answered and correct side by side: correct of the scored answers (null: the pack scores nothing)
+    runs = (PublishedRun.objects.public().order_by("-pk").defer("hardware", "run_metadata")
+            .annotate(correct=case_sum("passed_rows"), scored=case_sum("scored_rows"))[:100])
     return render(request, "registry_site/home.html", {"runs": runs, "boards": lb.boards()[:30]})

@@ -9,7 +9,8 @@
 # Env overrides: BENCHPACK_CACHE (default ~/.cache/benchpack),
 #                BENCHPACK_BUILD_JOBS (default: number of cores).
 # `--paths` prints the two paths without fetching or building anything (the
-# tests read them from here, so the cache layout has one owner).
+# tests read them from here, so the cache layout has one owner);
+# `--smoke BINARY` runs only the post-build check on BINARY.
 #
 # Portable build: GGML_NATIVE=ON (llama.cpp's default) compiles for the build
 # machine's CPU and, on Intel Xeons with AMX under a VM, turns on the AMX
@@ -124,6 +125,11 @@ PY
     log "smoke test passed ($answer completion tokens)"
 }
 
+if [[ "${1:-}" == "--smoke" ]]; then   # --smoke BINARY: only the post-build check
+    [[ -s "$MODEL" ]] || fetch_model
+    smoke_test "$2"
+    exit 0
+fi
 if [[ "${1:-}" == "--paths" ]]; then
     echo "$SERVER_BIN"
     echo "$MODEL"

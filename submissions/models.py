@@ -8,11 +8,11 @@ from django.db import models
 from submissions import states
 from submissions.querysets import SubmissionQuerySet
 
-PROVENANCE_CHOICES = [
-    ("self-reported", "Self-reported"),
-    ("operator-curated", "Operator-curated"),
-    ("independently-reproduced", "Independently reproduced"),
-]
+from benchpack.registry.provenance import CLAIMS
+
+# The bundle's claim (kept, shown as "claimed"); the published provenance is
+# earned by the server (registry_site.publishing, benchpack.registry.provenance).
+PROVENANCE_CHOICES = [(claim, claim) for claim in CLAIMS]
 
 
 class Submission(models.Model):

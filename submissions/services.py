@@ -175,12 +175,14 @@ def dispatch_validation(submission_id) -> bool:
 
     from kombu.exceptions import OperationalError as BrokerUnavailable
 
-    from submissions.tasks import validate_submission
+    from registry_site.task_names import VALIDATE_SUBMISSION, task
 
     try:
-        validate_submission.delay(str(submission_id))
-    except (BrokerUnavailable, ConnectionError):  # the row is committed; the reaper sends it
-        logging.getLogger(__name__).warning("could not queue validation of %s; the reaper will", submission_id, exc_info=True)
+        task(VALIDATE_SUBMISSION).delay(str(submission_id))
+    except (BrokerUnavailable, ConnectionError) as exc:  # the row is committed; the reaper sends it
+        # One line, no traceback: during a broker outage every upload says this, and the cause is the broker.
+        logging.getLogger(__name__).warning("could not queue validation of %s; the reaper will (%s: %s)",
+                                            submission_id, type(exc).__name__, exc)
         return False
     mark_dispatched(submission_id)
     return True

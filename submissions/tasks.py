@@ -80,9 +80,15 @@ def validate_submission(self, submission_id: str) -> str:
         what = jobs.describe_error(exc)
         log.warning("validation of %s met a server error (%s); retrying", submission_id, what)
         if claim.attempt >= settings.SUBMISSION_MAX_VALIDATION_ATTEMPTS:
-            end_failed(submission_id, (states.VALIDATING,), "validation.server-error",
-                       f"validation met a server error ({what}) in each of {claim.attempt} attempts; the bundle "
-                       "was not judged. You may submit the same archive again.")
+            if jobs.is_out_of_space(exc):
+                # Said plainly, and `failed` (not judged): the same archive may be sent again.
+                end_failed(submission_id, (states.VALIDATING,), "validation.out-of-space",
+                           f"the registry ran out of space ({what}) in each of {claim.attempt} attempts; the "
+                           "bundle was not judged. Resubmit later: the same archive may be sent again.")
+            else:
+                end_failed(submission_id, (states.VALIDATING,), "validation.server-error",
+                           f"validation met a server error ({what}) in each of {claim.attempt} attempts; the bundle "
+                           "was not judged. You may submit the same archive again.")
             return states.FAILED
         hand_back(submission_id, f"server error during validation ({what}); retrying", task_id=task_id)
         raise self.retry(exc=exc, countdown=jobs.retry_countdown(claim.attempt)) from None
@@ -172,6 +178,14 @@ def reap_stuck_validations() -> int:
     if requeued:
         log.warning("requeued %d stuck validations", requeued)
     return requeued
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def trim_invalid_archives() -> int:
+    """Beat, hourly: refused archives keep their first bytes, hash, size and report (submissions.retention)."""
+    from submissions.retention import trim_invalid_archives as trim
+
+    return trim()
 
 
 @shared_task(acks_late=True, ignore_result=True)

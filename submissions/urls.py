@@ -13,4 +13,5 @@ urlpatterns = [
     path("review/<uuid:pk>/", views.review_detail, name="review_detail"),
     path("review/<uuid:pk>/approve/", views.approve_view, name="approve"),
     path("review/<uuid:pk>/reject/", views.reject_view, name="reject"),
+    path("review/<uuid:pk>/override-plausibility/", views.override_plausibility_view, name="override_plausibility"),
 ]

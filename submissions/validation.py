@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
+
 from benchpack.bundles import archives
 
 from benchpack.bundles import create as bundles
@@ -74,7 +76,8 @@ def validate_archive(archive_name: str, data: bytes, archive_limits: archives.Ar
         kind = archives.archive_kind(Path(archive_name))
     except archives.ArchiveError as exc:
         return _failure(exc.code, exc.message)
-    with tempfile.TemporaryDirectory(prefix="benchpack-validate-") as tmp:
+    scratch = getattr(settings, "VALIDATION_SCRATCH_DIR", "") or None  # apart from the database's files
+    with tempfile.TemporaryDirectory(prefix="benchpack-validate-", dir=scratch) as tmp:
         archive_path = Path(tmp) / f"upload.{kind}"
         archive_path.write_bytes(data)
         try:

@@ -16,11 +16,12 @@ from benchpack.errors import BenchpackError
 from benchpack.results.resultdir import ResultDir
 from registry_site.limits import upload_refusal
 from registry_site.models import PublishedCase
-from registry_site.publishing import case_fingerprints, result_dirs_of, rows_by_case
+from registry_site.publishing import case_fingerprints, judge, result_dirs_of, rows_by_case
 from submissions.forms import RejectForm, UploadForm
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
-from submissions.review import DecisionError, approve, lane_sections, reject, self_approval_refusal
+from submissions.review import (DecisionError, approve, lane_sections, override_plausibility, plausibility_override,
+                                reject, self_approval_refusal)
 
 
 @login_required
@@ -110,6 +111,7 @@ def review_detail(request, pk):
                 digest, fields = fingerprints[case]
                 similar.append({"run": str(result.path), "case": case, "fingerprint": digest, "fields": fields, "approved": []})
     approved = _approved_matches({item["fingerprint"] for item in similar})
+    judged = [(str(result.path), judge(result)[1]) for result in results]  # unchecked runs shown too
     for item in similar:
         item["approved"] = approved.get(item["fingerprint"], [])
     return render(
@@ -126,6 +128,9 @@ def review_detail(request, pk):
             "reject_form": RejectForm(),
             "events": submission.events.select_related("actor"),
             "self_approval_refusal": self_approval_refusal(submission, request.user),
+            "plausibility": judged,
+            "has_implausible": any(p["verdict"]["status"] == "implausible" for _, p in judged),
+            "plausibility_override": plausibility_override(submission),
             "own_submission": submission.submitter_id == request.user.pk,
         },
     )
@@ -160,6 +165,21 @@ def approve_view(request, pk):
     else:
         messages.warning(request, "Nothing changed: this submission is no longer waiting for review.")
     return redirect("submissions:review_queue")
+
+
+@require_POST
+@permission_required("submissions.review_submission", raise_exception=True)
+def override_plausibility_view(request, pk):
+    try:
+        recorded = override_plausibility(pk, request.user, request.POST.get("reason", ""))
+    except DecisionError as refused:
+        messages.error(request, f"Not recorded: {refused}.")
+        return redirect("submissions:review_detail", pk)
+    if recorded:
+        messages.success(request, "Override recorded; the submission may now be approved.")
+    else:
+        messages.warning(request, "Nothing changed: this submission is no longer waiting for review.")
+    return redirect("submissions:review_detail", pk)
 
 
 @require_POST

@@ -3,9 +3,10 @@ CPU serving SmolLM2-135M-Instruct (built/fetched by scripts/llama-server.sh).
 
 Registered from tests/conftest.py. Tests ask for the session-scoped
 `llama_server` fixture and carry `@pytest.mark.real_server`. When the binary
-or model is missing the fixture skips, except under
-BENCHPACK_REQUIRE_REAL_SERVER=1 (CI), where a missing server is a failure:
-CI must never go green by silently skipping the only real-endpoint checks.
+or model is missing the fixture skips, except under CI (`CI` set;
+tests/environment.py decides for every environment-dependent test), where a
+missing server is a failure: CI must never go green by silently skipping the
+only real-endpoint checks.
 
 bench/ scripts reuse `running_server()` so they measure the same setup.
 """
@@ -25,6 +26,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.environment import unavailable
 
 MODEL_ALIAS = "smollm2-135m"
 BUILD_HINT = "run scripts/llama-server.sh to build llama-server and fetch the model"
@@ -150,17 +153,11 @@ def running_server(log_dir: Path | None = None, parallel: int = 1) -> Iterator[R
         yield server
 
 
-def real_server_required() -> bool:
-    return os.environ.get("BENCHPACK_REQUIRE_REAL_SERVER") == "1"
-
-
 def _skip_or_fail_when_missing() -> None:
+    """Skip here, fail under CI (tests/environment.py)."""
     missing = missing_files()
     if missing:
-        message = f"real llama-server unavailable (missing {', '.join(map(str, missing))}); {BUILD_HINT}"
-        if real_server_required():
-            pytest.fail(message + " [BENCHPACK_REQUIRE_REAL_SERVER=1]", pytrace=False)
-        pytest.skip(message)
+        unavailable(f"real llama-server unavailable (missing {', '.join(map(str, missing))}); {BUILD_HINT}")
 
 
 @pytest.fixture(scope="session")

@@ -13,13 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-TIMING_KEYS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s",
-               "rate_source")
-# Where `prefill_tps` / `decode_tps` came from: the client's own clock, or
-# the server's own counters (Ollama's prompt_eval_* / eval_* when a
-# non-streamed response has no arrival times to compute them from).
-RATE_SOURCES = ("client", "native")
-TOKEN_KEYS = ("prompt", "output", "cached_prompt", "source")
+# The row's keys and rate sources are the row contract's (benchpack.results.contract); re-exported.
+from benchpack.results.contract import RATE_SOURCES, TIMING_KEYS, TOKEN_KEYS  # noqa: E402,F401
 
 
 @dataclass
@@ -122,7 +117,18 @@ def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> floa
     times = trace.token_times if len(trace.token_times) > len(trace.content_times) else trace.content_times
     if output_tokens is None or output_tokens < 2 or len(times) < 2:
         return None
-    return (times[-1] - times[0]) / (output_tokens - 1)
+    # Chunks that came in one network read share its time: when the reader got to the stream late (a busy
+    # machine), the first read holds several tokens, and its time (the kernel's stamp of its newest packet)
+    # is the arrival of the last of them, not of the first. The span then starts at that last one, and
+    # counts the tokens from there: a late first read no longer shortens TPOT by the reader's delay.
+    # With one token per chunk that is exact; a server batching tokens gives the average as before.
+    first_read = 1
+    while first_read < len(times) and times[first_read] == times[0]:
+        first_read += 1
+    if first_read == len(times):
+        return (times[-1] - times[0]) / (output_tokens - 1)
+    tokens_in_span = (output_tokens - 1) * (len(times) - first_read) / (len(times) - 1)
+    return (times[-1] - times[first_read - 1]) / tokens_in_span
 
 
 def text_or_none(value: Any) -> str | None:

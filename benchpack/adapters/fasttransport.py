@@ -64,9 +64,10 @@ class _StaleConnection(Exception):
 
 
 class _Conn:
-    __slots__ = ("sock", "buf", "key", "complete", "read_timeout", "_timeouts", "stamped", "offset_ns", "arrived")
+    __slots__ = ("sock", "buf", "key", "complete", "read_timeout", "_timeouts", "stamped", "offset_ns", "arrived",
+                 "tx_stamped", "sent")
 
-    def __init__(self, sock: socket.socket, key: tuple, stamped: bool = False) -> None:
+    def __init__(self, sock: socket.socket, key: tuple, stamped: bool = False, tx_stamped: bool = False) -> None:
         self.sock = sock
         self.buf = b""
         self.key = key
@@ -78,6 +79,10 @@ class _Conn:
         self.stamped = stamped
         self.offset_ns = 0
         self.arrived: float | None = None
+        # When the current request's last byte left (rxstamp.sent_at): the kernel's transmit stamp where the
+        # socket has them (`tx_stamped`), else the reading taken as sendall() returned.
+        self.tx_stamped = tx_stamped
+        self.sent: float | None = None
 
     def set_timeouts(self, read: float | None, write: float | None) -> None:
         self.read_timeout = read
@@ -115,6 +120,8 @@ class _Conn:
 
     def idle_and_alive(self) -> bool:
         # An idle keep-alive socket that is readable has been closed (or sent junk) by the server.
+        if self.tx_stamped:
+            rxstamp.drain_tx(self.sock)  # a late transmit stamp would make it look readable
         try:
             readable, _, _ = select.select([self.sock], [], [], 0)
         except (OSError, ValueError):
@@ -200,6 +207,13 @@ def last_arrival(response: httpx.Response) -> float | None:
     return body._conn.arrived if body is not None and body._conn.stamped else None
 
 
+def request_sent(response: httpx.Response) -> float | None:
+    """When the last byte of the request behind `response` was handed to the kernel (its transmit stamp where
+    the kernel gives one, rxstamp.sent_at); None for a response this transport did not carry."""
+    body = response.extensions.get(_BODY)
+    return body._conn.sent if body is not None else None
+
+
 def _sized(conn: _Conn, length: int) -> Iterator[bytes]:
     buf = conn.buf
     conn.buf = b""
@@ -233,7 +247,16 @@ class FastHTTPTransport(httpx.BaseTransport):
         # The concurrency lane sends from several threads through one adapter:
         # taking and returning an idle connection must be atomic.
         self._idle_lock = threading.Lock()
-        self._tls = httpx.HTTPTransport()
+        # httpx's own transport for https://, made on first use: building it builds an SSL context (tens of
+        # ms of CPU), which a run against a plain-http server never needs.
+        self._tls_transport: httpx.HTTPTransport | None = None
+
+    @property
+    def _tls(self) -> httpx.HTTPTransport:
+        with self._idle_lock:
+            if self._tls_transport is None:
+                self._tls_transport = httpx.HTTPTransport()
+            return self._tls_transport
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme != "http":
@@ -279,12 +302,16 @@ class FastHTTPTransport(httpx.BaseTransport):
         """Send the request and read the response head; _StaleConnection when the
         connection died before a single response byte arrived."""
         conn.complete = False
-        conn.arrived = None
-        if conn.stamped:
+        conn.arrived = conn.sent = None
+        if conn.stamped or conn.tx_stamped:
             conn.offset_ns = rxstamp.realtime_offset_ns()
         try:
             conn.set_timeouts(timeouts.get("read"), timeouts.get("write"))
-            conn.sock.sendall(self._serialize(request))
+            wire = self._serialize(request)
+            before = perf_counter()
+            conn.sock.sendall(wire)
+            now = perf_counter()
+            conn.sent = rxstamp.sent_at(conn.sock, conn.offset_ns, before, now) if conn.tx_stamped else now
             return self._read_head(conn)
         except (BlockingIOError, socket.timeout) as exc:  # SO_SNDTIMEO expired
             conn.close()
@@ -325,7 +352,8 @@ class FastHTTPTransport(httpx.BaseTransport):
             raise httpx.ConnectError(str(exc)) from exc
         sock.settimeout(None)  # blocking from here on; _Conn.set_timeouts puts the timeouts in the kernel
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return _Conn(sock, key, stamped=self._kernel_stamps and rxstamp.enable(sock)), False
+        return _Conn(sock, key, stamped=self._kernel_stamps and rxstamp.enable(sock),
+                     tx_stamped=self._kernel_stamps and rxstamp.enable_tx(sock)), False
 
     def _release(self, conn: _Conn) -> None:
         with self._idle_lock:
@@ -370,4 +398,5 @@ class FastHTTPTransport(httpx.BaseTransport):
             for conn in conns:
                 conn.close()
         self._idle.clear()
-        self._tls.close()
+        if self._tls_transport is not None:
+            self._tls_transport.close()

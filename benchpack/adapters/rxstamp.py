@@ -1,4 +1,4 @@
-"""Kernel receive timestamps: when a network read's bytes reached this machine, not when a thread got to them.
+"""Kernel timestamps: when a network read's bytes reached this machine, and when a request's last byte left it.
 
 A chunk's arrival time was the clock reading taken as recv() returned. When
 many streams share one Python process (the concurrency lane: a thread per
@@ -19,6 +19,22 @@ the read (a clock step between the two) is not believed: the reading is
 used instead. Elsewhere (other systems, other architectures' option
 numbers, a socket that refuses the option) reads are timed in user space as
 before; `enable(sock)` says which.
+
+The send side, `enable_tx(sock)` and `sent_at(...)`: a request's clock
+started with a reading taken before the request was built and sent. With
+16 or 64 streams in one process, the thread that took it then waited for
+the GIL while the other streams built and sent theirs, so its TTFT carried
+milliseconds that the server never saw (docs/measurement.md). Linux also
+stamps transmitted packets when a socket asks (SO_TIMESTAMPING with
+SOF_TIMESTAMPING_TX_SOFTWARE: the driver's stamp as the packet is handed
+to the device; on loopback that is inside the send() call) and queues the
+stamp on the socket's error queue, where `sent_at` reads it
+(MSG_ERRQUEUE, never blocking). TCP stamps the last byte of each send()
+call, so the newest stamp is when the request's last byte left. Same
+clock (CLOCK_REALTIME) and the same offset as the receive stamps. Where
+there is no stamp (not supported, or a device that stamps later than the
+send returns), the caller uses the clock reading taken as sendall()
+returned: when the last byte was handed to the kernel.
 """
 
 from __future__ import annotations
@@ -34,7 +50,18 @@ import time
 _SO_TIMESTAMPNS = 35
 _GENERIC_ARCHES = ("x86_64", "amd64", "i386", "i686", "aarch64", "arm64", "armv7l", "armv8l", "riscv64")
 _TIMESPEC = struct.Struct("@ll")  # the _OLD layout: two native longs
-ANCILLARY_BYTES = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+# SO_TIMESTAMPING_OLD (== SCM_TIMESTAMPING): its message carries three timespecs, the software stamp first.
+_SO_TIMESTAMPING = 37
+_SOF_TX_SOFTWARE = 1 << 1
+_SOF_SOFTWARE = 1 << 4     # report software stamps
+_SOF_OPT_TSONLY = 1 << 11  # the error queue carries the stamp only, not a copy of the packet
+_TX_FLAGS = _SOF_TX_SOFTWARE | _SOF_SOFTWARE | _SOF_OPT_TSONLY
+# With SO_TIMESTAMPING on, a read may carry an SCM_TIMESTAMPING message after the SCM_TIMESTAMPNS one:
+# room for both, so neither is cut off (MSG_CTRUNC).
+ANCILLARY_BYTES = (socket.CMSG_SPACE(_TIMESPEC.size) + socket.CMSG_SPACE(3 * _TIMESPEC.size)
+                   if hasattr(socket, "CMSG_SPACE") else 0)
+_ERRQUEUE_BYTES = 512  # one stamp plus the sock_extended_err that comes with it
+_ERRQUEUE_FLAGS = getattr(socket, "MSG_ERRQUEUE", 0) | getattr(socket, "MSG_DONTWAIT", 0)
 _NS = 1_000_000_000
 
 
@@ -56,6 +83,50 @@ def enable(sock: socket.socket) -> bool:
     except OSError:
         return False
     return True
+
+
+def enable_tx(sock: socket.socket) -> bool:
+    """Ask the kernel to stamp the last byte of every send() on this TCP socket; False where not available."""
+    if not SUPPORTED or not hasattr(socket, "MSG_ERRQUEUE"):
+        return False
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPING, _TX_FLAGS)
+    except OSError:
+        return False
+    return True
+
+
+def drain_tx(sock: socket.socket, limit: int = 64) -> int | None:
+    """Empty the socket's error queue; the newest transmit stamp in it (CLOCK_REALTIME ns), or None.
+
+    Never blocks. Called after every send, so stamps cannot pile up: a
+    non-empty error queue also makes the socket look readable to select().
+    """
+    newest = None
+    for _ in range(limit):
+        try:
+            _, ancillary, _, _ = sock.recvmsg(1, _ERRQUEUE_BYTES, _ERRQUEUE_FLAGS)
+        except OSError:  # BlockingIOError: the queue is empty
+            break
+        for level, kind, payload in ancillary:
+            if kind == _SO_TIMESTAMPING and level == socket.SOL_SOCKET and len(payload) >= _TIMESPEC.size:
+                seconds, nanos = _TIMESPEC.unpack_from(payload)  # the software stamp
+                stamp = seconds * _NS + nanos
+                if stamp and (newest is None or stamp > newest):
+                    newest = stamp
+    return newest
+
+
+def sent_at(sock: socket.socket, offset_ns: int, before: float, now: float) -> float:
+    """When the last byte of what was just sent left, on the perf_counter scale: the kernel's transmit stamp
+    when there is one between `before` (a reading taken before the send) and `now` (taken as it returned),
+    else `now`."""
+    newest = drain_tx(sock)
+    if newest is None:
+        return now
+    stamp = (newest - offset_ns) * 1e-9
+    # Older than `before` (by more than the offset's rounding) is a stamp left from an earlier send.
+    return max(stamp, before) if before - 1e-3 <= stamp <= now else now
 
 
 def realtime_offset_ns() -> int:

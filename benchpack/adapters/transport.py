@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import httpx
 
 from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace
-from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, last_arrival
+from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, last_arrival, request_sent
 from benchpack.measurement.window import timed_window
 
 perf_counter = time.perf_counter
@@ -236,6 +236,11 @@ class ClientOwningAdapter:
             trace.start = perf_counter()
             try:
                 with post_stream(client, url, payload, request.timeout_s) as response:
+                    # The clock starts when the request's last byte left (the kernel's transmit stamp, or
+                    # the reading as sendall() returned), not at the reading above: with many streams in
+                    # one process a thread waits for the GIL between the two, and the server never sees
+                    # that wait (docs/measurement.md). Other transports keep the reading above.
+                    trace.start = request_sent(response) or trace.start
                     trace.first_byte = last_arrival(response) or perf_counter()
                     if response.status_code >= 400:
                         response_payload = error_body(response.read())

@@ -28,21 +28,23 @@ import unicodedata
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Optional, Union
+from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Optional
 
 import fastjsonschema
 import jsonschema
 import msgspec
 
-from benchpack.bundles import secrets_scan
-from benchpack.lanes.spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
+from benchpack.bundles import secret_layers, secrets_scan
+from benchpack.results import contract
 from benchpack.repo_task import model_calls
 from benchpack.repo_task.model_calls import is_safe_line
+from benchpack.registry.provenance import CLAIMS
 
 MANIFEST_NAME = "bundle.json"
 FORMAT_NAME = "benchpack-bundle"
 FORMAT_VERSION = 1
-PROVENANCES = ("self-reported", "operator-curated", "independently-reproduced")
+# What a bundle may claim (benchpack.registry.provenance); the registry earns the published value.
+PROVENANCES = CLAIMS
 OMIT_REASONS = ("not-compact", "unreferenced-patch", "unsafe-model-call-log")
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 _ID = r"[A-Za-z0-9][A-Za-z0-9_-]*"
@@ -79,16 +81,11 @@ class BundleLimits:
     max_row_bytes: int | None = None
 
 
-# Numbers every JSON reader agrees on (I-JSON, RFC 7493): finite, and integers
-# within +/-(2**53 - 1). Databases and browsers fail past them.
-MAX_SAFE_INTEGER = 2**53 - 1
-# Row fields stored in fixed-width columns by the registry.
-MAX_CASE_CHARS = 128
-MAX_PACK_ID_CHARS = 128
-MAX_PACK_VERSION_CHARS = 64
-MAX_ADAPTER_CHARS = 64
-MAX_MODEL_CHARS = 255
-MAX_REPETITION = 2**31 - 1
+# The row's limits live with the row contract (benchpack.results.contract); re-exported here.
+from benchpack.results.contract import (  # noqa: E402,F401
+    MAX_ADAPTER_CHARS, MAX_CASE_CHARS, MAX_MODEL_CHARS, MAX_PACK_ID_CHARS, MAX_PACK_VERSION_CHARS, MAX_REPETITION,
+    MAX_SAFE_INTEGER,
+)
 
 
 @dataclass(frozen=True)
@@ -159,154 +156,11 @@ MANIFEST_SCHEMA: dict = {
     },
 }
 
-_NUM = {"type": ["number", "null"], "minimum": 0, "maximum": sys.float_info.max}
-_COUNT = {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SAFE_INTEGER}
-_OPT_STR = {"type": ["string", "null"]}
-_OPT_OBJ = {"type": ["object", "null"]}
-# Permissive on purpose: rows written by older implementations lack newer
-# fields (cached_prompt, ttfb_s, tpot_s, source, backend), and unknown fields
-# are allowed so newer rows stay readable.
-ROW_SCHEMA: dict = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["pack", "case", "adapter", "model", "ok"],
-    "properties": {
-        "pack": {
-            "type": "object",
-            "required": ["id", "version"],
-            "properties": {
-                "id": {"type": "string", "minLength": 1, "maxLength": MAX_PACK_ID_CHARS},
-                "version": {"type": "string", "minLength": 1, "maxLength": MAX_PACK_VERSION_CHARS},
-            },
-        },
-        "case": {"type": "string", "minLength": 1, "maxLength": MAX_CASE_CHARS},
-        "adapter": {"type": "string", "minLength": 1, "maxLength": MAX_ADAPTER_CHARS},
-        "endpoint": _OPT_STR,
-        "model": {"type": "string", "maxLength": MAX_MODEL_CHARS},
-        "ok": {"type": "boolean"},
-        "error": _OPT_STR,
-        "timing": {
-            "type": ["object", "null"],
-            "properties": {
-                key: _NUM
-                for key in ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
-            },
-        },
-        "tokens": {
-            "type": ["object", "null"],
-            "properties": {"prompt": _COUNT, "output": _COUNT, "cached_prompt": _COUNT, "source": _OPT_STR},
-        },
-        "backend": _OPT_OBJ,
-        "resources": {"type": ["object", "null"], "properties": {"memory_mb": _NUM, "gpu_memory_mb": _NUM}},
-        "scoring": {
-            "type": ["object", "null"],
-            "required": ["mode"],
-            "properties": {"mode": {"type": "string"}, "passed": {"type": ["boolean", "null"]}, "error": _OPT_STR},
-        },
-        "raw": {"type": ["object", "null"], "properties": {"request_path": _OPT_STR, "response_path": _OPT_STR}},
-        "repetition": {"type": "integer", "minimum": 1, "maximum": MAX_REPETITION},
-        "workspace": _OPT_OBJ,
-        "patch": {"type": ["object", "null"], "properties": {"path": {"type": "string"}}},
-        "task": _OPT_OBJ,
-        "verify": _OPT_OBJ,
-        "repo_task": _OPT_OBJ,
-        # How the repo task's candidate code was isolated (docs/repo-tasks.md); a
-        # "none" result ranks below a "bubblewrap" one.
-        "sandbox": {"enum": ["bubblewrap", "none"]},
-        # The measurement lanes (docs/lanes.md); absent or null: the row belongs to no lane.
-        "depth_tokens": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_DEPTH_TOKENS},
-        "concurrency": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_CONCURRENCY},
-        "arrival_rate": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_ARRIVAL_RATE},
-        "load": _OPT_OBJ,
-        "energy": _OPT_OBJ,
-    },
-}
-# The row schema again as msgspec types, decoded and checked in C in one pass.
-# It may only be *stricter* than ROW_SCHEMA: a row it accepts is valid; a row
-# it refuses goes through ROW_SCHEMA for the verdict and the messages
-# (tests/bundles/test_bundles_rows.py checks "accepted here => valid there").
-# gc=False: the structs hold no cycles, and tracking tens of thousands of
-# them made the collector, not the decoding, the main cost.
-def _Text(most: int):
-    return Annotated[str, msgspec.Meta(min_length=1, max_length=most)]
-
-
-_Num = Optional[Annotated[float, msgspec.Meta(ge=0, le=sys.float_info.max)]]
-_Count = Optional[Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]]
-
-
-class _Pack(msgspec.Struct, gc=False):
-    id: _Text(MAX_PACK_ID_CHARS)
-    version: _Text(MAX_PACK_VERSION_CHARS)
-
-
-class _Timing(msgspec.Struct, gc=False):
-    wall_s: _Num = None
-    ttft_s: _Num = None
-    prefill_tps: _Num = None
-    decode_tps: _Num = None
-    total_tps: _Num = None
-    ttfb_s: _Num = None
-    ttft_any_s: _Num = None
-    tpot_s: _Num = None
-
-
-class _Tokens(msgspec.Struct, gc=False):
-    prompt: _Count = None
-    output: _Count = None
-    cached_prompt: _Count = None
-    source: Optional[str] = None
-
-
-class _Resources(msgspec.Struct, gc=False):
-    memory_mb: _Num = None
-    gpu_memory_mb: _Num = None
-
-
-class _Scoring(msgspec.Struct, gc=False):
-    mode: str
-    passed: Optional[bool] = None
-    error: Optional[str] = None
-
-
-class _Raw(msgspec.Struct, gc=False):
-    request_path: Optional[str] = None
-    response_path: Optional[str] = None
-
-
-class _Patch(msgspec.Struct, gc=False):
-    path: Union[str, msgspec.UnsetType] = msgspec.UNSET
-
-
-class _Row(msgspec.Struct, kw_only=True, gc=False):
-    pack: _Pack
-    case: _Text(MAX_CASE_CHARS)
-    adapter: _Text(MAX_ADAPTER_CHARS)
-    model: Annotated[str, msgspec.Meta(max_length=MAX_MODEL_CHARS)]
-    ok: bool
-    endpoint: Optional[str] = None
-    error: Optional[str] = None
-    timing: Optional[_Timing] = None
-    tokens: Optional[_Tokens] = None
-    backend: Optional[dict] = None
-    resources: Optional[_Resources] = None
-    scoring: Optional[_Scoring] = None
-    raw: Optional[_Raw] = None
-    repetition: Union[Annotated[int, msgspec.Meta(ge=1, le=MAX_REPETITION)], msgspec.UnsetType] = msgspec.UNSET
-    workspace: Optional[dict] = None
-    patch: Optional[_Patch] = None
-    task: Optional[dict] = None
-    verify: Optional[dict] = None
-    repo_task: Optional[dict] = None
-    sandbox: Union[Literal["bubblewrap", "none"], msgspec.UnsetType] = msgspec.UNSET
-    depth_tokens: Optional[Annotated[int, msgspec.Meta(ge=0, le=MAX_DEPTH_TOKENS)]] = None
-    concurrency: Optional[Annotated[int, msgspec.Meta(ge=1, le=MAX_CONCURRENCY)]] = None
-    arrival_rate: Optional[Annotated[float, msgspec.Meta(gt=0, le=MAX_ARRIVAL_RATE)]] = None
-    load: Optional[dict] = None
-    energy: Optional[dict] = None
-
-
-_VALID_ROW = msgspec.json.Decoder(_Row)
+# The row schema is generated from the row contract (benchpack.results.contract.Row): the
+# compiled decoder checks a row in C in one pass, and a row it refuses gets its messages
+# from the JSON Schema generated from the same Struct, so the two cannot disagree.
+ROW_SCHEMA: dict = contract.ROW_SCHEMA
+_VALID_ROW = contract.ROW_DECODER
 
 
 class _CaseOnly(msgspec.Struct, gc=False):
@@ -345,8 +199,17 @@ class SchemaChecker:
         return [describe_schema_error(error) for error in sorted(self._full.iter_errors(instance), key=lambda e: list(e.path))]
 
 
+def _most_specific(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """The generated schema spells "X or null" as anyOf: report the rule of X that failed, not the anyOf."""
+    while error.validator in ("anyOf", "oneOf") and error.context:
+        candidates = [e for e in error.context if not (e.validator == "type" and e.validator_value == "null")]
+        error = jsonschema.exceptions.best_match(candidates or error.context)
+    return error
+
+
 def describe_schema_error(error: jsonschema.ValidationError) -> str:
     """Say which rule failed where, built from the schema, never from the (possibly secret) value."""
+    error = _most_specific(error)
     where = "/" + "/".join(str(part) for part in error.absolute_path) if error.absolute_path else "top level"
     rule, expected = error.validator, error.validator_value
     if rule == "required":
@@ -492,7 +355,7 @@ class BundleContext:
     files: dict[str, ListedFile] = field(default_factory=dict)  # only safe, existing, regular files
     _bytes: dict[str, bytes] = field(default_factory=dict)
     _text: dict[str, str | None] = field(default_factory=dict)
-    _prefilter: dict[str, Future[tuple[bool, bool]]] = field(default_factory=dict)
+    _prefilter: dict[str, Future[tuple[bool, bool, set[str]]]] = field(default_factory=dict)
     _worker: ThreadPoolExecutor | None = None
 
     def read(self, path: str) -> bytes:
@@ -512,6 +375,11 @@ class BundleContext:
         """The secret prefilter's verdict on the file: False means the exact scan would find nothing."""
         self.read(path)
         return self._prefilter[path].result()[0]  # re-raises a failure, so the check fails closed
+
+    def secret_layers(self, path: str) -> set[str]:
+        """The decoded layers (secret_layers) whose gate matches the file, from the same background thread."""
+        self.read(path)
+        return self._prefilter[path].result()[2]
 
     def close(self) -> None:
         if self._worker is not None:
@@ -839,12 +707,16 @@ _SUSPICIOUS_NUMBER = re.compile(_SUSPICIOUS_NUMBER_PATTERN.encode())  # exact pe
 _PREFILTERS = secrets_scan.combined_prefilter((_SUSPICIOUS_NUMBER_PATTERN,))
 
 
-def _prefilter(data: bytes) -> tuple[bool, bool]:
-    """(might hold a secret, might hold a bad number), from one RE2 pass when RE2 is there."""
+def _prefilter(data: bytes) -> tuple[bool, bool, set[str]]:
+    """(might hold a secret, might hold a bad number, the secret layers whose gate matches): one RE2 pass
+    for the first two when RE2 is there, and the layers' own gate pass (a separate set: its windows would
+    slow the first), both on the background thread."""
+    layers = secret_layers.layers_that_apply(data)
     if _PREFILTERS is None:
-        return secrets_scan.might_contain_secret(data), _SUSPICIOUS_NUMBER.search(data) is not None
+        return secrets_scan.might_contain_secret(data), _SUSPICIOUS_NUMBER.search(data) is not None, layers
     found = _PREFILTERS.Match(data) or ()
-    return any(i < secrets_scan.SECRET_PATTERN_COUNT for i in found), secrets_scan.SECRET_PATTERN_COUNT in found
+    return (any(i < secrets_scan.SECRET_PATTERN_COUNT for i in found), secrets_scan.SECRET_PATTERN_COUNT in found,
+            layers)
 
 
 class _BadNumber(ValueError):
@@ -969,13 +841,18 @@ def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
             yield Finding(f"secret.{hit.kind}", f"possible {hit.description} (value not shown)", path, hit.line)
         listed = ctx.files.get(path)
         role = listed.role if listed else "manifest"
-        if role in ("patch",):
-            continue  # not JSON: an escape in a diff is the text itself
         seen = {(hit.kind, hit.line) for hit in raw_hits}
-        for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
-            if (hit.kind, hit.line) not in seen:
-                seen.add((hit.kind, hit.line))
-                yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
+        if role not in ("patch",):  # a diff is not JSON: an escape in it is the text itself
+            for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
+                if (hit.kind, hit.line) not in seen:
+                    seen.add((hit.kind, hit.line))
+                    yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
+        # base64 / hex / %-encoded, reversed, zero-width-split and split-across-strings forms
+        documents = "lines" if role in _JSON_LINE_ROLES else "document" if role in (*_JSON_FILE_ROLES, "manifest") else None
+        for layered in secret_layers.scan_layers(data, json_documents=documents, applying=ctx.secret_layers(path)):
+            if (layered.hit.kind, layered.hit.line) not in seen:
+                seen.add((layered.hit.kind, layered.hit.line))
+                yield Finding(f"secret.{layered.hit.kind}", f"possible {layered.description} (value not shown)", path, layered.hit.line)
 
 
 # Registered last, from its own module: the identifier grammar check (benchpack.ids, docs/format.md).

@@ -13,14 +13,14 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from benchpack.refserver import server as refserver
+    from benchpack.refserver.options import add_arguments
 
     parser = subparsers.add_parser(
         "refserver",
         help="start the built-in scripted LLM endpoint (OpenAI + Ollama) for trying benchpack without a server",
         description=__doc__.split("\n\n", 1)[1],
     )
-    refserver.add_arguments(parser)
+    add_arguments(parser)
     parser.set_defaults(handler=handle, port=8081)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchpack.errors import ConfigError, Problem
 
-PROVENANCES = ("self-reported", "operator-curated", "independently-reproduced")
+from benchpack.registry.provenance import CLAIMS as PROVENANCES
 # Refusals that mean "you called it wrong", not "this archive is hostile".
 _USAGE_CODES = {"archive.unsupported-type", "archive.not-found", "archive.destination-exists", "archive.destination-parent-missing"}
 
@@ -30,8 +30,8 @@ def register_bundle_commands(bundle_subparsers) -> None:
     )
     p.add_argument("--out", required=True, type=Path, help="bundle directory to create")
     p.add_argument("--provenance", required=True, choices=PROVENANCES,
-                   help="who made the results: self-reported (you ran them), operator-curated, "
-                   "independently-reproduced")
+                   help="who you say made the results (a claim, shown as such: the registry publishes "
+                   "the provenance it earns itself): self-reported, operator-curated, independently-reproduced")
     p.add_argument("--force", action="store_true", help="replace an existing bundle directory (never anything else)")
     p.add_argument("--host-label", metavar="LABEL",
                    help="publish LABEL as every run's hostname; without it a real hostname becomes an opaque label")
@@ -89,7 +89,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if finding.line:
                 where += f":{finding.line}"
             print(f"{finding.severity}: {where}: {finding.code}: {finding.message}")
+        for label, run in report.plausibility.items():  # every run, unchecked ones too: never hidden
+            verdict = run["verdict"]
+            print(f"plausibility: run {label}: {verdict['status']}: {verdict['reason']}")
         verdict = "valid" if report.ok else f"INVALID ({len(report.errors)} errors)"
+        if report.ok and not report.publishable:
+            verdict += ", not publishable without an operator's written override (an implausible run)"
         print(f"{args.bundle_dir}: {verdict}")
     return 0 if report.ok else 1
 

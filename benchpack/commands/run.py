@@ -1,4 +1,4 @@
-"""`benchpack run PACK --adapter A --model M --endpoint URL --out DIR`.
+"""`benchpack run PACK --adapter A --model M --endpoint URL [--out DIR]`.
 
 Exit status (README, "Exit status"): 0 when every execution ran — an answer
 that fails its check is a result, not an error (`--fail-on-check` makes it
@@ -14,8 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchpack.run.prompt_cache import POLICIES
-from benchpack.run.runner import OPENAI_STREAM_USAGE, RunOptions, run_pack
+# The runner (httpx, jsonschema, psutil) is imported in handle(), not here: `benchpack --help` builds
+# this parser too. The same tuples as runner.OPENAI_STREAM_USAGE and prompt_cache.POLICIES
+# (tests/cli/test_cli_startup.py holds them equal).
+OPENAI_STREAM_USAGE = ("include", "omit")
+POLICIES = ("cold", "server-default")
 
 ADAPTER_CHOICES = ("openai-chat", "ollama-generate")
 ENDPOINT_HELP = ("the server's URL, e.g. http://127.0.0.1:8080 (openai-chat adds /v1/chat/completions, "
@@ -36,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--adapter", required=True, choices=ADAPTER_CHOICES)
     parser.add_argument("--model", required=True, help="model name sent to the endpoint")
     parser.add_argument("--endpoint", required=True, help=ENDPOINT_HELP)
-    parser.add_argument("--out", required=True, type=Path, help="result directory to create")
+    parser.add_argument("--out", type=Path,
+                        help="result directory to create (default: results/<date>-<host label>, the seed's)")
     parser.add_argument("--host-label", help="record this instead of the machine's hostname")
     parser.add_argument("--run-metadata", type=Path, metavar="FILE",
                         help="JSON file describing the runtime, model and conditions (README: run metadata); "
@@ -67,14 +71,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=handle)
 
 
+def default_out(host_label: str | None, today: str | None = None) -> Path:
+    """`results/<YYYY-MM-DD>-<host label>` (the seed's default): the --host-label, else the hostname,
+    made safe for a directory name."""
+    import datetime
+    import re
+    import socket
+
+    label = host_label or socket.gethostname() or "host"
+    label = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.") or "host"
+    return Path("results") / f"{today or datetime.date.today().isoformat()}-{label}"
+
+
 def handle(args: argparse.Namespace) -> int:
     from benchpack.packs.loader import load_pack, resolve_pack_path
     from benchpack.run.progress import progress_for
     from benchpack.reporting.run_summary import count_rows
     from benchpack.run.metadata import load_run_metadata
-    from benchpack.run.runner import effective_pack
+    from benchpack.run.runner import RunOptions, effective_pack, run_pack
 
     pack = load_pack(resolve_pack_path(args.pack))
+    if args.out is None:
+        args.out = default_out(args.host_label)
     metadata = load_run_metadata(args.run_metadata) if args.run_metadata else None
     options = RunOptions(
         adapter=args.adapter,
@@ -94,13 +112,18 @@ def handle(args: argparse.Namespace) -> int:
     planned = effective_pack(pack, options)
     progress = progress_for(planned.defaults.repetitions, planned.defaults.warmup, sys.stdout,
                             live_clock=not planned.defaults.stream)
+    printed: list[str] = []  # warned about before the first request: not repeated in the summary
+
+    def warn(message: str) -> None:
+        printed.append(message)
+        print(f"benchpack run: warning: {message}", file=sys.stderr)
+
     try:
-        outcome = run_pack(pack, options, progress,
-                           warn=lambda message: print(f"benchpack run: warning: {message}", file=sys.stderr))
+        outcome = run_pack(pack, options, progress, warn=warn)
     except KeyboardInterrupt:  # between executions, before the runner could catch it
         print("benchpack run: interrupted", file=sys.stderr)
         return 130
-    print_summary(outcome)
+    print_summary(outcome, already_printed=printed)
     counts = count_rows(outcome.rows)
     print(f"{counts.line()}; results in {outcome.out}")
     if outcome.aborted:
@@ -116,13 +139,16 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_summary(outcome) -> None:
+def print_summary(outcome, already_printed: list[str] = ()) -> None:
     from benchpack.reporting.document import print_blocks, terminal_console, to_markdown
     from benchpack.reporting.run_summary import summary_blocks
     from benchpack.results.resultdir import ResultDir
 
     result = ResultDir(path=outcome.out, rows=outcome.rows)
-    blocks = summary_blocks(result, outcome.warnings, outcome.incomplete_reason)
+    # Each warning is said once: those printed when the run started are not listed again
+    # (all of them are in run-metadata.json and summary.md).
+    blocks = summary_blocks(result, [w for w in outcome.warnings if w not in already_printed],
+                            outcome.incomplete_reason)
     if not blocks:
         return
     if sys.stdout.isatty():

@@ -6,7 +6,6 @@ import os
 import sys
 from pathlib import Path
 
-from benchpack.bundles.submit import SubmitError, submit_bundle
 
 
 def register(subparsers) -> None:
@@ -26,13 +25,15 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from benchpack.bundles import submit as submitting  # httpx: imported only when submitting
+
     def show(state: str) -> None:
         print(f"state: {state}", flush=True)
 
     try:
-        result = submit_bundle(args.bundle, args.server, args.token, wait=not args.no_wait,
+        result = submitting.submit_bundle(args.bundle, args.server, args.token, wait=not args.no_wait,
                                timeout_s=args.timeout, on_state=show)
-    except SubmitError as exc:
+    except submitting.SubmitError as exc:
         print(f"benchpack submit: {exc}", file=sys.stderr)
         return 1
     submission = result.submission

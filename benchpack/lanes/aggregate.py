@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping
 
 from benchpack.run.cache_state import CACHED, group_cache_state, server_prefill_tps
 from benchpack.measurement.stats import is_number, median, percentiles
+from benchpack.results.metrics import decode_rate_of
 
 LANE_FIELDS = (("depth", "depth_tokens"), ("concurrency", "concurrency"), ("rate", "arrival_rate"))
 
@@ -246,7 +247,8 @@ def depth_curves(rows: Iterable[Mapping]) -> dict[str, list[dict]]:
                 "server_prefill_tps": _round(median(server_prefill_tps(r) for r in ok)),
                 "ttft_s": _round(median(_field(r, "timing.ttft_s") for r in ok), 6),
                 "tpot_s": _round(tpot, 6),
-                "decode_rate": _round(1 / tpot) if is_number(tpot) and tpot > 0 else None,
+                # the metric registry's decode: the median of each row's 1/tpot_s (not 1/median tpot)
+                "decode_rate": _round(median(decode_rate_of(r) for r in ok)),
             })
         curves[case] = points
     return curves

@@ -151,12 +151,19 @@ def run_depth(run: Any, depths: list[int]) -> None:
     lane, defaults = run.pack.lanes.depth, run.pack.defaults
     for depth in depths:
         prefix = filler_text(lane.seed, depth)
+        step = f"depth {depth}"  # progress names the lane (`short · depth 8192 rep 2/3`)
         for case in _cases(run, lane.cases):
             for number in range(1, defaults.warmup + 1):
-                run.warmup(case, number, prefix=prefix, stem=f"{case.id}.depth-{depth}.warmup-{number:03d}")
+                run.progress.execution_started(case.id, number, True, lane=step)
+                run.warmup(case, number, prefix=prefix, stem=f"{case.id}.depth-{depth}.warmup-{number:03d}", quiet=True)
+                run.progress.execution_finished(case.id, number, True, None, lane=step)
             for repetition in range(1, defaults.repetitions + 1):
+                run.progress.execution_started(case.id, repetition, False, lane=step)
+                rows_before = len(run.rows)
                 run.measured(case, repetition, prefix=prefix, stem=f"{case.id}.depth-{depth}.rep-{repetition:03d}",
-                             lane={"depth_tokens": depth})
+                             lane={"depth_tokens": depth}, quiet=True)
+                row = run.rows[-1] if len(run.rows) > rows_before else None
+                run.progress.execution_finished(case.id, repetition, False, row, lane=step)
 
 
 # --- concurrency and rate ---------------------------------------------------
@@ -169,6 +176,11 @@ def poisson_offsets(rate: float, requests: int, seed: int) -> list[float]:
         offsets.append(now)
         now += rng.expovariate(rate)
     return offsets
+
+
+def _step(kind: str, level: float) -> str:
+    """How progress names a level: `concurrency 4`, `rate 2/s`."""
+    return f"concurrency {int(level)}" if kind == "concurrency" else f"rate {level:g}/s"
 
 
 def _level_tag(kind: str, level: float) -> str:
@@ -188,7 +200,8 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
                                           stem=f"{cases[i % len(cases)].id}.{tag}.warmup-{i + 1:03d}")
                    for i in range(warm)], warm)
         for i in range(warm):
-            run.progress.execution_finished(cases[i % len(cases)].id, i + 1, True, None)
+            run.progress.execution_finished(cases[i % len(cases)].id, i + 1, True, None, lane=_step(kind, level),
+                                            of=warm)
     recorders: list[Callable[[], None]] = []
     clock: dict[str, Any] = {"start": perf_counter(), "energy": None}
 
@@ -223,8 +236,9 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
                               "duration_s": round(duration, 6), "energy": energy})
     key = "concurrency" if kind == "concurrency" else "arrival_rate"
     rows = [row for row in run.rows if row.get(key) == level]
-    for row in rows[-requests:]:  # progress hears about the level now that no stream is on the wire
-        run.progress.execution_finished(row["case"], row.get("repetition") or 0, False, row)
+    level_rows = rows[-requests:]
+    for number, row in enumerate(level_rows, 1):  # progress hears about the level now that no stream is on the wire
+        run.progress.execution_finished(row["case"], number, False, row, lane=_step(kind, level), of=len(level_rows))
 
 
 def _parallel(jobs: list[Callable[[], None]], workers: int, begin: Callable[[], None] = lambda: None) -> None:

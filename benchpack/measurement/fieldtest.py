@@ -81,10 +81,10 @@ class _RichAutoRefresh:
         self.progress.start()
         self.task = self.progress.add_task("starting", total=total_executions, count="", detail="")
 
-    def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None:
+    def execution_started(self, case_id: str, repetition: int, warmup: bool, **lane) -> None:
         self.progress.update(self.task, description=f"{case_id} rep {repetition}")
 
-    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None:
+    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None, **lane) -> None:
         self.progress.update(self.task, advance=1, count="", detail="")
 
     def finished(self) -> None:

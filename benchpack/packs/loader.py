@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-import jsonschema
-
 from benchpack import ids
 from benchpack.errors import PackError, Problem
 from benchpack.lanes.spec import Lanes, parse_lanes
@@ -131,16 +129,24 @@ def bundled_packs_dir() -> Path:
 
 
 def resolve_pack_path(name_or_path: str) -> Path:
-    """A pack directory or manifest path as given, else a bundled pack id."""
+    """A pack directory or manifest path as given, else a bundled pack: `ID` is its newest
+    version, `ID@VERSION` any released one (benchpack/packs/catalogue.py)."""
+    from benchpack.packs import catalogue
+
     candidate = Path(name_or_path)
     if candidate.exists():
         return candidate
-    if ID_RE.fullmatch(name_or_path):
-        bundled = bundled_packs_dir() / name_or_path
-        if (bundled / MANIFEST_NAME).is_file():
-            return bundled
-    bundled = sorted(p.parent.name for p in bundled_packs_dir().glob(f"*/{MANIFEST_NAME}"))
-    nearest = difflib.get_close_matches(name_or_path, bundled, n=1, cutoff=0.6)
+    pack_id, _, version = name_or_path.partition("@")
+    if ID_RE.fullmatch(pack_id):
+        entry = catalogue.find(pack_id, version or None)
+        if entry is not None:
+            return entry.path
+        known = catalogue.versions_of(pack_id)
+        if version and known:
+            raise PackError(Problem(name_or_path, "", f"no version {version} of bundled pack {pack_id!r} "
+                                    f"(bundled versions: {', '.join(known)}; `benchpack list --all`)"))
+    bundled = sorted(v.id for v in catalogue.newest_versions())
+    nearest = difflib.get_close_matches(pack_id, bundled, n=1, cutoff=0.6)
     if nearest:
         reason = f"no such pack directory or bundled pack id; did you mean {nearest[0]!r}? (`benchpack list` shows all)"
     else:
@@ -639,6 +645,8 @@ class _Loader:
         if not isinstance(schema, dict):
             self.problem(field, f"{path_value!r} must contain a JSON object")
             return None
+        import jsonschema  # here, not at the top: most packs have no schema and `list` must stay fast
+
         try:
             jsonschema.validators.validator_for(schema).check_schema(schema)
         except jsonschema.SchemaError as exc:

@@ -12,7 +12,9 @@ bytes, text files with CRLF read as LF so a Windows checkout hashes the
 same), except the top-level README.md, the `audit/` fixtures (they test the
 verifier, they are not the workload) and Python caches; and the final
 assembled prompt of every case, so a change in how the loader builds a
-prompt (say, the blank line before an appended fixture) shows up too.
+prompt (say, the blank line before an appended fixture) shows up too; and
+the core verifier kit the pack pins (`verify/verifykit.toml`), whose bytes
+decide verdicts as much as the pack's own verifier does.
 
     uv run python -m benchpack.packs.lock --check            # what the test checks
     uv run python -m benchpack.packs.lock --update ID [ID...] # after bumping those packs' versions
@@ -66,9 +68,27 @@ def content_hash(pack_dir: Path) -> str:
     for path in files:
         digest.update(b"file\0" + path.relative_to(pack_dir).as_posix().encode() + b"\0")
         digest.update(_normalized(path.read_bytes()) + b"\0")
-    for case in load_pack(pack_dir).cases:
+    pack = load_pack(pack_dir)
+    for case in pack.cases:
         digest.update(b"prompt\0" + case.id.encode() + b"\0" + case.prompt.encode() + b"\0")
+    for kit in _pinned_kits(pack):
+        digest.update(b"kit\0" + kit.name.encode() + b"\0" + _normalized(kit.read_bytes()) + b"\0")
     return "sha256:" + digest.hexdigest()
+
+
+def _pinned_kits(pack) -> list[Path]:
+    """The core verifier kit files the pack's verifiers import (`verify/verifykit.toml`), so the
+    kit version a verdict depends on is part of the workload's identity."""
+    from benchpack.repo_task.verify import kit_directory  # the core kit lives with the repo-task runner
+
+    kits: dict[str, Path] = {}
+    for case in pack.cases:
+        script = getattr(case.scoring, "script_resolved", None) if case.scoring is not None else None
+        if script:
+            directory = kit_directory(Path(script))
+            if directory is not None:
+                kits[directory.name] = directory / "verifykit.py"
+    return [kits[name] for name in sorted(kits)]
 
 
 def read_lock(path: Path) -> dict[str, tuple[str, str]]:

@@ -44,11 +44,13 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from benchpack.adapters import rxstamp
+from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
 from benchpack.measurement.writer import Stream, TimedWriter
+# In options.py so that `benchpack --help` need not import this module; re-exported for callers.
+from benchpack.refserver.options import SCENARIOS, add_arguments  # noqa: F401
 
 perf_counter = time.perf_counter
-
-SCENARIOS = ("ok", "reject-stream-options", "http-500", "close-mid-stream", "hang")
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "ttft_s": 0.02,          # request read -> first content/reasoning token
@@ -84,6 +86,11 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "ollama_show": None,     # POST /api/show answers this for the models in `ollama_models`
     "ollama_models": [],
     "ollama_ps": None,       # GET /api/ps: the "models" list
+    # Record, as `arrived_at`, when each request reached this machine: the kernel's receive stamp of its
+    # first bytes (SO_TIMESTAMPNS, peeked before the request is parsed), so a client's TTFT can be checked
+    # against request arrival -> first token written without the server's own wake-up and parsing in it
+    # (bench/sidebyside.py). Off by default: the peek assumes a client that does not pipeline requests.
+    "request_stamps": False,
 }
 
 _TOKEN_RE = re.compile(r"\S+\s*|\s+")
@@ -174,9 +181,31 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.state.lock:
+            stamps = bool(self.state.config.get("request_stamps"))
+        self.stamped = stamps and rxstamp.enable(self.connection)
+        self.arrived_at: float | None = None
+
+    def handle_one_request(self) -> None:
+        self.arrived_at = None
+        if self.stamped:
+            try:  # blocks until the next request's first bytes are here, as the parser's first read would
+                offset = rxstamp.realtime_offset_ns()
+                data, ancillary, _, _ = self.connection.recvmsg(1, rxstamp.ANCILLARY_BYTES, socket.MSG_PEEK)
+                if data and ancillary:
+                    self.arrived_at = rxstamp.arrival(ancillary, offset, perf_counter())
+            except OSError:
+                pass
+        super().handle_one_request()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        # Every answer says it is scripted; the runner's probe records it, so a
+        # bundle made from a run against this server stays demo data in the registry.
+        super().send_response(code, message)
+        self.send_header(SCRIPTED_HEADER, f"{SCRIPTED_RUNTIME}; scripted replies, not a model")
 
     # ---- plumbing -------------------------------------------------------
     def _read_json(self) -> Any:
@@ -305,7 +334,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         config, reply = self.state.next_reply()
-        record = {"path": self.path, "body": body, "received_at": received, "status": 200,
+        record = {"path": self.path, "body": body, "received_at": received, "arrived_at": self.arrived_at,
+                  "status": 200,
                   "sends": [], "token_times": [], "content_times": [], "content_done": [], "content_planned": [],
                   "end_at": None}
         self.out = self.state.writer.stream(self.connection)
@@ -594,21 +624,6 @@ class RefServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `benchpack refserver` and `python -m benchpack.refserver.server`."""
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
-    parser.add_argument("--config", help="JSON file with DEFAULT_CONFIG keys, or - for stdin")
-    parser.add_argument("--reply-file", action="append", default=[],
-                        help="a file whose text is one scripted reply (repeat for several; cycled)")
-    parser.add_argument("--ttft-ms", type=float, help="time to the first token (default 20)")
-    parser.add_argument("--itl-ms", type=float, help="time between tokens (default 2)")
-    parser.add_argument("--scenario", choices=SCENARIOS, help="fail the way real servers fail (default ok)")
-    parser.add_argument("--like", choices=("llama-server",),
-                        help="describe itself as llama-server does (GET /props, /v1/models) and keep a prompt "
-                             "cache that cold prompts bypass")
 
 
 LIKE_LLAMA_SERVER = {

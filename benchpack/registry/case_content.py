@@ -45,14 +45,18 @@ def case_specs_of(pack) -> dict[str, dict]:
 
 @lru_cache(maxsize=64)
 def bundled_case_specs(pack_id: str, version: str) -> dict[str, dict]:
-    """{case id: spec} for a bundled pack of exactly this version; {} when there is none."""
-    from benchpack.packs.loader import bundled_packs_dir, load_pack
+    """{case id: spec} for a bundled pack of exactly this version (the newest or an older one kept in
+    benchpacks/previous/); {} when there is none."""
+    from benchpack.packs import catalogue
+    from benchpack.packs.loader import load_pack
 
-    directory = bundled_packs_dir() / str(pack_id)
-    if not pack_id or "/" in pack_id or not (directory / "benchpack.toml").is_file():
+    if not pack_id or "/" in pack_id or not version:
+        return {}
+    entry = catalogue.find(str(pack_id), str(version))
+    if entry is None:
         return {}
     try:
-        pack = load_pack(directory)
+        pack = load_pack(entry.path)
     except BenchpackError:
         return {}
     if pack.version != version:

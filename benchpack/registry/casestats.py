@@ -14,9 +14,21 @@ from statistics import median as _median
 
 import numpy as np
 
-# Index of each metric in the tuples passed to `add`.
+# Index of each metric in the tuples passed to `add`: registry columns, tpot_s last.
 METRICS = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "output_tokens",
-           "prompt_tokens", "cached_prompt_tokens")
+           "prompt_tokens", "cached_prompt_tokens", "tpot_s")
+# What the medians are of: the same, except that the last column is each row's decode figure,
+# 1/tpot_s (benchpack.results.metrics), so a case's decode is the median of its rows' rates.
+FIGURES = METRICS[:-1] + ("decode_rate",)
+
+
+def _figures(table: "np.ndarray") -> "np.ndarray":
+    """Rows of METRICS -> rows of FIGURES in place: tpot_s becomes 1/tpot_s (NaN unless tpot_s > 0)."""
+    tpot = table[..., -1]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        rate = 1.0 / tpot
+        table[..., -1] = np.where((tpot > 0) & np.isfinite(rate), rate, np.nan)
+    return table
 
 
 def median(values: list) -> float | None:
@@ -29,16 +41,16 @@ def _medians(ok_metrics: list) -> tuple[dict, dict]:
     `ok_metrics` holds one row's METRICS after another, flat. One numpy sort per group orders every column in C, with NaN (numpy
     reads None as NaN) sorted last; sorting in Python cost ~10 s per
     million rows and a numpy call per metric dominated small groups."""
-    table = np.sort(np.array(ok_metrics, dtype=float).reshape(-1, len(METRICS)), axis=0)
+    table = np.sort(_figures(np.array(ok_metrics, dtype=float).reshape(-1, len(METRICS))), axis=0)
     counts = np.count_nonzero(~np.isnan(table), axis=0).tolist()
     medians = {}
-    for i, (name, count) in enumerate(zip(METRICS, counts)):
+    for i, (name, count) in enumerate(zip(FIGURES, counts)):
         if count:
             low, high = float(table[(count - 1) // 2, i]), float(table[count // 2, i])
             medians[name] = low if count % 2 else (low + high) / 2
         else:
             medians[name] = None
-    return medians, dict(zip(METRICS, counts))
+    return medians, dict(zip(FIGURES, counts))
 
 
 def medians_of_groups(groups: list[list]) -> list[tuple[dict, dict]]:
@@ -58,7 +70,7 @@ def medians_of_groups(groups: list[list]) -> list[tuple[dict, dict]]:
     owner = np.repeat(np.arange(len(groups)), size)
     position = np.arange(rows) - (np.cumsum(size) - size)[owner]
     padded = np.full((len(groups), longest, width), np.nan)
-    padded[owner, position] = np.array(list(chain.from_iterable(groups)), dtype=float).reshape(rows, width)
+    padded[owner, position] = _figures(np.array(list(chain.from_iterable(groups)), dtype=float).reshape(rows, width))
     padded.sort(axis=1)
     counts = np.count_nonzero(~np.isnan(padded), axis=1)
     low = np.take_along_axis(padded, ((counts - 1) // 2).clip(0)[:, None, :], axis=1)[:, 0, :]
@@ -66,8 +78,8 @@ def medians_of_groups(groups: list[list]) -> list[tuple[dict, dict]]:
     middle = np.where(counts % 2 == 1, low, (low + high) / 2)
     out = []
     for values, reported in zip(middle.tolist(), counts.tolist()):
-        medians = {name: value if count else None for name, value, count in zip(METRICS, values, reported)}
-        out.append((medians, dict(zip(METRICS, reported))))
+        medians = {name: value if count else None for name, value, count in zip(FIGURES, values, reported)}
+        out.append((medians, dict(zip(FIGURES, reported))))
     return out
 
 

@@ -157,6 +157,9 @@ def metadata_value(data: dict | None, dotted: str) -> str | None:
 
 def run_inputs(run_metadata: dict | None, hardware: dict | None) -> tuple[dict, dict]:
     """The inputs shared by every row of one run (metadata and hardware), computed once per run."""
+    from benchpack.run.metadata import effective  # the user's sections plus what the server reported
+
+    run_metadata = effective(run_metadata)
     meta_model = metadata_value(run_metadata, "model.id") or metadata_value(run_metadata, "model.name")
     fields = {
         "model_id": meta_model,

@@ -46,9 +46,9 @@ _STATS_COLUMNS = (
     " passed_count, median_wall_s, median_ttft_s, median_prefill_tps, median_decode_tps,"
     " median_total_tps, median_output_tokens, median_prompt_tokens, median_cached_prompt_tokens,"
     " prompt_token_rows, cached_prompt_rows, fingerprint, fingerprint_complete, fingerprint_json,"
-    " workload_key, workload_complete, workload_json, system_key, cache_state"
+    " workload_key, workload_complete, workload_json, system_key, cache_state, median_decode_rate"
 )
-STATS_INSERT = f"INSERT INTO result_case_stats ({_STATS_COLUMNS}) VALUES ({', '.join('?' * 28)})"
+STATS_INSERT = f"INSERT INTO result_case_stats ({_STATS_COLUMNS}) VALUES ({', '.join('?' * 29)})"
 _ANCHORS = tuple(metadata_anchors(None))
 _RUN_COLUMNS = (
     "result_dir", "label", "source", "imported_at", "row_count", "ok_count", "packs",
@@ -304,6 +304,7 @@ class _RunImporter:
             stats.prompt_token_rows, stats.cached_prompt_rows,
             print_.digest, int(print_.complete), print_json,
             workload_digest, workload_complete, workload_json, self.system.digest, cache_state,
+            m["decode_rate"],
         )
 
     def _workload(self, key: tuple) -> tuple:

@@ -40,7 +40,7 @@ _RUN_COLUMNS = (
 _STATS_COLUMNS = (
     "pack_id", "pack_version", "case_id", "adapter", "model", "row_count", "ok_count",
     "scored_count", "passed_count", "median_wall_s", "median_ttft_s", "median_prefill_tps",
-    "median_decode_tps", "median_total_tps", "median_output_tokens", "median_prompt_tokens",
+    "median_decode_rate", "median_decode_tps", "median_total_tps", "median_output_tokens", "median_prompt_tokens",
     "median_cached_prompt_tokens", "prompt_token_rows", "cached_prompt_rows", "fingerprint",
     "fingerprint_complete", "fingerprint_json", "workload_key", "workload_complete", "workload_json",
     "system_key", "cache_state",

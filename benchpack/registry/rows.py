@@ -8,12 +8,16 @@ This is on the import hot path, so it reads dicts directly.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Annotated
 
 import msgspec
 
-TIMING = ("wall_s", "ttft_s", "prefill_tps", "decode_tps", "total_tps", "ttfb_s", "ttft_any_s", "tpot_s")
-TOKENS = ("prompt", "output", "cached_prompt")
+from benchpack.results.contract import TIMING_NUMBERS, TOKEN_COUNTS
+
+# The registry's timing and token columns: the row contract's numeric fields (benchpack.results.contract).
+TIMING = TIMING_NUMBERS
+TOKENS = TOKEN_COUNTS
 # Load-lane fields of a row (null when the run did not use them): filler tokens
 # before the prompt, simultaneous requests, open-loop arrival rate (req/s).
 LANE = ("depth_tokens", "concurrency", "arrival_rate")
@@ -150,22 +154,13 @@ class _Pack(msgspec.Struct):
     version: NonEmpty
 
 
-class _Timing(msgspec.Struct):
-    wall_s: float | None = SQL_NULL
-    ttft_s: float | None = SQL_NULL
-    prefill_tps: float | None = SQL_NULL
-    decode_tps: float | None = SQL_NULL
-    total_tps: float | None = SQL_NULL
-    ttfb_s: float | None = SQL_NULL
-    ttft_any_s: float | None = SQL_NULL
-    tpot_s: float | None = SQL_NULL
+# The contract's timing numbers, with the SQL_NULL default this fast path needs (generated, not restated).
+_Timing = msgspec.defstruct("_Timing", [(name, float | None, SQL_NULL) for name in TIMING])
+_TIMES_OF = attrgetter(*TIMING)
 
 
-class _Tokens(msgspec.Struct):
-    prompt: int | None = SQL_NULL
-    output: int | None = SQL_NULL
-    cached_prompt: int | None = SQL_NULL
-    source: NonEmpty | None = SQL_NULL
+_Tokens = msgspec.defstruct("_Tokens", [*((name, int | None, SQL_NULL) for name in TOKENS),
+                                         ("source", NonEmpty | None, SQL_NULL)])
 
 
 class _Scoring(msgspec.Struct):
@@ -216,7 +211,7 @@ def decode_sql_row(text: str) -> tuple:
         mode, passed = s.mode, SQL_NULL if s.passed is None else int(s.passed)
     return (
         r.pack.id, r.pack.version, r.case, r.adapter, r.model, r.endpoint, int(r.ok), r.error,
-        t.wall_s, t.ttft_s, t.prefill_tps, t.decode_tps, t.total_tps, t.ttfb_s, t.ttft_any_s, t.tpot_s,
+        *_TIMES_OF(t),
         k.prompt, k.output, k.cached_prompt, k.source,
         mode, passed, rt.status, rt.verify_exit_code, r.repetition,
         r.depth_tokens, r.concurrency, r.arrival_rate,

@@ -23,7 +23,7 @@ from benchpack.errors import BenchpackError, Problem
 from benchpack.registry import fingerprint as fp
 from benchpack.registry.casestats import median
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # For a new file only (SQLite fixes the page size when the first table is
 # made). Rows hold ~1 KB of raw JSON; 64 KiB pages make bulk inserts and
 # index maintenance far cheaper (fewer page splits and balance operations)
@@ -259,11 +259,34 @@ def _backfill_v4(conn: sqlite3.Connection) -> None:
                      (system.digest, json.dumps(system.to_dict(), sort_keys=True), run_id))
 
 
+# The decode figure, 1/tpot_s (benchpack.results.metrics): the median over a case's ok rows of each
+# row's rate. median_decode_tps stays: the legacy output ÷ (wall − TTFT), never ranked.
+V5_DDL = """
+ALTER TABLE result_case_stats ADD COLUMN median_decode_rate REAL;
+"""
+
+
+def _backfill_v5(conn: sqlite3.Connection) -> None:
+    from statistics import median
+
+    groups = conn.execute("SELECT run_id, pack_id, pack_version, case_id, adapter, model FROM result_case_stats"
+                          ).fetchall()
+    for key in groups:
+        rates = [1 / t for (t,) in conn.execute(
+            "SELECT tpot_s FROM result_rows WHERE run_id = ? AND pack_id = ? AND pack_version = ? AND case_id = ?"
+            " AND adapter = ? AND model = ? AND ok = 1 AND tpot_s > 0", key)]
+        if rates:
+            conn.execute("UPDATE result_case_stats SET median_decode_rate = ? WHERE run_id = ? AND pack_id = ?"
+                         " AND pack_version = ? AND case_id = ? AND adapter = ? AND model = ?",
+                         (float(median(rates)), *key))
+
+
 MIGRATIONS: dict[int, tuple[str, Callable[[sqlite3.Connection], None] | None]] = {
     1: (V1_DDL, None),
     2: (V2_DDL, _backfill_v2),
     3: (V3_DDL, None),
     4: (V4_DDL, _backfill_v4),
+    5: (V5_DDL, _backfill_v5),
 }
 
 

@@ -96,7 +96,7 @@ def case_table(conn: sqlite3.Connection) -> str:
     rows = []
     for r in conn.execute(
         "SELECT runs.label, s.pack_id, s.pack_version, s.case_id, s.adapter, s.model, s.row_count,"
-        " s.ok_count, s.median_wall_s, s.median_ttft_s, s.median_prefill_tps, s.median_decode_tps,"
+        " s.ok_count, s.median_wall_s, s.median_ttft_s, s.median_prefill_tps, s.median_decode_rate,"
         " s.median_total_tps, s.median_output_tokens, s.median_prompt_tokens, s.prompt_token_rows,"
         " s.median_cached_prompt_tokens, s.cached_prompt_rows, s.scored_count, s.passed_count,"
         " s.fingerprint, s.fingerprint_json, s.run_id"
@@ -126,7 +126,7 @@ def case_table(conn: sqlite3.Connection) -> str:
             _cell(fp_text, css="warn" if unknown else "", title=fp_title),
         ]) + "</tr>")
     return _table(["run", "pack · case", "model", "ok", "wall s", "TTFT s", "prefill tok/s", "server prefill",
-                   "decode tok/s", "total tok/s", "output tok", "prompt tok (rows)", "cached tok (rows)", "pass",
+                   "decode (1/TPOT) tok/s", "total tok/s", "output tok", "prompt tok (rows)", "cached tok (rows)", "pass",
                    "fingerprint"], rows)
 
 
@@ -157,19 +157,19 @@ def agent_wrap_table(conn: sqlite3.Connection) -> str | None:
 
 
 def decode_chart(conn: sqlite3.Connection) -> str:
-    """Median decode tok/s per case and run, min–max over ok rows: the case table at a glance."""
+    """Median decode (1/tpot_s) per case and run, min–max over ok rows: the case table at a glance."""
     records = conn.execute(
         "SELECT s.pack_id || ' ' || s.pack_version || ' · ' || s.case_id, runs.label,"
-        " s.median_decode_tps, spread.low, spread.high, s.model"
+        " s.median_decode_rate, spread.low, spread.high, s.model"
         " FROM result_case_stats s JOIN runs ON runs.id = s.run_id"
         " LEFT JOIN (SELECT run_id, pack_id, pack_version, case_id, adapter, model,"
-        "   MIN(decode_tps) AS low, MAX(decode_tps) AS high FROM result_rows"
-        "   WHERE ok = 1 AND decode_tps IS NOT NULL"
+        "   MIN(1.0 / tpot_s) AS low, MAX(1.0 / tpot_s) AS high FROM result_rows"
+        "   WHERE ok = 1 AND tpot_s > 0"
         "   GROUP BY run_id, pack_id, pack_version, case_id, adapter, model HAVING COUNT(*) > 1) spread"
         " USING (run_id, pack_id, pack_version, case_id, adapter, model)"
         " ORDER BY s.pack_id, s.pack_version, s.case_id, runs.id"
     )
-    return charts.grouped_records_chart(records, title="Median decode speed per case (min–max over ok rows)",
+    return charts.grouped_records_chart(records, title="Median decode speed (1/TPOT) per case (min–max over ok rows)",
                                         unit="tok/s", width=900)
 
 

@@ -152,7 +152,10 @@ def main(argv=None):
     except ValueError as exc:  # BindRefused included; json.JSONDecodeError is a ValueError too
         print(f"benchpack sandbox: {exc}", file=sys.stderr)
         return 125
-    os.chdir(cwd)
+    if policy["mode"] == NONE:  # unsandboxed: the command itself runs here
+        os.chdir(cwd)
+    # bubblewrap: bwrap runs on the host from the caller's directory (never the candidate's);
+    # it changes into `cwd` inside the sandbox (--chdir).
     try:
         os.execvpe(full[0], full, process_environment(policy, env))
     except OSError as exc:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,11 @@ def _unsafe_diff_reason(files: WorkspaceFiles, body: str, info: str) -> str | No
         except UnsafeWorkspacePath as exc:
             return f"Unsafe patch path {entry.raw!r}: {exc.reason}"
     links = frozenset(p.path for p in paths if (files.root / p.path).is_symlink())
+    binary_link = _binary_symlink_section(body, links)
+    if binary_link:
+        # A GIT binary patch carries the link target as compressed data that this check cannot
+        # read as text; a symlink has no reason to be binary, so the whole patch is refused.
+        return f"Unsafe symlink {binary_link!r}: written by a binary patch (a link target must be a text diff)"
     for path, target in diff_symlink_targets(body, links):
         lexical = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
         escapes = target.startswith("/") or lexical == ".." or lexical.startswith("../")
@@ -128,6 +134,37 @@ def _unsafe_diff_reason(files: WorkspaceFiles, body: str, info: str) -> str | No
     return None
 
 
+def _binary_symlink_section(body: str, existing_links: frozenset[str]) -> str | None:
+    """The path of the first diff section that writes a symlink (mode 120000, or a path that is a
+    link now) with binary data ("GIT binary patch" / "Binary files"), else None."""
+    for section in re.split(r"(?m)^(?=diff --git )", body):
+        if not section.startswith("diff --git "):
+            continue
+        header = section.split("\n", 1)[0]
+        names = re.findall(r"(?:^| )[ab]/(\S+)", header)
+        is_link = bool(re.search(r"(?m)^(?:new file mode|new mode|index \S+) ?(?:\S+ )?120000\s*$", section)) or any(
+            n in existing_links for n in names
+        )
+        if is_link and re.search(r"(?m)^(?:GIT binary patch|Binary files )", section):
+            return names[-1] if names else header
+    return None
+
+
+def escaping_symlinks(workspace: Path) -> list[str]:
+    """Every symlink under `workspace` whose target leaves it (absolute, or through `..`)."""
+    root = Path(workspace).resolve()
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                target = os.readlink(path)
+                lexical = posixpath.normpath(posixpath.join(posixpath.dirname(path.relative_to(root).as_posix()), target))
+                if target.startswith("/") or lexical == ".." or lexical.startswith("../"):
+                    found.append(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
 def _git_apply(workspace: Path, body: str, args: list[str], timeout_s: float | None):
     argv = ["git", "apply", "--whitespace=nowarn", *args]
     return run_captured(argv, cwd=workspace, timeout_s=timeout_s, env=git_environment(workspace), input_bytes=body.encode("utf-8"))
@@ -139,6 +176,7 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
     if reason:
         return _refuse(reason)
     failures: list[str] = []
+    links_before = set(escaping_symlinks(workspace))
     for mode_args in (["--recount"], []):
         try:
             check, _, err = _git_apply(workspace, body, ["--check", *mode_args], timeout_s)
@@ -155,6 +193,11 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
                 what = f"timed out after {timeout_s:g} seconds" if applied.timed_out else f"failed: {err.decode('utf-8', 'replace').strip()}"
                 raise RepoTaskError(Problem("fenced-patch", "git apply", f"{what} after a successful preflight; workspace may be partially changed"))
             touched = sorted({p.path for p in diff_paths(body)})
+            escaped = sorted(set(escaping_symlinks(workspace)) - links_before)
+            if escaped:  # whatever the preflight missed: the link is removed, never followed
+                for rel in escaped:
+                    (Path(workspace) / rel).unlink()
+                return _refuse(f"Unsafe symlink {escaped[0]!r}: target points outside the workspace; removed")
             return TaskText(f"Applied fenced {info} block with git apply{' --recount' if mode_args else ''}: {', '.join(touched)}\n", "")
         failures.append(f"{command}:\n{err.decode('utf-8', 'replace').rstrip()}\n")
     return TaskText("", "Patch does not apply cleanly" + UNCHANGED + "".join(failures))
@@ -270,18 +313,22 @@ def run_external_agent(
     grace_s: float | None = None,
     wrap: Callable[[list[str]], list[str]] | None = None,
     env: dict[str, str] | None = None,
+    start_dir: Path | None = None,
 ) -> ExternalAgentOutcome:
     """Run the agent in the workspace; its stdout/stderr become the task logs.
 
     `wrap` turns the full agent command into the sandboxed one; `env` is the
-    environment of the process started (the sandbox clears it again inside).
+    environment of the process started (the sandbox clears it again inside);
+    `start_dir` is where that host-side process starts (the sandbox changes
+    into the workspace itself), so no host program starts in a directory the
+    candidate writes.
     """
     command = external_agent_command(argv, workspace=workspace, case_id=case_id, out=out, repetition=repetition, context=paths.context)
     if wrap is not None:
         command = wrap(command)
     extra = {} if grace_s is None else {"grace_s": grace_s}
     try:
-        result = run_bounded(command, cwd=Path(workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
+        result = run_bounded(command, cwd=Path(start_dir or workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
                              timeout_s=timeout_s, env=env, **extra)  # fmt: skip
     except OSError as exc:
         raise repo_task_problem(case_id, f"could not start the external agent {argv[0]!r}: {exc.strerror or exc}") from exc

@@ -34,6 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchpack.repo_task.nofollow import read_regular
+
 MAX_LISTED = 20
 PACK, RUN, ENVIRONMENT, HOME = "pack", "run", "environment", "home"
 HASH_LIMIT_BYTES = 64 * 1024 * 1024
@@ -58,7 +60,7 @@ def _digest(path: Path) -> str | None:
     try:
         if path.stat().st_size > HASH_LIMIT_BYTES:
             return None
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except OSError:
         return None
 

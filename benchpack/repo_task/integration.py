@@ -60,6 +60,7 @@ from benchpack.repo_task.sandbox import (
     sandbox_environment,
 )
 from benchpack.repo_task.session import WorkspaceFiles
+from benchpack.repo_task.toolchains import resolve_toolchains
 from benchpack.repo_task.verify import run_verifier
 from benchpack.repo_task.workspace import PreparedWorkspace, prepare_workspace
 
@@ -152,6 +153,11 @@ class RepoTaskExecutor:
             # extra paths only the agent sees (the audit shows its fixture agents the pack's scripts/)
             self.agent_binds += tuple(str(Path(p).resolve()) for p in agent_read_only)
         self._poisoned: str | None = None  # set when the runner's environment was modified beyond repair
+        # Toolchain facts, asked once now — before any candidate file exists — from an empty
+        # directory with a pinned environment (toolchains.py); verifiers never ask a toolchain.
+        self.toolchains = resolve_toolchains() if _has_verify_script(pack) else {}
+        self._start_dir = Path(self._private.name) / "start"  # where host-side sandbox launches start
+        self._start_dir.mkdir(exist_ok=True)
 
     @property
     def sandbox_mode(self) -> str:
@@ -185,7 +191,7 @@ class RepoTaskExecutor:
             outcome, paths = run_verifier(
                 scoring, pack=self.pack, case_id=case.id, workspace=ws.path,
                 source_fixture_id=ws.source_fixture_id, patch=out / patch["path"], out=out,
-                repetition=execution.repetition, policy=self.policy, **extra,
+                repetition=execution.repetition, policy=self.policy, toolchains=self.toolchains, **extra,
             )  # fmt: skip
             _append(paths.stderr, self._after_phase(VERIFIER_PHASE, guard.changes(), execution))
             row.update(outcome.row_fields(paths, out))
@@ -246,7 +252,8 @@ class RepoTaskExecutor:
             wrap, env = self._agent_wrapper(execution, relay, metadata)
             run_external_agent(
                 self.external_agent_argv, workspace=execution.workspace.path, case_id=case.id, out=out,
-                repetition=execution.repetition, paths=paths, timeout_s=timeout_s, wrap=wrap, env=env, **extra,
+                repetition=execution.repetition, paths=paths, timeout_s=timeout_s, wrap=wrap, env=env,
+                start_dir=self._start_dir if wrap is not None else None, **extra,
             )  # fmt: skip
         if paths.model_calls.is_file() and paths.model_calls.stat().st_size == 0:
             paths.model_calls.unlink()
@@ -379,6 +386,10 @@ def _append(path: Path, text: str) -> None:
     if text:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(text)
+
+
+def _has_verify_script(pack) -> bool:
+    return any(c.scoring is not None and c.scoring.mode == "verify-script" for c in pack.cases)
 
 
 def make_executor(pack, options) -> RepoTaskExecutor:

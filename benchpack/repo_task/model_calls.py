@@ -14,6 +14,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from benchpack.repo_task.nofollow import read_regular
+
 ALLOWED_FIELDS = frozenset({
     "schema_version", "sequence", "model", "ok", "started_at", "ended_at", "duration_s", "adapter",
     "endpoint", "response_format", "token_budget_field", "finish_reason", "prompt_tokens",
@@ -78,11 +80,12 @@ def summarize_model_calls(paths) -> dict:
     durations: list[float] = []
     tokens: dict[str, int | None] = {key: None for key in TOKEN_FIELDS}
     for path in paths:
-        path = Path(path)
-        if not path.is_file():
+        try:  # written inside the sandbox: never read through a link the agent left in its place
+            data = read_regular(Path(path))
+        except OSError:
             continue
         summary["files"] += 1
-        for raw in path.read_bytes().splitlines():
+        for raw in data.splitlines():
             if not raw.strip():
                 continue
             summary["calls"] += 1

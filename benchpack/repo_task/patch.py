@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchpack.repo_task import rep_stem
+from benchpack.repo_task.nofollow import NotRegular, read_regular
 
 NO_NEWLINE = "\\ No newline at end of file"
 
@@ -59,7 +60,10 @@ def snapshot(root: Path) -> dict[str, Entry]:
             if stat.S_ISLNK(mode):
                 entries[rel] = Entry("symlink", os.fsencode(os.readlink(path)))
             elif stat.S_ISREG(mode):
-                entries[rel] = Entry("file", path.read_bytes(), bool(mode & stat.S_IXUSR))
+                try:  # the workspace is candidate-written: never follow a link swapped in since lstat
+                    entries[rel] = Entry("file", read_regular(path), bool(mode & stat.S_IXUSR))
+                except NotRegular:
+                    entries[rel] = Entry("special", b"")
             else:
                 entries[rel] = Entry("special", b"")
     return entries

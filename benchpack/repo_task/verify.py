@@ -1,9 +1,12 @@
 """`verify-script` scoring: run the pack's verifier against the post-task workspace.
 
-`sys.executable <script> --workspace … --output <verify json>` runs in the
-workspace (so a relative `PYTHONPATH = "src"` in `scoring.environment` means
-the workspace's `src`), in its own process group, bounded by
-`scoring.timeout_s` (default 300 s). Exit status 0 passes. The runner owns the
+`sys.executable <script> --workspace … --output <verify json>` runs in a
+new empty directory of the runner's (never in the workspace: no host process
+starts in a candidate-written directory, docs/audits.md "Host processes"),
+with a pinned environment (a fixed PATH, a private HOME, the manifest's
+`scoring.environment`, the sandbox launcher, the toolchain facts resolved at
+runner start), in its own process group, bounded by `scoring.timeout_s`
+(default 300 s). Exit status 0 passes. The runner owns the
 verify JSON afterwards and makes it authoritative on every path:
 
 | verifier left…            | normal exit                                   | timeout                                   |
@@ -18,7 +21,9 @@ The verifier is the pack's own (trusted) code and runs outside the sandbox,
 but isolated from anything the candidate could have planted: `python -I -B`
 (no PYTHON* variables, no user site-packages, no current directory on
 sys.path, no bytecode written), with its own directory put on sys.path by a
-tiny bootstrap so sibling helpers (verifykit.py) still import. It never
+tiny bootstrap so sibling helpers still import, followed by the core
+verifier kit the pack pins in `verify/verifykit.toml` (`version = N` →
+`benchpack/repo_task/kits/verifykit_N/`). It never
 imports candidate code; it runs it through the sandbox launcher named in its
 environment (`sandbox.verifier_environment`).
 """
@@ -29,12 +34,17 @@ import json
 import os
 import shutil
 import sys
+import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchpack.repo_task import rep_stem, repo_task_problem
 from benchpack.repo_task.processes import TERMINATE_GRACE_S, run_bounded
 from benchpack.repo_task.sandbox import verifier_environment as sandbox_verifier_environment
+from benchpack.repo_task.toolchains import toolchains_environment
+
+SEED_ENV = "BENCHPACK_VERIFY_SEED"
 
 DEFAULT_VERIFY_TIMEOUT_S = 300.0
 MAX_VERIFY_JSON_BYTES = 16 * 1024 * 1024
@@ -91,16 +101,37 @@ class VerifyOutcome:
         return f"the verifier exited with status {self.exit_code}"
 
 
-# `python -I` drops the script's directory from sys.path (-P); put it back, run the script as __main__.
+# `python -I` drops the script's directory from sys.path (-P); put it back, then the pinned
+# kit's directory (argv[2], "" for none), and run the script as __main__.
 BOOTSTRAP = (
-    "import os, runpy, sys; script = sys.argv[1]; sys.argv = sys.argv[1:]; "
-    "sys.path.insert(0, os.path.dirname(script)); runpy.run_path(script, run_name='__main__')"
+    "import os, runpy, sys; script, kit = sys.argv[1], sys.argv[2]; sys.argv = sys.argv[1:2] + sys.argv[3:]; "
+    "sys.path[:0] = [os.path.dirname(script)] + ([kit] if kit else []); runpy.run_path(script, run_name='__main__')"
 )
+KITS_DIR = Path(__file__).resolve().parent / "kits"
+KIT_PIN = "verifykit.toml"
+
+
+def kit_directory(script: Path) -> Path | None:
+    """The core kit directory the verifier's pack pins (`verify/verifykit.toml`), None when it pins none."""
+    pin = Path(script).resolve().parent / KIT_PIN
+    if not pin.is_file():
+        return None
+    try:
+        version = tomllib.loads(pin.read_text(encoding="utf-8")).get("version")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{pin}: not readable TOML ({exc})") from None
+    if type(version) is not int or version < 1:
+        raise ValueError(f"{pin}: version must be a positive integer")
+    directory = KITS_DIR / f"verifykit_{version}"
+    if not (directory / "verifykit.py").is_file():
+        raise ValueError(f"{pin}: verifykit version {version} is not in this benchpack ({KITS_DIR})")
+    return directory
 
 
 def verifier_command(scoring, *, workspace: Path, case_id: str, pack, source_fixture_id: str, patch: Path, output: Path) -> list[str]:
+    kit = kit_directory(Path(scoring.script_resolved))
     return [
-        sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(scoring.script_resolved),
+        sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(scoring.script_resolved), str(kit) if kit else "",
         "--workspace", str(Path(workspace).resolve()),
         "--case", case_id,
         "--pack-id", pack.id,
@@ -111,12 +142,19 @@ def verifier_command(scoring, *, workspace: Path, case_id: str, pack, source_fix
     ]  # fmt: skip
 
 
-def verifier_environment(scoring, policy=None) -> dict[str, str] | None:
-    """The runner environment plus the manifest overlay plus how to reach the sandbox launcher."""
-    sandbox = {} if policy is None else sandbox_verifier_environment(policy)
-    if scoring.environment is None and not sandbox:
-        return None
-    return {**os.environ, **(scoring.environment or {}), **sandbox}
+def verifier_environment(scoring, policy=None, *, home: Path, toolchains: dict | None = None) -> dict[str, str]:
+    """A pinned environment: nothing inherited but the interpreter's and the system's bin
+    directories; the manifest overlay; how to reach the sandbox launcher; the toolchain facts."""
+    path = [os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]
+    env = {"PATH": os.pathsep.join(dict.fromkeys(path)), "HOME": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+           "TMPDIR": tempfile.gettempdir()}  # fmt: skip
+    env.update(scoring.environment or {})
+    if policy is not None:
+        env.update(sandbox_verifier_environment(policy))
+    env.update(toolchains_environment(toolchains or {}))
+    if os.environ.get(SEED_ENV):  # re-checking a recorded verdict (docs/audits.md, "Re-checking a verdict")
+        env[SEED_ENV] = os.environ[SEED_ENV]
+    return env
 
 
 def _read_document(path: Path) -> tuple[dict | None, str | None]:
@@ -173,6 +211,7 @@ def run_verifier(
     repetition: int,
     grace_s: float = TERMINATE_GRACE_S,
     policy=None,
+    toolchains: dict | None = None,
 ) -> tuple[VerifyOutcome, VerifyPaths]:
     if scoring.script_resolved is None or not Path(scoring.script_resolved).is_file():
         raise repo_task_problem(case_id, f"verify-script {scoring.script!r} does not exist")
@@ -180,17 +219,26 @@ def run_verifier(
     paths.json.parent.mkdir(parents=True, exist_ok=True)
     _remove(paths.json)  # a stale file must not pass for this run's output
     timeout_s = DEFAULT_VERIFY_TIMEOUT_S if scoring.timeout_s is None else float(scoring.timeout_s)
-    command = verifier_command(
-        scoring, workspace=workspace, case_id=case_id, pack=pack,
-        source_fixture_id=source_fixture_id, patch=patch, output=paths.json,
-    )  # fmt: skip
     try:
-        result = run_bounded(
-            command, cwd=Path(workspace), stdout_path=paths.stdout, stderr_path=paths.stderr,
-            timeout_s=timeout_s, env=verifier_environment(scoring, policy), grace_s=grace_s,
+        command = verifier_command(
+            scoring, workspace=workspace, case_id=case_id, pack=pack,
+            source_fixture_id=source_fixture_id, patch=patch, output=paths.json,
         )  # fmt: skip
-    except OSError as exc:
-        raise repo_task_problem(case_id, f"could not start the verifier: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise repo_task_problem(case_id, str(exc)) from None
+    # The verifier starts in a new empty directory of ours, never in the workspace.
+    with tempfile.TemporaryDirectory(prefix="benchpack-verifier-") as private:
+        home = Path(private) / "home"
+        start = Path(private) / "cwd"
+        home.mkdir()
+        start.mkdir()
+        try:
+            result = run_bounded(
+                command, cwd=start, stdout_path=paths.stdout, stderr_path=paths.stderr, timeout_s=timeout_s,
+                env=verifier_environment(scoring, policy, home=home, toolchains=toolchains), grace_s=grace_s,
+            )  # fmt: skip
+        except OSError as exc:
+            raise repo_task_problem(case_id, f"could not start the verifier: {exc.strerror or exc}") from exc
     found, problem = _read_document(paths.json)
     document = authoritative_document(found, problem, result.returncode, result.timed_out, timeout_s)
     _write_document(paths.json, document)

@@ -15,6 +15,8 @@ negative value grows leftwards from the zero line.
 
 from __future__ import annotations
 
+from benchpack.results.metrics import METRICS
+
 import hashlib
 import math
 import re
@@ -116,7 +118,8 @@ def grouped_records_chart(records: Iterable[Sequence], *, title: str, unit: str 
 def case_spread_bars(rows: Iterable[dict], path: str, series: str | None = None) -> list[Bar]:
     """One bar per case (first-appearance order): median of `path` over ok rows, min–max whiskers.
 
-    `rows` are run.jsonl rows; `path` is a dotted field such as "timing.decode_tps".
+    `rows` are run.jsonl rows; `path` is a dotted field such as "timing.ttft_s", or the
+    name of a figure of benchpack.results.metrics ("decode_rate": 1/tpot_s).
     A case whose ok rows all lack the value (or that has no ok row) keeps its
     row with no bar, so a reader sees that it was run.
     """
@@ -127,7 +130,7 @@ def case_spread_bars(rows: Iterable[dict], path: str, series: str | None = None)
             continue
         bucket = values.setdefault(case, [])
         if row.get("ok") is True:
-            bucket.append(row_field(row, path))
+            bucket.append(METRICS[path].value(row) if path in METRICS else row_field(row, path))
     bars = []
     for case, found in values.items():
         s = spread(found)

@@ -11,7 +11,8 @@ Choices a reader relies on (docs/compare-and-report.md):
   and announced in a warning instead of silently dragging a median.
 - `prefill_tps` is a rate only when the server evaluated the prompt: a case
   whose rows were served from the prompt cache (`benchpack.run.cache_state`)
-  has parity `cached`, its prefill is `None` here and shown as "cached"
+  in every run has parity `cached` (`cache-diff` when the runs differ), its
+  prefill is `None` here and shown as "cached"
   (with the server's own prompt rate beside it), and a warning says so.
   Any other status but `comparable` hides it too.
 - Every median carries a noise band (a bootstrap interval, `stats`), and
@@ -28,32 +29,23 @@ from typing import Any, Callable
 from benchpack.run.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
 from benchpack.errors import BenchpackError, Problem
 from benchpack.lanes import aggregate as lanes
+from benchpack.results import metrics as metric_registry
 from benchpack.results.resultdir import RUN_FILE, ResultDir, field
 from benchpack.measurement.stats import bootstrap_medians, central_interval, difference, is_number, median, percentiles
 
 FORMAT_VERSION = 2
 
-PARITY_STATUSES = ("missing-case", "prompt-missing", "prompt-diff", "cache-missing", "cached", "cache-diff",
+PARITY_STATUSES = ("missing-case", "prompt-missing", "prompt-diff", "cache-missing", "cache-diff", "cached",
                    "comparable")
 
 
-def _decode_rate(row: dict) -> float | None:
-    """1 / tpot_s: the decode rate over the gaps between tokens (docs/measurement.md)."""
-    tpot = field(row, "timing.tpot_s")
-    return 1 / tpot if is_number(tpot) and tpot > 0 else None
-
-
-# name -> how to read it from a row; medians, bands and percentiles use these.
+# name -> how to read it from a row; medians, bands and percentiles use these. Every figure but the
+# server's own prefill rate is read as benchpack.results.metrics defines it (decode_rate = 1/tpot_s).
 METRICS: dict[str, Callable[[dict], Any]] = {
-    "wall_s": lambda r: field(r, "timing.wall_s"),
-    "ttft_s": lambda r: field(r, "timing.ttft_s"),
-    "tpot_s": lambda r: field(r, "timing.tpot_s"),
-    "decode_rate": _decode_rate,
-    "decode_tps": lambda r: field(r, "timing.decode_tps"),
-    "total_tps": lambda r: field(r, "timing.total_tps"),
-    "prefill_tps": lambda r: field(r, "timing.prefill_tps"),
+    **{name: metric_registry.metric(name).read
+       for name in ("wall_s", "ttft_s", "tpot_s", "decode_rate", "decode_tps", "total_tps", "prefill_tps")},
     "server_prefill_tps": server_prefill_tps,
-    "output_tokens": lambda r: field(r, "tokens.output"),
+    "output_tokens": metric_registry.metric("output_tokens").read,
 }
 # The figures a later run is set against the first run with (ratio + noise
 # verdict), and the ones that get a noise band.
@@ -221,9 +213,11 @@ def compare_runs(results: list[ResultDir], *, noise: bool = True) -> Comparison:
 def parity_status(stats: list[CaseStats]) -> str:
     """Whether the prefill figures of a case are rates that can be set side by side.
 
-    The order is the seed format's (D-013) with `cached` added: cache counts
-    mean something only once prompt counts agree, and a prompt served from
-    cache has no prefill rate at all, whatever the other run did.
+    The order is the seed format's (D-013), with `cached` added after it:
+    cache counts mean something only once prompt counts agree; a difference
+    between runs (`cache-diff`) is the more useful verdict, so it comes first;
+    `cached` (no prefill rate at all) only when every compared run was served
+    from cache. One run cached and another not is a difference between runs.
     """
     if any(not s.present for s in stats):
         return "missing-case"
@@ -233,9 +227,12 @@ def parity_status(stats: list[CaseStats]) -> str:
         return "prompt-diff"
     if any(s.cache_state == UNKNOWN for s in stats):
         return "cache-missing"
-    if any(s.cache_state == CACHED for s in stats):
-        return "cached"
     if all(s.all_cache_numeric for s in stats) and len({s.cached_prompt_tokens_med for s in stats}) > 1:
+        return "cache-diff"
+    cached = [s.cache_state == CACHED for s in stats]
+    if all(cached):
+        return "cached"
+    if any(cached):
         return "cache-diff"
     return "comparable"
 

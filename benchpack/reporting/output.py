@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import IO
 
 from benchpack.errors import ConfigError, Problem
-from benchpack.reporting.document import Block, print_blocks, terminal_console, to_markdown
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchpack.reporting.document import Block
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +28,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def emit(args: argparse.Namespace, blocks: list[Block], data: dict, stream: IO[str] | None = None) -> None:
+    from benchpack.reporting.document import print_blocks, terminal_console, to_markdown
+
     stream = stream or sys.stdout
     text = json.dumps(data, indent=2) + "\n" if args.json else None
     if args.output is not None:

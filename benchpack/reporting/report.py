@@ -51,8 +51,8 @@ PREFILL_NOTE = (
 PARITY_LEGEND = (
     "Prefill parity, first match wins: `missing-case` a run has no rows for the case · `prompt-missing` an ok "
     "row lacks a prompt-token count · `prompt-diff` prompt-token medians differ · `cache-missing` some rows do "
-    "not say whether the prompt was cached · `cached` the prompt was served from cache · `cache-diff` "
-    "cached-prompt medians differ · `comparable`."
+    "not say whether the prompt was cached · `cache-diff` cached-prompt medians differ, or one run was served "
+    "from cache and another not · `cached` every run's prompt was served from cache · `comparable`."
 )
 VERDICTS = {"outside-noise": "outside the noise", "within-noise": "within the noise",
             "too-few": "too few repetitions to tell"}
@@ -160,28 +160,59 @@ def _model_label(run: RunInfo) -> str:
 # ---------------------------------------------------------------- compare
 
 
-def case_table(case: CaseComparison, *, with_run: bool = True) -> Table:
+def cached_cell(stats: CaseStats) -> str | None:
+    """The cached-prompt median and its coverage, `93 (3/3 rows)`: how many ok rows reported a count."""
+    if not stats.ok:
+        return None
+    coverage = f"{stats.cache_rows}/{stats.ok} rows"
+    med = count(stats.cached_prompt_tokens_med)
+    return f"{med} ({coverage})" if med is not None and stats.cache_rows else f"— ({coverage})"
+
+
+# The per-case table's columns: name -> (header, cell). Wall time, total rate, the prompt-token median and
+# the cached-prompt median with its coverage are what explain a parity verdict (prompt-diff, cache-diff,
+# cache-missing), so a Markdown document (a file, a pipe) carries every column (the seed's contract); a
+# terminal gets the compact set that fits 100 columns. `--columns` chooses (docs/compare-and-report.md).
+CASE_COLUMNS: dict[str, tuple[str, Callable[[CaseStats, bool], Any]]] = {
+    "ok": ("#ok", lambda s, comparable: f"{s.ok}/{s.n}"),
+    "wall": ("#wall s", lambda s, comparable: with_band(seconds(s.medians.get("wall_s")), s.medians.get("wall_s"),
+                                                        s.bands.get("wall_s"))),
+    "ttft": ("#TTFT s", lambda s, comparable: with_band(seconds(s.medians.get("ttft_s")), s.medians.get("ttft_s"),
+                                                        s.bands.get("ttft_s"))),
+    "prefill": ("#prefill tok/s", lambda s, comparable: prefill_cell(s, comparable)),
+    "server-prefill": ("#server prefill", lambda s, comparable: rate(s.medians.get("server_prefill_tps"))),
+    "decode": ("#decode tok/s", lambda s, comparable: decode_cell(s)),
+    "total": ("#total tok/s", lambda s, comparable: rate(s.medians.get("total_tps"))),
+    "prompt": ("#prompt tok", lambda s, comparable: count(s.prompt_tokens_med)),
+    "cached": ("#cached prompt", lambda s, comparable: cached_cell(s)),
+    "output": ("output", lambda s, comparable: output_cell(s)),
+    "pass": ("#pass", lambda s, comparable: pass_rate(s)),
+}
+ALL_COLUMNS = tuple(CASE_COLUMNS)
+TERMINAL_COLUMNS = ("ok", "ttft", "prefill", "server-prefill", "decode", "output", "pass")
+
+
+def cached_cell(stats: CaseStats) -> str | None:
+    """The cached-prompt median and its coverage, `93 (3/3 rows)`: how many ok rows reported a count."""
+    if not stats.ok:
+        return None
+    coverage = f"{stats.cache_rows}/{stats.ok} rows"
+    med = count(stats.cached_prompt_tokens_med)
+    return f"{med} ({coverage})" if med is not None and stats.cache_rows else f"— ({coverage})"
+
+
+def case_table(case: CaseComparison, *, with_run: bool = True, case_columns: tuple[str, ...] = ALL_COLUMNS) -> Table:
     """One case, one line per run: the figures to decide with."""
-    specs = (["run"] if with_run else []) + ["#ok", "#TTFT s", "#prefill tok/s", "#server prefill",
-                                             "#decode tok/s", "output", "#pass"]
+    chosen = [CASE_COLUMNS[name] for name in case_columns]
+    specs = (["run"] if with_run else []) + [header for header, _ in chosen]
     table = Table(columns(*specs), title=f"{case.case} · prefill parity: {case.parity}")
     comparable = case.parity == "comparable"
     for s in case.runs:
-        m = s.medians
         row = [s.run] if with_run else []
         if not s.present:
-            table.add(*(row + ["0/0", None, None, None, None, None, None]))
+            table.add(*(row + ["0/0" if name == "ok" else None for name in case_columns]))
             continue
-        row += [
-            f"{s.ok}/{s.n}",
-            with_band(seconds(m.get("ttft_s")), m.get("ttft_s"), s.bands.get("ttft_s")),
-            prefill_cell(s, comparable),
-            rate(m.get("server_prefill_tps")),
-            decode_cell(s),
-            output_cell(s),
-            pass_rate(s),
-        ]
-        table.add(*row)
+        table.add(*(row + [cell_of(s, comparable) for _, cell_of in chosen]))
     return table
 
 
@@ -240,11 +271,11 @@ def runs_table(comparison: Comparison, results: list[ResultDir] | None = None) -
 
 def compare_blocks(comparison: Comparison, results: list[ResultDir] | None = None, level: int = 1,
                    *, heading: str = "Compare", with_runs: bool = True, with_warnings: bool = True,
-                   charts: list[Path] | None = None) -> list[Block]:
+                   charts: list[Path] | None = None, case_columns: tuple[str, ...] = ALL_COLUMNS) -> list[Block]:
     blocks: list[Block] = [Heading(heading, level)]
     if with_runs:
         blocks.append(runs_table(comparison, results))
-    blocks += [case_table(case) for case in comparison.cases]
+    blocks += [case_table(case, case_columns=case_columns) for case in comparison.cases]
     blocks.append(Paragraph(PREFILL_NOTE, muted=True))
     if _uses_decode_fallback(comparison):
         blocks.append(Paragraph(DECODE_FALLBACK_NOTE, muted=True))
@@ -324,7 +355,7 @@ _UNSET = object()
 
 
 def report_blocks(results: list[ResultDir], model_call_summarizer: Any = _UNSET,
-                  charts: list[Path] | None = None) -> list[Block]:
+                  charts: list[Path] | None = None, case_columns: tuple[str, ...] = ALL_COLUMNS) -> list[Block]:
     if model_call_summarizer is _UNSET:
         model_call_summarizer = default_model_call_summarizer()
     comparison = compare_runs(results)
@@ -332,10 +363,11 @@ def report_blocks(results: list[ResultDir], model_call_summarizer: Any = _UNSET,
     if len(results) > 1:
         # The runs are in the overview already.
         blocks += compare_blocks(comparison, results, 2, heading="Across runs", with_runs=False, with_warnings=False,
-                                 charts=charts)
+                                 charts=charts, case_columns=case_columns)
     else:
         blocks += lane_blocks(comparison.lanes, 2, charts)
-    blocks += [Heading("Warnings", 2), Bullets(warnings_list(comparison))]
+    labels = [run.label for run in comparison.runs]
+    blocks += [Heading("Warnings", 2), Bullets(warnings_list(comparison) + run_metadata_warnings(labels, results))]
     for run, result in zip(comparison.runs, results):
         blocks += run_blocks(run.label, result, collect_artifacts(result), model_call_summarizer)
     return blocks
@@ -359,7 +391,9 @@ def overview_table(results: list[ResultDir], comparison: Comparison) -> Table:
 
 def runtime_label(metadata: dict | None) -> str | None:
     """`llama-server b6100 (context_size=4096, parallel_slots=1)` from run-metadata.json."""
-    runtime = (metadata or {}).get("runtime")
+    from benchpack.run.metadata import effective  # the user's runtime plus what the server reported
+
+    runtime = effective(metadata).get("runtime")
     if not isinstance(runtime, dict):
         return None
     name = runtime.get("name") or runtime.get("id")
@@ -385,6 +419,7 @@ def run_blocks(label: str, result: ResultDir, artifacts: RunArtifacts, model_cal
         f"Adapter: {', '.join(info.adapters) or DASH}",
         f"Endpoint: {', '.join(map(str, endpoints)) or DASH}",
         f"Rows: {info.rows} ({info.ok} ok, {info.rows - info.ok} failed)",
+        counts_line(result.rows),
     ] + ([f"**Incomplete**: {info.incomplete_reason or 'the run did not finish'}"] if info.complete is False else []))]
     blocks += hardware_blocks(result.hardware) + metadata_blocks(result.run_metadata)
     blocks += [Heading("Per-case medians", 3), run_cases_table(single)]
@@ -409,6 +444,29 @@ def run_blocks(label: str, result: ResultDir, artifacts: RunArtifacts, model_cal
     if failures:
         blocks += [Heading("Failed rows", 3), Bullets(failures)]
     return blocks
+
+
+def counts_line(rows: list[dict]) -> str:
+    """The seed's counts line: rows, ok, and every row's verdict — passed, failed (its check said no), or
+    unscored (no check ran: the pack scores nothing, or the row failed to run)."""
+    verdicts = [field(r, "scoring.passed") for r in rows]
+    passed = sum(1 for v in verdicts if v is True)
+    failed = sum(1 for v in verdicts if v is False)
+    ok = sum(1 for r in rows if r.get("ok") is True)
+    return (f"Counts: {len(rows)} rows, {ok} ok, {passed} passed, {failed} failed, "
+            f"{len(rows) - passed - failed} unscored")
+
+
+def run_metadata_warnings(labels: list[str], results: list[ResultDir]) -> list[str]:
+    """What `benchpack run` warned about and kept in run-metadata.json (`warnings`), per run."""
+    lines = []
+    for label, result in zip(labels, results):
+        warnings = (result.run_metadata or {}).get("warnings")
+        for warning in warnings if isinstance(warnings, list) else []:
+            text = warning.get("message") if isinstance(warning, dict) else warning
+            if isinstance(text, str) and text.strip():
+                lines.append(f"{label}: {text.strip()} [run]")
+    return lines
 
 
 def hardware_blocks(hardware: dict | None) -> list[Block]:

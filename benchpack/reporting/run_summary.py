@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from benchpack.reporting.compare import compare_runs
 from benchpack.reporting.report import run_cases_table
 from benchpack.reporting.document import Block, Bullets, Heading, Paragraph
+from benchpack.results import plausibility
 from benchpack.results.resultdir import ResultDir
 
 
@@ -48,6 +49,11 @@ def failure_lines(rows: list[dict]) -> list[str]:
         if row.get("ok") is not True:
             lines.append(f"{where}: failed to run: {_one_line(row.get('error') or 'no error recorded')}")
         elif scoring.get("passed") is False:
+            repo = row.get("repo_task") if isinstance(row.get("repo_task"), dict) else {}
+            if repo.get("status") == "error" and repo.get("failure_reason"):
+                # The runner's own tooling failed (e.g. no git): say which, not "the answer failed".
+                lines.append(f"{where}: could not be checked: {_one_line(repo['failure_reason'])}")
+                continue
             reason = scoring.get("error") or f"the output did not pass its {scoring.get('mode', '')} check".replace("  ", " ")
             lines.append(f"{where}: answer failed its check: {_one_line(reason)}")
     return lines
@@ -66,6 +72,10 @@ def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: st
                    Paragraph("Medians over the rows that ran; ± is the 95 % interval of the median. decode is "
                              "1/tpot_s; `cached`: the server answered the prompt from its cache, so there is no "
                              "prefill rate (docs/measurement.md).", muted=True)]
+        verdict = plausibility.run_verdict(
+            plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata))
+        # shown whatever it is: an unchecked run says why, never nothing (docs/measurement.md, "Plausibility")
+        blocks.append(Paragraph(f"Plausibility: {verdict.status}: {verdict.reason}"))
     failures = failure_lines(result.rows)
     if failures:
         blocks += [Heading("Failures", 2), Bullets(failures)]

@@ -12,6 +12,15 @@ Two sources meet in this file:
   `runtime.config` and `runtime.config_source`), the model asked for and the
   one served (`model.requested`, `model.served`), how the run was made
   (`benchpack`), and whether it finished (`complete`, `incomplete_reason`).
+
+The user's object is kept **as given** (the seed's contract): every key and
+value of it is in the file unchanged, and the runner adds its own sections
+beside it. The runner's view of `runtime` and `model` (the user's values,
+the server's added, the server's configuration winning where both give one)
+is `benchpack.reported.{runtime,model}`; where the user gave no `runtime` or
+`model` section, the runner's view is also that section. Readers that want
+the full picture use `effective()` (docs/internals.md). Only the runner-owned
+top-level keys (`RUNNER_KEYS`) of a user file are replaced.
   The file is written before the first request with `complete: false` and
   rewritten at the end, so a run killed outright still reads as incomplete.
 
@@ -22,6 +31,7 @@ names), then every other value compactly so nothing supplied is hidden.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections import Counter
@@ -122,13 +132,15 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
     Appends to `warnings` what the user must see (a configuration the file
     and the server disagree on, a model the server does not serve).
     """
-    from benchpack.run.server_info import merge_config, model_mismatch
+    from benchpack.run.server_info import announced_runtime, merge_config, model_mismatch
 
-    metadata = {k: v for k, v in (user or {}).items() if k not in RUNNER_KEYS}
-    runtime = dict(_section(metadata, "runtime"))
-    model = dict(_section(metadata, "model"))
+    user = user or {}
+    metadata = {k: copy.deepcopy(v) for k, v in user.items() if k not in RUNNER_KEYS}  # as given
+    # The runner's view, built on copies: the user's sections are never changed.
+    runtime = copy.deepcopy(_section(user, "runtime"))
+    model = copy.deepcopy(_section(user, "model"))
     server = record.server
-    for key, value in (("name", server.runtime_name), ("version", server.runtime_version)):
+    for key, value in zip(("name", "version"), announced_runtime(server)):
         if value and not _present(runtime.get(key)):
             runtime[key] = value
         elif value and runtime.get(key) != value:
@@ -138,6 +150,10 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
         runtime["config"], runtime["config_source"] = config, source
     if server.model_file and not _present(model.get("file")):
         model["file"] = server.model_file
+    # The model's size as the server reports it; a value the user's file gives wins (it may know better,
+    # e.g. the active share of a mixture of experts).
+    for key, value in getattr(server, "model_size", {}).items():
+        model.setdefault(key, value)
     requested = record.options.model
     model["requested"] = requested
     if server.sole_model:
@@ -149,15 +165,18 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
             model_mismatch(requested, m) is None for m in server.served_models):
         warnings.append(f"the server lists models {', '.join(map(repr, server.served_models))}; "
                         f"{requested!r} is not among them")
-    if runtime:
+    if runtime and "runtime" not in user:
         metadata["runtime"] = runtime
-    metadata["model"] = model
+    if "model" not in user:
+        metadata["model"] = model
     metadata["benchpack"] = {
+        "reported": {"runtime": runtime, "model": model},
         "version": __version__,
         "adapter": record.options.adapter,
         "endpoint": record.endpoint,
         "run_plan": record.plan,
         "server_probes": server.probes,
+        "scripted_endpoint": server.scripted,
         "arrival_clock": arrival_clock(record.endpoint),
     }
     metadata.update(complete=False, incomplete_reason=RUNNING, started_at=_now(), finished_at=None,
@@ -171,20 +190,29 @@ def finish_run_metadata(metadata: dict, record: RunRecord, rows: list[dict], com
     from benchpack.run.server_info import merge_config
 
     metadata = dict(metadata)
+    user = record.options.run_metadata or {}
+    bench = dict(_section(metadata, "benchpack"))
+    reported = dict(_section(bench, "reported"))
     served = Counter(r.get("model_served") for r in rows if isinstance(r.get("model_served"), str))
-    model = dict(_section(metadata, "model"))
+    model = dict(_section(reported, "model"))
     if served:
         names = [name for name, _ in served.most_common()]
         model["served"] = names[0] if len(names) == 1 else names
-    metadata["model"] = model
-    runtime = dict(_section(metadata, "runtime"))
+    reported["model"] = model
+    if "model" not in user:
+        metadata["model"] = model
+    runtime = dict(_section(reported, "runtime"))
     # Ollama reports the loaded model's context and GPU share only after the first request.
     if record.server.config and record.server.config != runtime.get("config"):
         config, source = merge_config(record.server, (record.options.run_metadata or {}).get("runtime", {}).get("config")
                                       if isinstance((record.options.run_metadata or {}).get("runtime"), dict) else None,
                                       lambda message: None)
         runtime["config"], runtime["config_source"] = config, source
-        metadata["runtime"] = runtime
+        reported["runtime"] = runtime
+        if "runtime" not in user:
+            metadata["runtime"] = runtime
+    bench["reported"] = reported
+    metadata["benchpack"] = bench
     for row in rows:
         for warning in row.get("warnings") or []:
             message = warning.get("message") if isinstance(warning, dict) else None
@@ -197,6 +225,20 @@ def finish_run_metadata(metadata: dict, record: RunRecord, rows: list[dict], com
 
 def _code(value: Any) -> str:
     return f"`{value}`"
+
+
+def effective(metadata: dict | None) -> dict:
+    """The metadata with `runtime` and `model` as the runner saw them (`benchpack.reported`: the user's
+    values plus what the server reported), for readers; the file keeps the user's sections as given.
+    Files written before `reported` existed are returned unchanged."""
+    if not isinstance(metadata, dict):
+        return {}
+    reported = _section(_section(metadata, "benchpack"), "reported")
+    merged = dict(metadata)
+    for name in ("runtime", "model"):
+        if isinstance(reported.get(name), dict) and reported[name]:
+            merged[name] = reported[name]
+    return merged
 
 
 def _section(metadata: dict, name: str) -> dict:
@@ -245,6 +287,7 @@ def summary_lines(metadata: dict | None) -> list[str]:
     """Markdown lines for summary.md; empty when there is no metadata."""
     if not metadata:
         return []
+    metadata = effective(metadata)
     runtime, model = _section(metadata, "runtime"), _section(metadata, "model")
     sections = {"runtime": runtime, "model": model}
     lines = [_runtime_line(runtime)]

@@ -28,18 +28,24 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import IO, Protocol
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from typing import IO, TYPE_CHECKING, Protocol
 
 from benchpack.measurement.window import background_work, window_open
 
+if TYPE_CHECKING:  # rich is imported only when a bar is drawn: a run to a pipe or file never pays for it
+    from rich.console import Console
+
 
 class ProgressSink(Protocol):
+    """`lane` names a lane's step ("depth 8192", "concurrency 4", "rate 2/s") and `of` how many executions
+    of that kind the step has (a concurrency level's requests, its warmups); both None for the base cases,
+    whose totals are the pack's repetitions and warmups."""
+
     def started(self, total_executions: int) -> None: ...
-    def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None: ...
-    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None: ...
+    def execution_started(self, case_id: str, repetition: int, warmup: bool, *, lane: str | None = None,
+                          of: int | None = None) -> None: ...
+    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None, *,
+                           lane: str | None = None, of: int | None = None) -> None: ...
     def finished(self) -> None: ...
 
 
@@ -47,20 +53,26 @@ class NullProgress:
     def started(self, total_executions: int) -> None:
         pass
 
-    def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None:
+    def execution_started(self, case_id: str, repetition: int, warmup: bool, **lane) -> None:
         pass
 
-    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None:
+    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None, **lane) -> None:
         pass
 
     def finished(self) -> None:
         pass
 
 
-def execution_label(case_id: str, repetition: int, warmup: bool, repetitions: int, warmups: int) -> str:
+def execution_label(case_id: str, repetition: int, warmup: bool, repetitions: int, warmups: int, *,
+                    lane: str | None = None, of: int | None = None) -> str:
+    """`short rep 2/3`, `short warmup 1/1`; in a lane `short · depth 8192 rep 2/3`,
+    `short · concurrency 4 request 16/16`: the count is always out of that step's own total."""
+    where = f"{case_id} · {lane}" if lane else case_id
     if warmup:
-        return f"{case_id} warmup {repetition}/{warmups}"
-    return f"{case_id} rep {repetition}/{repetitions}"
+        return f"{where} warmup {repetition}/{of or warmups}"
+    if of is not None:  # a concurrency or rate level: its requests, not repetitions of a case
+        return f"{where} request {repetition}/{of}"
+    return f"{where} rep {repetition}/{repetitions}"
 
 
 def _number(value) -> float | None:
@@ -104,12 +116,12 @@ class PlainProgress:
     def started(self, total_executions: int) -> None:
         self.total, self.done = total_executions, 0
 
-    def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None:
+    def execution_started(self, case_id: str, repetition: int, warmup: bool, **lane) -> None:
         pass
 
-    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None:
+    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None, **lane) -> None:
         self.done += 1
-        label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups)
+        label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups, **lane)
         print(f"[{self.done}/{self.total}] {label} {outcome_text(row)}", file=self.stream, flush=True)
 
     def finished(self) -> None:
@@ -130,6 +142,8 @@ class RichProgress:
     LIVE_CLOCK_INTERVAL_S = 1.0
 
     def __init__(self, repetitions: int, warmups: int, console: Console | None = None, live_clock: bool = False):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
         self.repetitions, self.warmups = repetitions, warmups
         self.failed = 0
         self.last = ""
@@ -179,8 +193,8 @@ class RichProgress:
                     self.progress.refresh()
                     last = time.monotonic()
 
-    def execution_started(self, case_id: str, repetition: int, warmup: bool) -> None:
-        label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups)
+    def execution_started(self, case_id: str, repetition: int, warmup: bool, **lane) -> None:
+        label = execution_label(case_id, repetition, warmup, self.repetitions, self.warmups, **lane)
         self.progress.update(self.task, description=label)
         self.request_started_at = time.monotonic()
         self.progress.reset(self.request, total=None, description=f"  {label}", count="", detail="in flight")
@@ -197,7 +211,7 @@ class RichProgress:
             parts.append(f"[red]{self.failed} failed[/red]")
         return " · ".join(parts)
 
-    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None) -> None:
+    def execution_finished(self, case_id: str, repetition: int, warmup: bool, row: dict | None, **lane) -> None:
         self.done += 1
         if row is not None and not row.get("ok"):
             self.failed += 1
@@ -225,5 +239,7 @@ def progress_for(repetitions: int, warmups: int, stream: IO[str] | None = None,
     `live_clock`: the requests are not streamed (see RichProgress)."""
     stream = stream or sys.stdout
     if stream.isatty():
+        from rich.console import Console
+
         return RichProgress(repetitions, warmups, Console(file=stream), live_clock=live_clock)
     return PlainProgress(repetitions, warmups, stream)

@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 import re
 
-import jsonschema
-from jsonschema.exceptions import best_match
-
 from benchpack.errors import PackError, Problem
 from benchpack.packs.loader import Pack, Scoring
 
@@ -97,6 +94,10 @@ def _score_json_schema(schema: dict, output_text: str) -> dict:
         instance = json.loads(output_text, parse_constant=_reject_constant)
     except ValueError as exc:  # JSONDecodeError is a ValueError
         return _envelope("json-schema", False, f"output is not valid JSON: {exc}")
+    # Imported here: only json-schema packs need it, and it is a tenth of a second of every other run's CPU.
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
     validator_class = jsonschema.validators.validator_for(schema)
     try:
         error = best_match(validator_class(schema).iter_errors(instance))

@@ -34,6 +34,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
+
 PROBE_TIMEOUT_S = 3.0
 LLAMA_SERVER_SOURCE = "llama-server /props"
 OLLAMA_SOURCE = "ollama /api/show"
@@ -72,7 +74,13 @@ class ServerInfo:
     sole_model: str | None = None
     model_file: str | None = None  # a file name, never a local path
     honours_cache_prompt: bool = False  # the per-request "cache_prompt" switch
+    # The server said it is the built-in scripted endpoint (its header or Server name):
+    # the run is demo data wherever it goes (benchpack.registry.provenance.is_scripted).
+    scripted: bool = False
     probes: list[dict] = field(default_factory=list)
+    # What the server says about the model's size (plausibility bounds read it):
+    # {"params", "size_bytes", "expert_count", "expert_used_count", "size_source"}, only the keys it gave.
+    model_size: dict = field(default_factory=dict)
 
     def to_metadata(self) -> dict:
         return {
@@ -107,6 +115,11 @@ class _Prober:
             record["result"] = f"no answer ({type(exc).__name__})"
             return None
         record["result"] = f"HTTP {response.status_code}"
+        server = response.headers.get("server", "")
+        scripted = response.headers.get(SCRIPTED_HEADER) or (server if server.startswith(SCRIPTED_RUNTIME) else "")
+        if scripted:
+            record["scripted"] = scripted[:200]
+            self.info.scripted = True
         if response.status_code != 200:
             return None
         try:
@@ -116,10 +129,18 @@ class _Prober:
             return None
 
 
+def probe_client() -> httpx.Client:
+    """A plain client for the probes. Over the adapters' transport, which builds httpx's own (and its SSL
+    context: tens of ms of CPU, a share of a short run's whole cost) only for an https:// URL."""
+    from benchpack.adapters.fasttransport import FastHTTPTransport
+
+    return httpx.Client(transport=FastHTTPTransport(kernel_stamps=False), follow_redirects=False)
+
+
 def probe_server(adapter_id: str, endpoint: str, model: str, *, client: httpx.Client | None = None) -> ServerInfo:
     """Ask the server what it is and how it is configured; never raises for a silent server."""
     own = client is None
-    client = client or httpx.Client(follow_redirects=False)
+    client = client or probe_client()
     info = ServerInfo()
     try:
         prober = _Prober(server_base(endpoint), client, info)
@@ -133,13 +154,22 @@ def probe_server(adapter_id: str, endpoint: str, model: str, *, client: httpx.Cl
     return info
 
 
+def announced_runtime(info: ServerInfo) -> tuple[str | None, str | None]:
+    """The runtime name and version a run records. The scripted endpoint is named for what it is,
+    whatever it imitates (`--like llama-server`); the probe logic keeps what it imitates."""
+    if info.scripted:
+        version = info.runtime_version if info.runtime_version not in (None, SCRIPTED_RUNTIME) else "scripted"
+        return SCRIPTED_RUNTIME, version
+    return info.runtime_name, info.runtime_version
+
+
 def probe_loaded_model(adapter_id: str, endpoint: str, model: str, info: ServerInfo, *,
                        client: httpx.Client | None = None) -> None:
     """After the run: what only a loaded model reports (Ollama's /api/ps)."""
     if adapter_id != "ollama-generate" or info.runtime_name != "ollama":
         return
     own = client is None
-    client = client or httpx.Client(follow_redirects=False)
+    client = client or probe_client()
     try:
         _probe_ollama_ps(_Prober(server_base(endpoint), client, info), model)
     finally:
@@ -157,6 +187,7 @@ def _probe_openai(prober: _Prober) -> None:
         _take_llama_props(info, props)
     models = prober.ask("GET", "/v1/models")
     ids = _model_ids(models)
+    info.model_size = llama_model_size(models)
     if ids:
         info.served_models = ids
         if info.runtime_name == "llama-server" and info.sole_model is None:
@@ -187,6 +218,35 @@ def _take_llama_props(info: ServerInfo, props: dict) -> None:
         info.sole_model = alias
 
 
+def llama_model_size(models: Any) -> dict:
+    """llama-server's `/v1/models` `data[0].meta`: `n_params` and `size` (bytes of weights)."""
+    data = models.get("data") if isinstance(models, dict) else None
+    meta = data[0].get("meta") if isinstance(data, list) and data and isinstance(data[0], dict) else None
+    if not isinstance(meta, dict):
+        return {}
+    size = {key: meta[name] for name, key in (("n_params", "params"), ("size", "size_bytes"))
+            if _is_count(meta.get(name)) and meta[name] > 0}
+    return {**size, "size_source": "llama-server /v1/models meta"} if size else {}
+
+
+def ollama_model_size(show: Any) -> dict:
+    """Ollama `/api/show` `model_info`: the parameter count and, for a mixture of experts, its expert counts."""
+    info = show.get("model_info") if isinstance(show, dict) else None
+    if not isinstance(info, dict):
+        return {}
+    size: dict[str, Any] = {}
+    for key, value in info.items():
+        if not _is_count(value) or value <= 0:
+            continue
+        if key == "general.parameter_count":
+            size["params"] = value
+        elif key.endswith(".expert_count"):
+            size["expert_count"] = value
+        elif key.endswith(".expert_used_count"):
+            size["expert_used_count"] = value
+    return {**size, "size_source": "ollama /api/show model_info"} if "params" in size else {}
+
+
 def _model_ids(models: Any) -> list[str]:
     data = models.get("data") if isinstance(models, dict) else None
     if not isinstance(data, list):
@@ -207,6 +267,7 @@ def _probe_ollama(prober: _Prober, model: str) -> None:
         return
     info.runtime_name = "ollama"
     info.served_models = [model]
+    info.model_size = ollama_model_size(show)
     config: dict[str, Any] = {}
     details = show.get("details") if isinstance(show.get("details"), dict) else {}
     for key, name in (("quantization_level", "quantization"), ("parameter_size", "parameter_size"),

@@ -36,6 +36,7 @@ import httpx
 
 from benchpack.adapters.base import AdapterRequest
 from benchpack.adapters.openai_chat import OpenAIChatAdapter
+from benchpack.measurement.stats import percentile as stats_percentile
 from benchpack.refserver.server import RefServer
 
 perf_counter = time.perf_counter
@@ -47,7 +48,7 @@ CLIENTS = ("benchpack", "httpx lines", "aiohttp")
 @dataclass(frozen=True)
 class Plan:
     # p99 needs enough samples to be a percentile rather than the maximum:
-    # with 200, the nearest-rank p99 is the 3rd largest.
+    # with 200, the p99 sits between the 2nd and 3rd largest.
     ttft_requests: int = 200  # per client, short replies
     ttft_s: float = 0.005
     slow_requests: int = 3    # per client, 10 ms per token
@@ -201,11 +202,9 @@ def make_clients() -> list:
 
 # ---- measurement --------------------------------------------------------
 
-def percentile(values: list[float], p: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+# One percentile definition for the whole project: measurement.stats' (linear
+# interpolation between closest ranks, so p50 is the median).
+percentile = stats_percentile
 
 
 @dataclass

@@ -14,7 +14,7 @@ from rest_framework import generics
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import JSONRenderer
 
-from registry_site.api.conditional import conditional
+from registry_site.api.conditional import conditional, not_modified
 from registry_site.api.lookups import whole_number_id
 from registry_site.api.pagination import CataloguePagination
 
@@ -77,6 +77,25 @@ class ConditionalGetMixin:
     @classmethod
     def as_view(cls, **initkwargs):
         return conditional(super().as_view(**initkwargs))
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # query check, authentication, permissions, throttles
+        etag = getattr(request._request, "catalogue_not_modified", None)
+        if etag is not None:
+            raise _NotModified(etag)
+
+    def handle_exception(self, exc):
+        if isinstance(exc, _NotModified):
+            return not_modified(exc.etag)
+        return super().handle_exception(exc)
+
+
+class _NotModified(Exception):
+    """The client's copy is current: raised after the throttles counted the request, answered as 304."""
+
+    def __init__(self, etag: str):
+        super().__init__(etag)
+        self.etag = etag
 
 
 class CatalogueListView(ConditionalGetMixin, StrictQueryMixin, generics.ListAPIView):

@@ -24,7 +24,7 @@ class CaseRowSerializer(serializers.ModelSerializer):
         model = PublishedCase
         fields = ["run", "run_url", "pack_id", "pack_version", "case", "model", "runtime", "hardware_class", "is_demo",
                   "workload_key", "system_key", "cache_state", "rows", "ok_rows", "scored_rows", "passed_rows",
-                  "wall_s", "ttft_s", "tpot_s", "decode_tps", "prefill_tps", "total_tps", "prompt_tokens",
+                  "wall_s", "ttft_s", "tpot_s", "decode_rate", "decode_tps", "prefill_tps", "total_tps", "prompt_tokens",
                   "cached_prompt_tokens"]
 
     def get_run_url(self, obj) -> str:
@@ -40,7 +40,7 @@ class CaseFilter(CatalogueFilterSet):
     workload = django_filters.CharFilter(field_name="workload_key")
     system = django_filters.CharFilter(field_name="system_key")
     order = django_filters.OrderingFilter(
-        fields=(("run_id", "run"), ("case", "case"), ("decode_tps", "decode_tps"), ("ttft_s", "ttft_s"),
+        fields=(("run_id", "run"), ("case", "case"), ("decode_rate", "decode_rate"), ("ttft_s", "ttft_s"),
                 ("wall_s", "wall_s"), ("tpot_s", "tpot_s"), ("prefill_tps", "prefill_tps")),
         help_text="sort key; prefix '-' for descending; default run, case order")
 

@@ -72,6 +72,7 @@ class BoardSerializer(serializers.Serializer):
     pack_id = serializers.CharField()
     case = serializers.CharField(help_text='"" is the whole-pack board')
     order = serializers.CharField()
+    order_label = serializers.CharField(help_text="the ranked figure's label, unit and formula (benchpack.results.metrics)")
     workload = WorkloadSerializer(allow_null=True)
     workloads = WorkloadSerializer(many=True)
 

@@ -15,7 +15,7 @@ class CaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = PublishedCase
         fields = ["case", "fingerprint", "fingerprint_fields", "rows", "ok_rows", "passed_rows", "wall_s",
-                  "ttft_s", "tpot_s", "decode_tps", "total_tps", "prompt_tokens", "cached_prompt_tokens"]
+                  "ttft_s", "tpot_s", "decode_rate", "decode_tps", "total_tps", "prompt_tokens", "cached_prompt_tokens"]
 
 
 class ReproductionEvidenceSerializer(serializers.Serializer):
@@ -48,7 +48,8 @@ class RunSummarySerializer(serializers.ModelSerializer):
     class Meta:
         model = PublishedRun
         fields = ["id", "url", "label", "pack_id", "pack_version", "adapter", "model", "runtime", "hardware_class",
-                  "provenance", "is_demo", "row_count", "ok_count", "case_count", "published_at"]
+                  "provenance", "provenance_basis", "claimed_provenance", "is_demo", "row_count", "ok_count",
+                  "case_count", "published_at", "plausibility_status", "plausibility"]
 
     def get_url(self, obj) -> str:
         return f"/api/v1/runs/{obj.pk}/"

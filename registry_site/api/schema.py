@@ -5,6 +5,8 @@ from __future__ import annotations
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 CATALOGUE_PREFIX = "/api/v1/"
+# The runner-host API (submissions.api.runner_host_v1): documented here for whoever writes a runner.
+RUNNER_PREFIX = "/api/runner/v1/"
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
@@ -18,10 +20,11 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
 
 
 def api_v1_only(endpoints, **kwargs):
-    """The schema describes everything under /api/v1/: the public catalogue, and the token-only submission and
-    run-request APIs the CLI uses (docs/service.md, docs/runner-hosts.md), so uploaders have a contract too."""
+    """The schema describes everything under /api/v1/ (the public catalogue, and the token-only submission and
+    run-request APIs the CLI uses: docs/service.md, docs/runner-hosts.md, so uploaders have a contract too)
+    and the runner-host API under /api/runner/v1/."""
     return [(path, regex, method, view) for path, regex, method, view in endpoints
-            if path.startswith(CATALOGUE_PREFIX)]
+            if path.startswith((CATALOGUE_PREFIX, RUNNER_PREFIX))]
 
 
 ERROR_SCHEMA = {
@@ -59,7 +62,7 @@ def error_responses(result, generator, request, public):
 
 
 # Answered only to a signed-in caller (a token); the catalogue is public.
-TOKEN_ONLY_PREFIXES = ("/api/v1/submissions/", "/api/v1/run-requests/", "/api/v1/runner-hosts/")
+TOKEN_ONLY_PREFIXES = ("/api/v1/submissions/", "/api/v1/run-requests/", "/api/v1/runner-hosts/", RUNNER_PREFIX)
 TOKEN_ERROR_RESPONSES = {
     "401": "no valid API token was sent",
     "403": "the token's user may not do this (e.g. an unverified email address)",

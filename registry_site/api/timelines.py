@@ -120,7 +120,7 @@ class Timeline(ConditionalGetMixin, StrictQueryMixin, APIView):
                     OpenApiParameter("hardware_class", str, required=True),
                     OpenApiParameter("runtime", str, description="runtime name; default every runtime"),
                     OpenApiParameter("quantization", str),
-                    OpenApiParameter("metric", str, enum=list(shared.METRICS), description="default decode_tps"),
+                    OpenApiParameter("metric", str, enum=list(shared.METRICS), description="default decode_rate (1/tpot_s)"),
                     OpenApiParameter("limit", int, description=f"newest points returned; default {DEFAULT_POINTS}, "
                                                                f"at most {MAX_POINTS}")],
         responses=TimelineSerializer)

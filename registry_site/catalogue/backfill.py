@@ -48,3 +48,29 @@ def backfill_keys(run_model, case_model, row_model, only_missing: bool = True, s
         done += 1
     say(f"keys computed for {done} runs")
     return done
+
+
+def backfill_decode_and_plausibility(run_model, case_model, row_model, say=lambda text: None) -> int:
+    """Every published run: its cases' decode_rate (1/tpot_s) and its rows' and run's plausibility.
+
+    Migration 0005 runs it with the historical models; the figures come from the
+    stored rows, hardware and run metadata, exactly as publishing computes them.
+    """
+    from registry_site import publishing
+
+    done = 0
+    for run in run_model.objects.all().iterator(chunk_size=100):
+        stored = list(row_model.objects.filter(run=run).order_by("pk"))
+        result = ResultDir(path=PurePosixPath(run.label), rows=[r.raw for r in stored], hardware=run.hardware,
+                           run_metadata=run.run_metadata)
+        verdicts, judged = publishing.judge(result)
+        for row, verdict in zip(stored, verdicts):
+            row.plausibility = verdict.to_dict()
+        row_model.objects.bulk_update(stored, ["plausibility"], batch_size=500)
+        run_model.objects.filter(pk=run.pk).update(plausibility=judged, plausibility_status=judged["verdict"]["status"])
+        for case, rows in publishing.rows_by_case(result).items():
+            rate = publishing.case_decode_rate([r for r in rows if r.get("ok") is True])
+            case_model.objects.filter(run=run, case=publishing._clip(case, "case", case_model)).update(decode_rate=rate)
+        done += 1
+    say(f"judged {done} runs")
+    return done

@@ -23,19 +23,18 @@ from benchpack.reporting import compare as core
 from benchpack.run.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN
 from benchpack.errors import BenchpackError
 from benchpack.registry.fingerprint import major_minor
+from benchpack.results import metrics as metric_registry
 from benchpack.results.resultdir import ResultDir
 from benchpack.measurement.stats import is_number
 
 MIN_RUNS, MAX_RUNS = 2, 4
 CASES_PER_PAGE = 50
 # Shown per case, in this order; "higher" says which direction is faster/better.
-METRICS = (
-    ("decode_tps", "decode tok/s", "higher"),
-    ("ttft_s", "TTFT s", "lower"),
-    ("prefill_tps", "prefill tok/s", "higher"),
-    ("tpot_s", "tpot s", "lower"),
-    ("wall_s", "wall s", "lower"),
-)
+# Labels, units and directions from benchpack.results.metrics: decode is 1/tpot_s, the figure
+# benchpack.reporting.compare medians, bands and judges (its `decode_rate`).
+METRICS = tuple((name, f"{metric_registry.label(name)} {metric_registry.metric(name).unit}",
+                 metric_registry.metric(name).direction)
+                for name in ("decode_rate", "ttft_s", "prefill_tps", "tpot_s", "wall_s"))
 # Why a case's prefill figures cannot be set side by side, in words (benchpack.reporting.compare.PARITY_STATUSES).
 PARITY_REASONS = {
     "missing-case": "not every run has this case",
@@ -232,7 +231,6 @@ def _cell_from_stats(s: core.CaseStats) -> Cell:
     if not s.present:
         return Cell(present=False)
     medians = {name: s.medians.get(name) for name, _, _ in METRICS}
-    # benchpack.reporting.compare bands decode speed as 1/tpot (decode_rate); that band is not a band of decode_tps.
     bands = {name: band for name, band in s.bands.items() if name in medians}
     return Cell(present=True, ok=s.ok, n=s.n, passed=s.passed if s.scored else None, scored=s.scored,
                 medians=medians, bands=bands, ratios=dict(s.vs_first))
@@ -242,9 +240,7 @@ def _set_ratios(cells: list[Cell]) -> None:
     """Every present cell after the first present one gets the ratio of its medians to the first's.
 
     The noise verdict is benchpack.reporting.compare's where it judged that figure (its
-    `vs_first`, already in `cell.ratios`); decode speed takes the verdict of
-    1/tpot, the decode rate benchpack judges, and no interval (a different quantity).
-    Without a verdict (stored medians only, or fewer than 3 values) it is "too-few".
+    `vs_first`, already in `cell.ratios`). Without a verdict (stored medians only, or fewer than 3 values) it is "too-few".
     """
     present = [c for c in cells if c.present]
     if len(present) < 2:
@@ -259,11 +255,8 @@ def _set_ratios(cells: list[Cell]) -> None:
             ratio = _ratio(first.medians.get(name), cell.medians.get(name))
             if ratio is None:
                 continue
-            verdict = judged.get("decode_rate" if name == "decode_tps" else name) or {}
-            same_quantity = name != "decode_tps"
-            ratios[name] = {"ratio": ratio,
-                            "low": verdict.get("low") if same_quantity else None,
-                            "high": verdict.get("high") if same_quantity else None,
+            verdict = judged.get(name) or {}
+            ratios[name] = {"ratio": ratio, "low": verdict.get("low"), "high": verdict.get("high"),
                             "verdict": verdict.get("verdict", "too-few")}
         cell.ratios = ratios
 

@@ -21,21 +21,26 @@ from dataclasses import dataclass, fields as dataclass_fields
 from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
 from benchpack.measurement import stats
+from benchpack.registry import provenance
+from benchpack.results import metrics as metric_registry
 from registry_site.catalogue import cache
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
-PROVENANCE_RANK = {"self-reported": 0, "operator-curated": 1, "independently-reproduced": 2}
-PROVENANCES = tuple(PROVENANCE_RANK)
-# Metrics where more is better; the rest (times) rank ascending.
-HIGHER_IS_BETTER = {"decode_tps", "prefill_tps", "pass_rate"}
-# Sortable columns: every metric, its spread ends, and the descriptive columns.
+# Earned provenance only (benchpack.registry.provenance); a bundle's claim is never ranked or filtered on.
+PROVENANCE_RANK = provenance.RANK
+PROVENANCES = provenance.EARNED
+# Metrics where more is better (benchpack.results.metrics); the rest (times) rank ascending.
+HIGHER_IS_BETTER = {m for m in METRICS if metric_registry.metric(m).direction == metric_registry.HIGHER}
+# What a board may rank by: the registry's rankable figures. decode_tps (output ÷ (wall − TTFT)) is never ranked.
+RANKED = tuple(m for m in METRICS if metric_registry.metric(m).rankable)
+# Sortable columns: every ranked metric, its spread ends, and the descriptive columns.
 SORTABLE = (
-    *METRICS, *(f"{m}_min" for m in METRICS), *(f"{m}_max" for m in METRICS),
+    *RANKED, *(f"{m}_min" for m in RANKED), *(f"{m}_max" for m in RANKED),
     "run_count", "answered", "correct", "model", "model_family", "model_quantization", "runtime_name",
     "runtime_version", "hardware_class", "accelerator", "provenance", "first_published_at", "last_published_at",
 )
-DEFAULT_ORDER = "decode_tps"
-CASE_METRIC_FIELDS = ("decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s")
+DEFAULT_ORDER = "decode_rate"
+CASE_METRIC_FIELDS = ("decode_rate", "decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s")
 
 
 class QueryError(ValueError):
@@ -70,6 +75,7 @@ class RunFigures:
     answered: int
     scored: int | None
     correct: int | None
+    decode_rate: float | None = None
     decode_tps: float | None = None
     ttft_s: float | None = None
     prefill_tps: float | None = None
@@ -85,7 +91,7 @@ class RunFigures:
 
 def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
     return RunFigures(run=run, rows=case.rows, answered=case.ok_rows, scored=case.scored_rows,
-                      correct=case.passed_rows, decode_tps=case.decode_tps, ttft_s=case.ttft_s,
+                      correct=case.passed_rows, decode_rate=case.decode_rate, decode_tps=case.decode_tps, ttft_s=case.ttft_s,
                       prefill_tps=case.prefill_tps, tpot_s=case.tpot_s, wall_s=case.wall_s,
                       workload_fields=case.workload_fields, cache_state=case.cache_state)
 
@@ -227,8 +233,9 @@ class _Run:
 class _Case:
     __slots__ = CASE_COLUMNS
 
-    def __init__(self, values, intern):
-        for name, value in zip(CASE_COLUMNS, values):
+    def __init__(self, values: dict, intern):
+        for name in CASE_COLUMNS:  # a column the (historical) model lacks reads as None
+            value = values.get(name)
             setattr(self, name, intern(value, value) if isinstance(value, str) else value)
 
     workload_fields = None
@@ -252,9 +259,12 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     grouped: dict[tuple[str, str, str], list[RunFigures]] = defaultdict(list)
     per_run: dict[int, list] = defaultdict(list)
     total = 0
-    for values in case_model.objects.filter(run__in=public_runs).values_list(*CASE_COLUMNS).iterator(
+    # A migration's historical case model may predate a column (decode_rate before 0005): read what it has.
+    known = {f.attname for f in case_model._meta.concrete_fields} | {"run_id"}
+    columns = tuple(c for c in CASE_COLUMNS if c in known)
+    for values in case_model.objects.filter(run__in=public_runs).values_list(*columns).iterator(
             chunk_size=batch_size):
-        case = _Case(values, intern)
+        case = _Case(dict(zip(columns, values)), intern)
         run = runs[case.run_id]
         grouped[(case.workload_key, run.system_key, case.case)].append(_case_figures(case, run))
         per_run[case.run_id].append(case)
@@ -371,7 +381,7 @@ class Filters:
 
 
 def ordering(order: str | None) -> list:
-    """`decode_tps` ranks best first (desc for rates, asc for times); `-x` flips it. Nulls always last."""
+    """`decode_rate` ranks best first (desc for rates, asc for times); `-x` flips it. Nulls always last."""
     order = (order or DEFAULT_ORDER).strip()
     flip = order.startswith("-")
     name = order[1:] if flip else order
@@ -447,6 +457,21 @@ class Leaderboard:
     entries: QuerySet  # ranked, filtered, not yet paged
     order: str
 
+    @property
+    def order_label(self) -> str:
+        return order_label(self.order)
+
+
+def order_label(order: str) -> str:
+    """What a board says it ranks by: the figure's label, unit and formula from benchpack.results.metrics."""
+    name = order.lstrip("-")
+    base = name.removesuffix("_min").removesuffix("_max")
+    if base not in metric_registry.METRICS:
+        return name
+    m = metric_registry.metric(base)
+    return (f"{m.label}{' (' + m.unit + ')' if m.unit else ''}: {m.formula}"
+            + (" — reversed" if order.startswith("-") else ""))
+
 
 def leaderboard(pack_id: str, case: str = "", workload_key: str | None = None,
                 filters: Filters | None = None, order: str | None = None) -> Leaderboard:
@@ -456,16 +481,39 @@ def leaderboard(pack_id: str, case: str = "", workload_key: str | None = None,
         (workloads[0] if workloads else None)
     if workload_key and chosen is None:
         raise QueryError("workload", f"no workload {workload_key!r} for pack {pack_id!r} case {case or '(whole pack)'!r}")
+    order = order or (board_order(pack_id, case, chosen.key) if chosen else DEFAULT_ORDER)
     entries = leaderboard_entries(pack_id, case, chosen.key, filters, order) if chosen else \
         LeaderboardEntry.objects.none()
-    return Leaderboard(pack_id, case, chosen, workloads, entries, order or DEFAULT_ORDER)
+    return Leaderboard(pack_id, case, chosen, workloads, entries, order)
+
+
+def board_order(pack_id: str, case: str, workload_key: str) -> str:
+    """What a board ranks by when the request names nothing: the first figure of
+    metrics.DEFAULT_RANK_ORDER that every row of the board has (a smoke-chat board with
+    no decode figure ranks by TTFT, never by an empty column)."""
+    entries = LeaderboardEntry.objects.filter(pack_id=pack_id, case=case, workload_key=workload_key)
+    if entries.filter(is_demo=False).exists():
+        entries = entries.filter(is_demo=False)
+    return metric_registry.board_default(
+        lambda name: name in SORTABLE and not entries.filter(**{f"{name}__isnull": True}).exists())
 
 
 def boards() -> list[dict]:
-    """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems}] ("" = whole pack)."""
-    return list(LeaderboardEntry.objects.values("pack_id", "case")
-                .annotate(workloads=Count("workload_key", distinct=True), systems=Count("system_key", distinct=True))
-                .order_by("pack_id", "case"))
+    """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems}] ("" = whole pack).
+
+    `systems` is what the board itself shows when opened: the rows of its default workload
+    (`workloads_of`'s first: most real systems, then most systems, then newest), demo rows left
+    out once real ones exist — one grouped query, the same order as `workloads_of`."""
+    grouped = (LeaderboardEntry.objects.values("pack_id", "case", "workload_key")
+               .annotate(total=Count("id"), real=Count("id", filter=Q(is_demo=False)), last=Max("last_published_at"))
+               .order_by("pack_id", "case", "-real", "-total", "-last", "workload_key"))
+    found: dict[tuple[str, str], dict] = {}
+    for row in grouped:
+        key = (row["pack_id"], row["case"])
+        if key not in found:
+            found[key] = {"pack_id": key[0], "case": key[1], "workloads": 0, "systems": row["real"] or row["total"]}
+        found[key]["workloads"] += 1
+    return list(found.values())
 
 
 # --- entities: model, runtime, hardware class ---------------------------------------
@@ -488,7 +536,7 @@ def entity_entries(kind: str, value: str, *, runtime_version: str | None = None,
         entries = entries.filter(runtime_version=runtime_version)
     if case is not None:
         entries = entries.filter(case=case)
-    return entries.order_by("pack_id", "case", F("decode_tps").desc(nulls_last=True), "pk")
+    return entries.order_by("pack_id", "case", F(DEFAULT_ORDER).desc(nulls_last=True), "pk")
 
 
 def entity_runs(kind: str, value: str) -> QuerySet:

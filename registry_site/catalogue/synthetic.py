@@ -208,7 +208,7 @@ def run_values(plan: Plan, number: int, rng: random.Random, now: dt.datetime) ->
             "case": case_id, "fingerprint": hashlib.sha256(f"{workload.digest}:{system.key.digest}".encode()).hexdigest(),
             "fingerprint_fields": SYNTHETIC_FINGERPRINT, "rows": repetitions, "ok_rows": repetitions,
             "passed_rows": passed, "scored_rows": repetitions if pack.scored else None, "wall_s": wall,
-            "ttft_s": ttft, "tpot_s": 1 / d, "decode_tps": d, "total_tps": output / wall, "prefill_tps": prefill,
+            "ttft_s": ttft, "tpot_s": 1 / d, "decode_rate": d, "decode_tps": d, "total_tps": output / wall, "prefill_tps": prefill,
             "prompt_tokens": 400.0, "cached_prompt_tokens": 0.0, "workload_key": workload.digest,
             "workload_fields": workload_dict, "system_key": system.key.digest, "cache_state": workload.fields["cache_state"],
         })

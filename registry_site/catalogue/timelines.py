@@ -39,20 +39,18 @@ from datetime import datetime
 from django.db.models import F, Sum
 
 from benchpack.measurement.stats import is_number
+from benchpack.results import metrics as metric_registry
 
 MIN_PRIOR = 5
 LOOKBACK = 20
 CONFIRM = 3
 MIN_EFFECT = 0.05
-# metric -> (label, unit, higher_is_better)
-METRICS = {
-    "decode_tps": ("decode speed", "tok/s", True),
-    "ttft_s": ("time to first token", "s", False),
-    "prefill_tps": ("prefill speed", "tok/s", True),
-    "tpot_s": ("time per output token", "s", False),
-    "wall_s": ("wall time", "s", False),
-    "pass_rate": ("pass rate", "", True),
-}
+# metric -> (label, unit, higher_is_better), from benchpack.results.metrics: the ranked figures only
+# (decode is 1/tpot_s; the legacy decode_tps has no timeline).
+METRICS = {name: (metric_registry.label(name), metric_registry.metric(name).unit,
+                  metric_registry.metric(name).direction == metric_registry.HIGHER)
+           for name in ("decode_rate", "ttft_s", "prefill_tps", "tpot_s", "wall_s", "pass_rate")}
+DEFAULT_METRIC = "decode_rate"
 
 REGRESSION, IMPROVEMENT, NO_CHANGE, NO_VERDICT = "regression", "improvement", "no-change", "no-verdict"
 
@@ -206,7 +204,7 @@ class TimelineQueryError(ValueError):
 
 
 def parse_metric(value) -> str:
-    metric = str(value or "decode_tps").strip()
+    metric = str(value or DEFAULT_METRIC).strip()
     if metric not in METRICS:
         raise TimelineQueryError("metric", f"{metric!r} is not one of {', '.join(METRICS)}")
     return metric
@@ -286,7 +284,7 @@ class FlaggedChange:
     published_at: datetime
 
 
-def scan(metric: str = "decode_tps", *, queryset=None, chunk_size: int = 5000):
+def scan(metric: str = DEFAULT_METRIC, *, queryset=None, chunk_size: int = 5000):
     """Every series of the public catalogue through `detect_changes`, streaming the case rows once.
 
     Returns (series_count, verdict_counts, flagged): how many series, how many points got each

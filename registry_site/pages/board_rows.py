@@ -98,7 +98,7 @@ def coding_rows(rows: list[dict]) -> SafeString:
             f'<tr><td><a href="/runs/{e.representative_run_id}/">{escape(e.model)}</a></td>'
             f"<td>{escape(e.runtime_name)} {escape(e.runtime_version)}</td><td>{escape(e.hardware_class or '—')}</td>"
             f'<td class="num">{percent(e.pass_rate)}</td><td class="num">{e.correct}/{e.scored}</td>'
-            f'<td class="num">{sig(e.decode_tps)}</td><td class="num">{sig(e.wall_s)}</td>'
+            f'<td class="num">{sig(e.decode_rate)}</td><td class="num">{sig(e.wall_s)}</td>'
             f'<td class="num">{e.run_count}</td><td>{"on the front" if item["on_front"] else ""}</td>'
             f"<td>{badges(e)}</td></tr>")
     return mark_safe("".join(html))

@@ -23,7 +23,7 @@ DEPTH_MARK = " @depth="
 # Lines per chart: the systems with the most runs behind their rows (a chart of
 # hundreds of lines reads as none).
 MAX_SYSTEMS = 8
-CURVES = (("prefill_tps", "Prefill rate", "tok/s"), ("decode_tps", "Decode rate", "tok/s"))
+CURVES = (("prefill_tps", "Prefill rate", "tok/s"), ("decode_rate", "Decode rate (1/TPOT)", "tok/s"))
 
 
 @dataclass
@@ -45,7 +45,7 @@ def curves_of(pack_id: str) -> dict[tuple[str, str], list[Curve]]:
                .filter(pack_id=pack_id, case__contains=DEPTH_MARK)
                .only("case", "pack_version", "system_key", "model", "model_quantization", "runtime_name",
                      "runtime_version", "hardware_class", "run_count", "cache_state", "workload_fields",
-                     "prefill_tps", "decode_tps", "is_demo"))
+                     "prefill_tps", "decode_rate", "is_demo"))
     grouped: dict[tuple[str, str], dict[str, Curve]] = {}
     for entry in entries:
         depth = _depth_of(entry)

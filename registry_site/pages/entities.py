@@ -6,6 +6,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from registry_site.catalogue import leaderboard as lb
+from registry_site.views import case_sum
 
 KINDS = {"model": ("Models", "model"), "runtime": ("Runtimes", "runtime"), "hardware": ("Hardware classes", "hardware")}
 RUNS_PER_PAGE = 50
@@ -31,6 +32,7 @@ def entity_page(request, kind: str, value: str):
     # Newest first by id (publication order: runs are inserted when approved), which walks the primary key
     # backwards; ordering by published_at sorted all of a popular model's runs first (~0.4 s at 1M rows).
     runs = list(lb.entity_runs(kind, value).order_by("-pk").defer("hardware", "run_metadata")
+                .annotate(correct=case_sum("passed_rows"), scored=case_sum("scored_rows"))  # beside answered
                 [start:start + RUNS_PER_PAGE + 1])
     if not runs and number == 1:
         raise Http404("no public results for this name")

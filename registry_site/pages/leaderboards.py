@@ -17,25 +17,23 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
 from benchpack.reporting.xy_charts import XYPoint, pareto_front, scatter_chart
+from benchpack.results import metrics as metric_registry
 from registry_site.catalogue import leaderboard as lb
 from registry_site.pages import board_rows
 from registry_site.pages.depth_curves import DEPTH_MARK
 
 PER_PAGE = 50
-# Columns of a board: (metric, heading, unit). Each shows its median with the runs' min–max beside it.
-METRIC_COLUMNS = (
-    ("decode_tps", "decode", "tok/s"),
-    ("ttft_s", "TTFT", "s"),
-    ("prefill_tps", "prefill", "tok/s"),
-    ("tpot_s", "tpot", "s"),
-    ("wall_s", "wall", "s"),
-)
+# Columns of a board: (metric, heading, unit), labels from benchpack.results.metrics. Each shows its
+# median with the runs' min–max beside it. decode is 1/tpot_s; the legacy decode_tps is not a board column.
+METRIC_COLUMNS = tuple((name, metric_registry.label(name), metric_registry.metric(name).unit)
+                       for name in ("decode_rate", "ttft_s", "prefill_tps", "tpot_s", "wall_s"))
 # Filters offered as a list of the values present on the board (the rest are free text or dates).
 CHOICE_FILTERS = (("model_family", "Model family", "model_family"),
                   ("quantization", "Quantization", "model_quantization"),
                   ("runtime", "Runtime", "runtime_name"), ("runtime_version", "Runtime version", "runtime_version"),
                   ("hardware_class", "Hardware class", "hardware_class"))
-CODING_SPEEDS = {"decode_tps": ("decode speed", "tok/s", True), "wall_s": ("wall time per task", "s", False)}
+CODING_SPEEDS = {"decode_rate": ("decode speed (1/TPOT)", "tok/s", True),
+                 "wall_s": ("wall time per task", "s", False)}
 
 
 def index(request):
@@ -54,9 +52,11 @@ def _query_error(request, error: lb.QueryError, context: dict | None = None):
 def board(request, pack_id: str, case: str = ""):
     try:
         filters = lb.Filters.from_params(request.GET)
-        order = request.GET.get("order") or lb.DEFAULT_ORDER
-        lb.ordering(order)
+        order = request.GET.get("order") or None
+        if order:
+            lb.ordering(order)
         found = lb.leaderboard(pack_id, case, request.GET.get("workload") or None, filters, order)
+        order = found.order  # unnamed: the first figure every row of this board has (lb.board_order)
     except lb.QueryError as error:
         return _query_error(request, error, {"pack_id": pack_id, "case": case})
     if found.workload is None:
@@ -83,12 +83,13 @@ def board(request, pack_id: str, case: str = ""):
         "params": request.GET,
         "scored": scored,
         "rank_choices": _rank_choices(order, scored),
+        "order_label": lb.order_label(order),
         "cases": cases,
         "has_depth_lane": any(DEPTH_MARK in c for c in cases),
     })
 
 
-RANK_CHOICES = (("decode_tps", "decode speed (fastest first)"), ("ttft_s", "time to first token (lowest first)"),
+RANK_CHOICES = (("decode_rate", "decode speed, 1/TPOT (fastest first)"), ("ttft_s", "time to first token (lowest first)"),
                 ("prefill_tps", "prefill speed (fastest first)"), ("tpot_s", "time per output token (lowest first)"),
                 ("wall_s", "wall time (lowest first)"), ("run_count", "runs behind the row (most first)"),
                 ("last_published_at", "latest run (newest first)"))
@@ -153,7 +154,7 @@ def coding(request):
     """Repo-task pass rate against speed, one point per system, with the Pareto front marked."""
     packs = [b["pack_id"] for b in lb.boards() if b["case"] == "" and b["pack_id"] in coding_pack_ids()]
     pack_id = request.GET.get("pack") or (packs[0] if packs else "")
-    speed = request.GET.get("speed") or "decode_tps"
+    speed = request.GET.get("speed") or "decode_rate"
     context = {"packs": packs, "pack_id": pack_id, "speed": speed, "speeds": CODING_SPEEDS, "params": request.GET}
     try:
         if speed not in CODING_SPEEDS:

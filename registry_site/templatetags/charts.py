@@ -1,9 +1,9 @@
 """Template tags that draw `benchpack.reporting.charts` SVG charts from catalogue objects.
 
 `{% load charts %}` then:
-- `{% case_spread_chart run.rows.all "timing.decode_tps" title="…" unit="tok/s" %}`:
+- `{% case_spread_chart run.rows.all "decode_rate" title="…" unit="tok/s" %}`:
   per-case median bars with min–max whiskers over a published run's ok rows.
-- `{% submission_vs_approved_chart comparison similar "decode_tps" title="…" unit="tok/s" %}`:
+- `{% submission_vs_approved_chart comparison similar "decode_rate" title="…" unit="tok/s" %}`:
   per case, this submission's medians next to approved results with the same fingerprint.
 
 The SVG is built from escaped text by benchpack.reporting.charts, so it is marked safe here.
@@ -38,7 +38,7 @@ def case_spread_chart(rows, path: str, title: str, unit: str = "", width: int = 
 def submission_vs_approved_chart(comparison, similar, metric: str, title: str, unit: str = "", width: int = 560):
     """`comparison`: benchpack.reporting.compare.Comparison; `similar`: the review view's dicts
     (run, case, approved: PublishedCase items); `metric`: a PublishedCase field that
-    is also a `CaseStats.medians` key (decode_tps, ttft_s, wall_s, tpot_s, total_tps)."""
+    is also a `CaseStats.medians` key (decode_rate, ttft_s, wall_s, tpot_s, total_tps)."""
     if comparison is None or not comparison.cases:
         return ""
     approved: dict[str, dict] = {}
@@ -63,3 +63,13 @@ def submission_vs_approved_chart(comparison, similar, metric: str, title: str, u
             ))
         groups.append(charts.Group(case.case, bars))
     return mark_safe(charts.grouped_bar_chart(groups, title=title, unit=unit, width=width))
+
+
+@register.filter
+def decode_rate(row):
+    """1/tpot_s of a row (a run.jsonl dict, or an object with a `raw` one): the decode figure
+    of benchpack.results.metrics, so a live table shows what the run page and boards show."""
+    from benchpack.results.metrics import decode_rate_of
+
+    raw = row.raw if hasattr(row, "raw") else row
+    return decode_rate_of(raw) if isinstance(raw, dict) else None

@@ -7,6 +7,8 @@ endpoint does not know, is refused before anything else is looked at.
 
 from __future__ import annotations
 
+from benchpack.results.metrics import decode_rate_of
+
 from django.http import Http404
 from rest_framework import permissions, serializers, status
 from registry_site.api.parsers import JSONParser  # a 400, not a 500, for a body nested 1,500 deep
@@ -55,7 +57,8 @@ class RunRequestSerializer(serializers.ModelSerializer):
         return [
             {"attempt": row.attempt, "case": row.case, "repetition": row.repetition, "ok": row.ok,
              "wall_s": row.timing.get("wall_s"), "ttft_s": row.timing.get("ttft_s"),
-             "decode_tps": row.timing.get("decode_tps"), "error": row.error or None}
+             "decode_rate": decode_rate_of({"timing": row.timing}), "decode_tps": row.timing.get("decode_tps"),
+             "error": row.error or None}
             for row in obj.rows.all()[:API_ROWS]
         ]
 

@@ -22,8 +22,14 @@ MODEL = "scripted-demo"
 PACKS = ("smoke-chat", "runtime-sweep")
 
 
-def ensure_local_host(operator, endpoint_url: str) -> RunnerHost:
-    """Register (or refresh) the local host; the scripted endpoint's port changes per start."""
+def ensure_local_host(operator, endpoint_url: str) -> tuple[RunnerHost, str]:
+    """Register (or refresh) the local host; the scripted endpoint's port changes per start.
+
+    Returns the host and a fresh host token (the previous start's token ends):
+    the local worker reaches the registry only over HTTP with it, as a host on
+    another machine does.
+    """
+    from submissions.runqueue import tokens
     from submissions.runqueue.hosts import allow_endpoint, allow_pack, endpoint_fields, pack_entry_fields
 
     host, _ = RunnerHost.objects.get_or_create(
@@ -33,14 +39,31 @@ def ensure_local_host(operator, endpoint_url: str) -> RunnerHost:
                                                      "benchpack-refserver", "scripted", ["127.0.0.1"]))
     for pack in PACKS:
         allow_pack(host, **pack_entry_fields(pack))
-    return host
+    return host, tokens.issue(host)
 
 
 def worker_argv(host: str = LOCAL_HOST) -> list[str]:
     """How a runner worker starts: its own queue, one run at a time (deploy/systemd/benchpack-runner@.service)."""
-    return [sys.executable, "-m", "celery", "-A", "registry_site", "worker", "-Q", f"runs.{host}",
+    return [sys.executable, "-m", "celery", "-A", "submissions.runqueue.runner.app", "worker", "-Q", f"runs.{host}",
             "--concurrency", "1", "--prefetch-multiplier", "1", "--loglevel=WARNING", "-n", f"{host}-runner@%h",
-            "--without-gossip", "--without-mingle"]
+            "--without-gossip", "--without-mingle", "--without-heartbeat"]
+
+
+# What a runner host's environment never holds: the registry's database and its secret key.
+REGISTRY_ONLY = ("DATABASE_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE", "CACHE_URL", "EMAIL_HOST_PASSWORD",
+                 "RUNNER_BROKER_URL")
+
+
+def worker_env(environ: dict, *, host: str, token: str, registry_url: str, broker_url: str,
+               broker_dir: str | None = None, heartbeat_s: float = 15.0) -> dict:
+    """A runner worker's whole environment: the caller's minus every registry secret, plus the
+    host's two secrets (token, broker login) and the registry's address."""
+    env = {key: value for key, value in environ.items() if key not in REGISTRY_ONLY}
+    env.update(BENCHPACK_RUNNER_HOST=host, BENCHPACK_HOST_TOKEN=token, BENCHPACK_REGISTRY_URL=registry_url,
+               CELERY_BROKER_URL=broker_url, BENCHPACK_HEARTBEAT_S=str(heartbeat_s))
+    if broker_dir:
+        env["BENCHPACK_BROKER_DIR"] = broker_dir
+    return env
 
 
 def _wait(predicate, timeout_s: float, what: str):

@@ -1,4 +1,4 @@
-"""Runner hosts: registering them and their allowlists, their heartbeat, their hardware.
+"""Runner hosts: registering them and their allowlists, and their hardware.
 
 Registration is an operator's act (`manage.py runner_host …`, or the admin);
 every entry is checked here so a bad URL, address or pack is refused with
@@ -10,11 +10,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import tempfile
-import threading
 from pathlib import Path
 
-from django.conf import settings
-from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from benchpack.adapters import ADAPTER_IDS
@@ -81,7 +78,7 @@ def pack_entry_fields(pack_id: str, version: str | None = None, archive: Path | 
         if version and version != pack.version:
             raise AllowlistError(f"bundled {pack_id} is version {pack.version} in this checkout, not {version}")
         return {"pack_id": pack.id, "version": pack.version, "archive": None, "archive_sha256": ""}
-    from submissions.runqueue.execution import RunRefused, extract_pack_archive
+    from submissions.runqueue.runner.execute import RunRefused, extract_pack_archive
 
     data = Path(archive).read_bytes()
     with tempfile.TemporaryDirectory(prefix="benchpack-pack-") as tmp:
@@ -116,44 +113,3 @@ def record_hardware(host: RunnerHost, hardware: dict) -> None:
     found = hardware_class(hardware)
     if found:
         RunnerHost.objects.filter(pk=host.pk, hardware_class="").update(hardware_class=found)
-
-
-class HostHeartbeat(threading.Thread):
-    """In a runner worker's main process: says the host is online, reports its
-    hardware once, and recovers this host's lost runs (so no beat is needed)."""
-
-    def __init__(self, host_name: str, worker_name: str):
-        super().__init__(name=f"host-heartbeat-{host_name}", daemon=True)
-        self.host_name, self.worker_name = host_name, worker_name
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        from benchpack.run.hardware import collect_hardware
-        from submissions.runqueue.tasks import recover_lost_runs
-
-        reported = warned = False
-        try:
-            while True:
-                try:
-                    host = RunnerHost.objects.filter(name=self.host_name).first()
-                    if host is None:
-                        if not warned:  # once: the log is read by a person
-                            log.error("runner host %s is not registered: manage.py runner_host add %s --owner EMAIL",
-                                      self.host_name, self.host_name)
-                        warned = True
-                    else:
-                        RunnerHost.objects.filter(pk=host.pk).update(heartbeat_at=timezone.now(),
-                                                                    worker_name=self.worker_name)
-                        if not reported:
-                            record_hardware(host, collect_hardware(self.host_name))
-                            reported = True
-                        for request_id, outcome in recover_lost_runs(host_id=host.pk):
-                            log.warning("run request %s: %s (worker lost)", request_id, outcome)
-                except Exception:
-                    log.exception("runner host heartbeat failed; retrying")
-                    close_old_connections()
-                if self.stopping.wait(settings.RUN_HEARTBEAT_INTERVAL_S):
-                    break
-            RunnerHost.objects.filter(name=self.host_name, worker_name=self.worker_name).update(heartbeat_at=None)
-        finally:
-            connection.close()

@@ -38,6 +38,13 @@ class RunnerHost(models.Model):
     hardware_reported_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     worker_name = models.CharField(max_length=255, blank=True)
+    # The host token (submissions.runqueue.tokens): only its SHA-256 is stored; the
+    # token is shown once. Empty: no token (never issued, or revoked).
+    token_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    token_prefix = models.CharField(max_length=16, blank=True)  # to tell tokens apart in lists and logs
+    token_issued_at = models.DateTimeField(null=True, blank=True)
+    # The host's own RabbitMQ user (submissions.runqueue.broker_users); empty when it has none.
+    broker_user = models.CharField(max_length=64, blank=True)
     is_demo = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

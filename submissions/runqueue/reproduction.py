@@ -22,13 +22,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from benchpack.reporting.reproduction import NOT_COMPARABLE, REPRODUCED, CaseVerdict, Tolerance, compare_cases, overall
+from benchpack.registry.provenance import INDEPENDENTLY_REPRODUCED
 from registry_site.models import PublishedRun
 from registry_site.publishing import fingerprint_of, result_dirs_of
 from submissions.runqueue.models import HostEndpoint, HostPack, Reproduction, RunnerHost, RunRequest
 from submissions.runqueue.services import RequestRefused, create_run_request
 
 TOLERANCE = Tolerance()
-INDEPENDENT_PROVENANCE = "independently-reproduced"
+INDEPENDENT_PROVENANCE = INDEPENDENTLY_REPRODUCED  # earned only here
 
 
 @dataclass
@@ -43,7 +44,9 @@ class Target:
 
 
 def system_of(run: PublishedRun) -> dict:
-    metadata = run.run_metadata or {}
+    from benchpack.run.metadata import effective  # the user's sections plus what the server reported
+
+    metadata = effective(run.run_metadata)
     runtime = metadata.get("runtime") if isinstance(metadata.get("runtime"), dict) else {}
     model = metadata.get("model") if isinstance(metadata.get("model"), dict) else {}
     return {"pack_id": run.pack_id, "pack_version": run.pack_version, "model": run.model, "adapter": run.adapter,

@@ -64,11 +64,21 @@ def hard_time_limit(time_limit_s: int) -> int:
     return int(time_limit_s * 1.2) + 60
 
 
-def send(request: RunRequest) -> None:
-    """Put the request on its host's queue; `sent_at` tells the reaper it went out."""
-    from submissions.runqueue.tasks import execute_run_request
+# The runner hosts' task, by name: it lives in the runner worker
+# (submissions.runqueue.runner.app), which is not this Django project.
+EXECUTE_TASK = "benchpack.runner.execute_run_request"
 
-    execute_run_request.apply_async(
+
+def send(request: RunRequest) -> None:
+    """Put the request on its host's queue; `sent_at` tells the reaper it went out.
+
+    The message carries only the request id; the worker learns the rest by
+    claiming it over the runner-host API with its token.
+    """
+    from submissions.runqueue.broker import send_task
+
+    send_task(
+        EXECUTE_TASK,
         args=[str(request.pk)],
         queue=request.host.queue,
         time_limit=hard_time_limit(request.time_limit_s),
@@ -87,7 +97,9 @@ def create_run_request(user, *, host: str, endpoint: str, model: str, pack: str,
 
     Nothing a caller passes is ever used as an address: the endpoint is an
     allowlist entry chosen by name. If the broker cannot take the message,
-    the request is deleted again and RequestRefused(503) says so.
+    the committed row is its own outbox, as an upload's is: `sent_at` stays
+    empty and the reaper (`reap_lost_runs`, every minute) sends it once the
+    broker is back; the caller gets the queued request either way.
     """
     choice = _checked_choice(user, host, endpoint, model, pack, pack_version, openai_stream_usage, repetitions,
                              time_limit_s)
@@ -101,13 +113,8 @@ def create_run_request(user, *, host: str, endpoint: str, model: str, pack: str,
     try:
         send(request)
     except Exception as exc:  # kombu/redis connection errors come in several classes
-        RunRequest.objects.filter(pk=request.pk).delete()
-        log.warning("run request not queued, broker unreachable: %s", exc)
-        raise RequestRefused(
-            f"the task broker is unreachable ({type(exc).__name__}: {exc}); nothing was created. "
-            "Try again once the broker is back.",
-            status=503,
-        ) from None
+        log.warning("run request %s stays queued unsent, broker unreachable (%s: %s); the reaper sends it",
+                    request.pk, type(exc).__name__, exc)
     return request
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from benchpack.adapters import rxstamp
 from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, last_arrival
+from tests.environment import needs
 
-needs_stamps = pytest.mark.skipif(not rxstamp.SUPPORTED, reason="no kernel receive timestamps on this system")
+needs_stamps = needs(rxstamp.SUPPORTED, "no kernel receive timestamps on this system")
 GAP_S = 0.120    # between the server's two chunks
 LATE_S = 0.060   # the reader starts this long after the first chunk went out
 

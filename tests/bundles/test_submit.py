@@ -59,7 +59,7 @@ def test_the_command_exits_nonzero_unless_the_bundle_was_accepted(state, code, m
     from benchpack.bundles.submit import SubmitResult
 
     submission = {"id": "abc", "state": state, "error_codes": ["validation.attempts-exhausted"] if state == "failed" else []}
-    monkeypatch.setattr(command, "submit_bundle", lambda *a, **k: SubmitResult(submission, True))
+    monkeypatch.setattr("benchpack.bundles.submit.submit_bundle", lambda *a, **k: SubmitResult(submission, True))
     args = Namespace(bundle=tmp_path, server="http://registry.test", token="bp_x", no_wait=False, timeout=1.0)
     assert command.run(args) == code
     if state == "failed":

@@ -171,3 +171,76 @@ def test_it_runs_a_bundled_repo_task_pack_through_the_real_executor(tmp_path, fr
     assert row["workspace"]["path"] == "workspace/fix-split-bill/rep-001"
     assert (out / row["patch"]["path"]).exists()
     assert "| fix-split-bill | openai-chat | m | yes |" in (out / "summary.md").read_text()
+
+
+def test_without_out_it_writes_results_date_host_label_like_the_seed(tmp_path, fresh_server, monkeypatch, capsys):
+    import datetime
+
+    monkeypatch.chdir(tmp_path)
+    pack = pack_dir(tmp_path)
+    code = run_cli(pack, "--adapter", "openai-chat", "--model", "ref-model", "--endpoint", fresh_server.openai_url,
+                   "--host-label", "bench box/1")
+    assert code == 0
+    out = tmp_path / "results" / f"{datetime.date.today().isoformat()}-bench-box-1"
+    assert len(read_rows(out / "run.jsonl")) == 2
+    assert f"results in {Path('results') / out.name}" in capsys.readouterr().out
+
+
+def test_the_default_out_uses_the_hostname_without_a_host_label(monkeypatch):
+    from benchpack.commands.run import default_out
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "gpu-01.lab")
+    assert default_out(None, today="2026-12-02") == Path("results/2026-12-02-gpu-01.lab")
+
+
+def test_an_older_bundled_version_runs_by_id_at_version(tmp_path, fresh_server):
+    out = tmp_path / "out"
+    code = run_cli("runtime-sweep@1.0.0", "--adapter", "openai-chat", "--model", "ref-model",
+                   "--endpoint", fresh_server.openai_url, "--out", out, "--repetitions", "1")
+    assert code == 0
+    rows = read_rows(out / "run.jsonl")
+    assert {(r["pack"]["id"], r["pack"]["version"]) for r in rows} == {("runtime-sweep", "1.0.0")}
+    assert sorted(r["case"] for r in rows) == ["long", "medium", "short"]
+
+
+@pytest.fixture
+def path_without_git(tmp_path, monkeypatch):
+    """PATH as it is, less git: a directory of links to every other program on it."""
+    import os
+    import shutil
+
+    bin_dir = tmp_path / "bin-without-git"
+    bin_dir.mkdir()
+    for directory in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(directory):
+            continue
+        for name in os.listdir(directory):
+            target = Path(directory) / name
+            if name.startswith("git") or (bin_dir / name).exists() or not os.access(target, os.X_OK):
+                continue
+            (bin_dir / name).symlink_to(target)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert shutil.which("git") is None
+    return bin_dir
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param([], marks=pytest.mark.bubblewrap, id="bubblewrap"),
+                                     pytest.param(["--unsandboxed"], marks=pytest.mark.no_sandbox, id="none")])
+def test_a_repo_task_without_git_writes_a_failed_row_naming_git(tmp_path, fresh_server, path_without_git, capsys,
+                                                               sandbox):
+    pack = BUNDLED / "patch-from-failure"
+    fresh_server.configure(responses=[(pack / "audit" / "fix-split-bill" / "known-good.md").read_text()])
+    out = tmp_path / "out"
+    code = run_cli("patch-from-failure", "--adapter", "openai-chat", "--model", "m",
+                   "--endpoint", fresh_server.openai_url, "--out", out, *sandbox)
+    [row] = read_rows(out / "run.jsonl")
+    # A failed row naming the tool (the seed's contract); the request itself succeeded, so `ok` stays true and
+    # the run goes on (issue 9 §9, tests/repo_task/test_repo_task_integration.py).
+    assert row["scoring"] == {"mode": "verify-script", "passed": False}
+    assert row["repo_task"]["status"] == "error"
+    assert row["repo_task"]["failure_reason"] == "git is not on PATH: the fenced diff could not be applied"
+    assert row["sandbox"] == ("none" if sandbox else "bubblewrap")
+    assert code == 0
+    text = capsys.readouterr().out
+    assert ("- fix-split-bill: could not be checked: git is not on PATH: the fenced diff could not be applied"
+            in text)

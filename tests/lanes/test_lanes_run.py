@@ -255,10 +255,10 @@ def test_every_planned_execution_runs_warmups_included(tmp_path, ref):
         def started(self, total):
             started.append(total)
 
-        def execution_started(self, *args):
+        def execution_started(self, *args, **lane):
             pass
 
-        def execution_finished(self, *args):
+        def execution_finished(self, *args, **lane):
             pass
 
         def finished(self):
@@ -278,3 +278,28 @@ def test_the_api_runs_the_base_cases_unless_asked_for_lanes(tmp_path, ref):
     pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [2]\nrequests = 2\n", repetitions=1)
     outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url))
     assert [r["case"] for r in outcome.rows] == ["alpha"] and "concurrency" not in outcome.rows[0]
+
+
+def test_the_cli_names_the_lane_in_progress_counts_each_step_on_its_own_and_warns_once(tmp_path, ref, capsys):
+    """Issue 18: `rep 16/3` and `warmup 8/1` without a lane; the warnings printed twice."""
+    from benchpack import cli
+
+    ref.configure(props={"default_generation_settings": {"n_ctx": 512}, "total_slots": 1, "build_info": "b1"})
+    pack = lane_pack(tmp_path, depth_table() + "[lanes.concurrency]\nlevels = [4]\nrequests = 6\n",
+                     repetitions=2, warmup=1)
+    code = cli.main(["run", str(pack.root), "--adapter", "openai-chat", "--model", "m", "--endpoint", ref.openai_url,
+                     "--out", str(tmp_path / "out"), "--max-depth", "100"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    labels = re.findall(r"^\[\d+/\d+\] (.+?) (?:ok|failed|done)\b", out, re.M)
+    assert "alpha rep 2/2" in labels and "alpha warmup 1/1" in labels  # the base cases
+    assert "alpha · depth 0 rep 2/2" in labels and "alpha · depth 0 warmup 1/1" in labels
+    assert "alpha · concurrency 4 warmup 4/4" in labels
+    assert [label for label in labels if "concurrency" in label and "warmup" not in label] == [
+        f"alpha · concurrency 4 request {n}/6" for n in range(1, 7)]
+    for label in labels:  # never a count beyond its total
+        done, total = map(int, label.rsplit(" ", 1)[1].split("/"))
+        assert 1 <= done <= total, label
+    both = out + err
+    assert both.count("depth 200 skipped: above --max-depth 100") == 1
+    assert both.count("depth 800 skipped: with max_tokens 16 it does not fit the server's context") == 1

@@ -6,6 +6,7 @@ import pytest
 
 from benchpack.measurement import sched
 from benchpack.measurement.window import background_work, timed_window, window_open
+from tests.environment import needs
 
 
 def test_the_collector_is_paused_from_the_first_window_opened_to_the_last_closed():
@@ -81,7 +82,7 @@ def _supports_custom_slices() -> bool:
         return changed
 
 
-@pytest.mark.skipif(not _supports_custom_slices(), reason="kernel without EEVDF custom slices (Linux < 6.12) or not Linux")
+@needs(_supports_custom_slices, "kernel without EEVDF custom slices (Linux < 6.12) or not Linux")
 def test_the_timing_thread_gets_short_turns_only_inside_the_window():
     before = sched.current_slice_ns()
     seen_elsewhere = []

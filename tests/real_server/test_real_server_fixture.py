@@ -27,9 +27,9 @@ def run_inner_session(tmp_path: Path, require: bool) -> subprocess.CompletedProc
     # loading django/hypothesis/playwright plugins would dominate its runtime.
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                BENCHPACK_CACHE=str(tmp_path / "empty-cache"))
-    env.pop("BENCHPACK_REQUIRE_REAL_SERVER", None)
+    env.pop("CI", None)
     if require:
-        env["BENCHPACK_REQUIRE_REAL_SERVER"] = "1"
+        env["CI"] = "true"
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider",
          "-o", "markers=real_server", str(tmp_path)],
@@ -50,4 +50,4 @@ def test_it_fails_instead_of_skipping_when_ci_requires_the_real_server(tmp_path)
     assert result.returncode != 0
     assert "skipped" not in result.stdout
     assert "scripts/llama-server.sh" in result.stdout
-    assert "BENCHPACK_REQUIRE_REAL_SERVER=1" in result.stdout
+    assert "required under CI: CI is set" in result.stdout

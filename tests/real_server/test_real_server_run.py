@@ -9,6 +9,7 @@ import json
 import pytest
 
 from benchpack.cli import main
+from benchpack.results.plausibility import PLAUSIBLE, run_row_verdicts
 from benchpack.results.resultdir import load_result_dir
 
 pytestmark = [pytest.mark.real_server, pytest.mark.slow]
@@ -18,9 +19,21 @@ def run_pack(server, pack_id: str, out) -> list[dict]:
     # The base cases only: the lanes have their own real-server tests (test_real_server_lanes.py).
     code = main(["run", pack_id, "--adapter", "openai-chat", "--model", server.model,
                  "--endpoint", server.chat_url, "--out", str(out), "--lanes", "base"])
-    rows = load_result_dir(out).rows
+    result = load_result_dir(out)
+    rows = result.rows
     assert code == 0, [row.get("error") for row in rows]
+    assert_plausible(result)
     return rows
+
+
+def assert_plausible(result) -> None:
+    """Every real row sits under the physical bound of the host it ran on, with the
+    model's size the server itself reported (llama-server /v1/models meta)."""
+    model = result.run_metadata["model"]
+    assert model["size_source"] == "llama-server /v1/models meta"
+    assert model["params"] > 100e6 and model["size_bytes"] > 50e6
+    verdicts = run_row_verdicts(result.rows, result.hardware, result.run_metadata)
+    assert [v.status for v in verdicts] == [PLAUSIBLE] * len(verdicts), [v.reason for v in verdicts]
 
 
 def assert_complete_tokens(row: dict) -> None:

@@ -105,3 +105,10 @@ def test_real_rows_get_a_key():
     short = [r for r in rows if r["case"] == "short"]
     key = fp.workload_key(short)
     assert key.fields["pack_id"] == "runtime-sweep" and key.fields["case"] == "short"
+
+
+def test_an_older_bundled_version_gives_its_own_case_content():
+    older = case_content.case_spec("runtime-sweep", "1.0.0", "short")
+    newest = case_content.case_spec("runtime-sweep", "1.1.0", "short")
+    assert older is not None and newest is not None
+    assert older["_source"] == "bundled runtime-sweep 1.0.0" and newest["_source"] == "bundled runtime-sweep 1.1.0"

@@ -1,4 +1,4 @@
-"""Schema versions 1 -> 2 -> 3 -> 4: old registries upgrade in place with data kept."""
+"""Schema versions 1 -> 2 -> 3 -> 4 -> 5: old registries upgrade in place with data kept."""
 
 import json
 import sqlite3
@@ -9,7 +9,7 @@ import pytest
 from benchpack.cli import main
 from benchpack.errors import BenchpackError
 from benchpack.registry import schema
-from benchpack.registry.casestats import CaseStatsBuilder
+from benchpack.registry.casestats import METRICS, CaseStatsBuilder
 from benchpack.registry.importer import RunSource, import_into
 from benchpack.registry.query import Query, run_query
 from benchpack.registry.rows import COLUMNS, LANE, normalize_row
@@ -18,7 +18,8 @@ from tests.data_paths import REAL_RESULTS
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
 V1_COLUMNS = tuple(c for c in COLUMNS if c not in LANE)  # the lane columns came with version 4
 V1_ROW_COLUMNS = ("run_id", "line", *V1_COLUMNS, "raw_json")
-V4_CASE_COLUMNS = ("workload_key", "workload_complete", "workload_json", "system_key", "cache_state")
+V4_CASE_COLUMNS = ("workload_key", "workload_complete", "workload_json", "system_key", "cache_state",
+                   "median_decode_rate")  # the last came with version 5
 
 
 def build_v1(path: Path) -> None:
@@ -39,7 +40,7 @@ def build_v1(path: Path) -> None:
             values = normalize_row(json.loads(line))[:len(V1_COLUMNS)]
             conn.execute(f"INSERT INTO result_rows ({', '.join(V1_ROW_COLUMNS)}) VALUES "
                          f"({', '.join('?' * len(V1_ROW_COLUMNS))})", (run_id, number, *values, line))
-            builder.add(values[:5], values[COLUMNS.index("ok")], None, [None] * 8)
+            builder.add(values[:5], values[COLUMNS.index("ok")], None, [None] * len(METRICS))
         for stats in builder.build():
             conn.execute("INSERT INTO result_case_stats (run_id, pack_id, pack_version, case_id, adapter, model,"
                          " row_count, ok_count, scored_count, passed_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0)",
@@ -78,7 +79,7 @@ def test_it_upgrades_a_version_1_registry_and_backfills_anchors_and_fingerprints
     assert schema.migrate_file(db) == 1
     assert table_rows(db, "SELECT run_id, line, raw_json FROM result_rows ORDER BY run_id, line") == raw_before
     conn = schema.open_read_only(db)
-    assert schema.schema_version(conn) == 4
+    assert schema.schema_version(conn) == schema.SCHEMA_VERSION
     stats = run_query(conn, Query(table="case-stats", filters={"run": "2026-04-29-llama-server-runtime", "case": "long"}))
     assert stats[0]["median_prompt_tokens"] == 811 and stats[0]["prompt_token_rows"] == 3
     assert stats[0]["fingerprint_fields"]["fields"]["hardware_class"] == "apple-m5-max-64gb"
@@ -92,7 +93,7 @@ def test_it_upgrades_a_version_3_registry_with_data_kept_and_the_same_keys_as_a_
     build_v3(db)
     before = table_rows(db, "SELECT * FROM result_case_stats ORDER BY run_id, case_id")
     conn = schema.open_for_write(db)
-    assert schema.schema_version(conn) == 4
+    assert schema.schema_version(conn) == schema.SCHEMA_VERSION
     conn.close()
     kept = ", ".join(c[1] for c in sqlite3.connect(db).execute("PRAGMA table_info(result_case_stats)")
                      if c[1] not in V4_CASE_COLUMNS)
@@ -141,7 +142,7 @@ def test_it_tells_readers_to_migrate_an_old_registry(tmp_path, capsys):
     assert main(["registry", "query", "--db", str(db)]) == 2
     assert "run `benchpack registry migrate" in capsys.readouterr().err
     assert main(["registry", "migrate", "--db", str(db)]) == 0
-    assert "schema version 1 -> 4" in capsys.readouterr().out
+    assert f"schema version 1 -> {schema.SCHEMA_VERSION}" in capsys.readouterr().out
     assert main(["registry", "query", "--db", str(db), "--table", "runs"]) == 0
 
 
@@ -149,10 +150,10 @@ def test_it_refuses_a_registry_from_a_newer_benchpack(tmp_path, capsys):
     db = tmp_path / "future.sqlite"
     schema.open_for_write(db).close()
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE registry_meta SET value = '5' WHERE key = 'schema_version'")
+    conn.execute("UPDATE registry_meta SET value = '6' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(BenchpackError, match="schema version 5 is newer than this benchpack supports"):
+    with pytest.raises(BenchpackError, match="schema version 6 is newer than this benchpack supports"):
         schema.open_for_write(db)
     assert main(["registry", "import", "--db", str(db), str(REAL_DIRS[0])]) == 2
     assert main(["registry", "report", "--db", str(db)]) == 2

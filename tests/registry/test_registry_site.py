@@ -16,6 +16,7 @@ from benchpack.registry.schema import open_read_only
 from benchpack.registry.site import write_site
 from tests.data_paths import REAL_RESULTS
 from tests.reporting.test_compare_decide import row
+from tests.environment import needs, unavailable
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -65,9 +66,7 @@ def test_it_draws_a_ttft_chart(site):
 
 def test_the_page_fits_a_1280_pixel_window(site, tmp_path):
     if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is missing: .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
+        unavailable("Debian chromium is not installed (.ci/run installs it: apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -192,7 +192,8 @@ def wait_until_gone(token, seconds=5):
     return running_with(token)
 
 
-@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bubblewrap", "none"])
+@pytest.mark.parametrize("unsandboxed", [False, pytest.param(True, marks=pytest.mark.no_sandbox)],
+                         ids=["bubblewrap", "none"])
 @pytest.mark.parametrize("extra", [[], ["--escape"]], ids=["same-group", "own-session"])
 def test_it_stops_a_hanging_agent_and_its_sigterm_ignoring_grandchild(tmp_path, extra, unsandboxed):
     token = f"benchpack-test-{tmp_path.name}-{unsandboxed}"
@@ -212,7 +213,8 @@ def test_it_stops_a_hanging_agent_and_its_sigterm_ignoring_grandchild(tmp_path, 
     assert tree_hash(pack.root) == before
 
 
-@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bubblewrap", "none"])
+@pytest.mark.parametrize("unsandboxed", [False, pytest.param(True, marks=pytest.mark.no_sandbox)],
+                         ids=["bubblewrap", "none"])
 def test_it_kills_what_an_agent_leaves_running_after_it_exits(tmp_path, unsandboxed):
     token = f"benchpack-test-{tmp_path.name}-{unsandboxed}"
     pack = write_repo_pack(tmp_path, harness=EXTERNAL)
@@ -237,6 +239,7 @@ FORGER = """\
 """
 
 
+@pytest.mark.no_sandbox
 def test_it_fails_the_case_when_an_unsandboxed_agent_writes_outside_the_workspace(tmp_path):
     pack = write_repo_pack(tmp_path, harness=EXTERNAL)
     row = run_one(tmp_path, pack, agent_script(tmp_path, FORGER), unsandboxed=True)
@@ -249,7 +252,8 @@ def test_it_fails_the_case_when_an_unsandboxed_agent_writes_outside_the_workspac
     assert row["repo_task"]["guarded_writes"] == [
         {"phase": "external agent", "paths": [str(out / "raw"), str(out / "raw" / "forged.json")], "count": 2}]
     assert row["repo_task"]["failure_reason"] == f"guarded-path write: the external agent changed {out / 'raw'} (+1 more)"
-    summary_lines = RepoTaskExecutor(pack, run_options(tmp_path)).summary_sections([{"case": "fix", **row}], out)
+    summary_lines = RepoTaskExecutor(pack, run_options(tmp_path, unsandboxed=True)).summary_sections(
+        [{"case": "fix", **row}], out)
     assert any("guarded-path write" in section and "sandbox: none" not in section for section in summary_lines)
 
 
@@ -269,6 +273,7 @@ def test_it_fails_the_run_when_the_agent_cannot_be_started(tmp_path):
         run_one(tmp_path, pack, [str(tmp_path / "no-such-agent")])
 
 
+@pytest.mark.no_sandbox
 def test_it_restores_a_pack_an_unsandboxed_agent_wrote_into(tmp_path):
     """Detection alone would leave the source modified for the next repetition;
     the executor puts every added, changed or deleted pack path back."""

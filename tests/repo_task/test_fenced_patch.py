@@ -96,6 +96,39 @@ def test_it_refuses_diffs_that_create_a_symlink_pointing_outside(workspace):
     assert not os.path.lexists(workspace / "link")
 
 
+def binary_symlink_section(path: str, target: bytes) -> str:
+    """A real `GIT binary patch` section that makes `path` a symlink to `target` (git applies it)."""
+    import base64
+    import hashlib
+    import zlib
+
+    data = zlib.compress(target)
+    lines = []
+    for start in range(0, len(data), 52):
+        chunk = data[start:start + 52]
+        size = chr(ord("A") + len(chunk) - 1) if len(chunk) <= 26 else chr(ord("a") + len(chunk) - 27)
+        lines.append(size + base64.b85encode(chunk, pad=True).decode())
+    blob = hashlib.sha1(b"blob %d\0" % len(target) + target).hexdigest()
+    return (f"diff --git a/{path} b/{path}\nnew file mode 120000\nindex {'0' * 40}..{blob}\nGIT binary patch\n"
+            f"literal {len(target)}\n" + "\n".join(lines) + "\n\nliteral 0\nHcmV?d00001\n\n")  # fmt: skip
+
+
+def test_git_itself_writes_a_symlink_from_a_binary_patch(tmp_path):
+    """The premise: without the check, `git apply` creates the link."""
+    (tmp_path / "ws").mkdir()
+    subprocess.run(["git", "apply"], cwd=tmp_path / "ws", input=binary_symlink_section("link", b"/etc/passwd").encode(),
+                   check=True, capture_output=True)  # fmt: skip
+    assert os.readlink(tmp_path / "ws" / "link") == "/etc/passwd"
+
+
+def test_it_refuses_a_symlink_written_by_a_git_binary_patch(workspace):
+    before = tree_hash(workspace)
+    body = GREETING_FIX + binary_symlink_section("notes", b"/etc/passwd")
+    text = fenced_patch_text(workspace, fenced(body))
+    assert text.stderr == "Unsafe symlink 'notes': written by a binary patch (a link target must be a text diff)" + UNCHANGED
+    assert not os.path.lexists(workspace / "notes") and tree_hash(workspace) == before
+
+
 def test_it_reports_git_messages_when_a_diff_does_not_apply(workspace):
     body = GREETING_FIX.replace("-    return 'helo'", "-    return 'something else'")
     before = tree_hash(workspace)

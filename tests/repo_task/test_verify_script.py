@@ -1,6 +1,7 @@
 """verify-script scoring: the verifier subprocess, its artifacts and the authoritative verify JSON."""
 
 import json
+from pathlib import Path
 import os
 import sys
 
@@ -62,7 +63,7 @@ def test_it_replaces_malformed_json_at_a_normal_exit_and_says_why(tmp_path, cont
     assert document == {"exit_code": 0, "passed": True, "output_error": why}
 
 
-def test_it_receives_the_documented_arguments_in_the_workspace(tmp_path):
+def test_it_receives_the_documented_arguments_outside_the_workspace(tmp_path):
     body = "    print(json.dumps({'argv': sys.argv[1:], 'exe': sys.executable, 'cwd': os.getcwd()}))\n"
     row, _, out = verify(tmp_path, body, text=fenced(GREETING_FIX))
     out = out.resolve()
@@ -71,7 +72,8 @@ def test_it_receives_the_documented_arguments_in_the_workspace(tmp_path):
                             "--pack-version", "0.1.0", "--source-fixture-id", "repo",
                             "--patch", str(out / "patch/fix/rep-001.diff"), "--output", str(out / "verify/fix/rep-001.json")]
     assert seen["exe"] == sys.executable
-    assert seen["cwd"] == str(out / "workspace/fix/rep-001")
+    # never in the workspace (a host process in a candidate-written directory): an empty one of its own
+    assert not Path(seen["cwd"]).resolve().is_relative_to(out) and Path(seen["cwd"]).name == "cwd"
 
 
 def test_it_runs_after_the_task_phase_and_patch_capture(tmp_path):
@@ -80,11 +82,11 @@ def test_it_runs_after_the_task_phase_and_patch_capture(tmp_path):
     assert row["repo_task"]["status"] == "passed"
 
 
-def test_it_overlays_the_manifest_environment_on_a_copy_of_the_runner_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCHPACK_TEST_INHERITED", "yes")
+def test_it_overlays_the_manifest_environment_on_a_pinned_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHPACK_TEST_INHERITED", "yes")  # the runner's variables are not passed on
     body = "    print(os.environ.get('BENCHPACK_TEST_INHERITED'), os.environ.get('FROM_PACK'), repr(os.environ.get('EMPTY')))\n"
     _, _, out = verify(tmp_path, body, scoring_extra=', environment = { FROM_PACK = "pack value", EMPTY = "" }')
-    assert (out / "verify/fix/rep-001.stdout.log").read_text() == "yes pack value ''\n"
+    assert (out / "verify/fix/rep-001.stdout.log").read_text() == "None pack value ''\n"
     assert "FROM_PACK" not in os.environ
 
 

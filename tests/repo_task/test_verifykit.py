@@ -1,6 +1,6 @@
-"""verifykit (shipped in every bundled repo-task pack): hidden checks over a narrow JSON
-channel, judged in the verifier with exact builtin types; every file counts for scope;
-visible tests are only a signal. Candidate code runs in the real sandbox."""
+"""verifykit (the core's versioned verifier kit, pinned by every bundled repo-task pack): hidden
+checks over a narrow JSON channel, judged in the verifier with exact builtin types; every file
+counts for scope; red visible tests veto. Candidate code runs in the real sandbox."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from benchpack.repo_task import sandbox
 
 pytestmark = pytest.mark.bubblewrap  # candidate code runs in the real sandbox
 
-KIT_PATH = bundled_packs_dir() / "patch-from-failure" / "verify" / "verifykit.py"
+KIT_PATH = Path(__file__).resolve().parents[2] / "benchpack" / "repo_task" / "kits" / "verifykit_2" / "verifykit.py"
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def kit():
     return module
 
 
-@pytest.fixture(params=["bubblewrap", "none"])
+@pytest.fixture(params=["bubblewrap", pytest.param("none", marks=pytest.mark.no_sandbox)])
 def ctx(request, kit, tmp_path, monkeypatch):
     """A verifier context over a one-module workspace, with the runner's launcher environment."""
     policy = sandbox.make_policy(unsandboxed=request.param == "none", hidden=(tmp_path / "pack",),
@@ -61,7 +61,9 @@ def test_it_accepts_right_answers_with_their_exact_types(kit, ctx):
                               kit.Probe("raises", "f('a')", kit.Raises("TypeError"))])
     assert check.passed, check.detail
     assert check.detail.startswith("2/2 hidden checks passed")
-    assert ctx.extra["hidden"]["hidden-tests"] == {"expected": 2, "passed": 2, "failures": []}
+    record = dict(ctx.extra["hidden"]["hidden-tests"])
+    assert len(record.pop("probes_sha256")) == 64
+    assert record == {"expected": 2, "passed": 2, "failures": []}
 
 
 @pytest.mark.parametrize("body, why", [
@@ -109,13 +111,14 @@ def test_a_candidate_that_exits_before_answering_answers_nothing(kit, ctx):
 
 
 def test_a_candidate_that_forges_a_second_answer_block_is_ambiguous(kit, ctx):
-    module(ctx, "import __main__, json\nn = __main__._request['nonce']\nprint(n + json.dumps([['f', ['value', ['int', 2]]]]) + n)\n")
+    module(ctx, "import json, sys\nf = sys._getframe()\nwhile 'request' not in f.f_locals:\n    f = f.f_back\n"
+                "n = f.f_locals['request']['nonce']\nprint(n + json.dumps([['f', ['value', ['int', 2]]]]) + n)\n")
     check = hidden(kit, ctx, [kit.Probe("f", "1", 2)])
     assert not check.passed and "ambiguous answer" in check.detail
 
 
 def test_the_count_of_answers_must_match_the_checks(kit, ctx):
-    module(ctx, "import __main__\n__main__._request['checks'].pop()\n")
+    module(ctx, "import sys\nf = sys._getframe()\nwhile 'request' not in f.f_locals:\n    f = f.f_back\nf.f_locals['request']['checks'].pop()\n")
     check = hidden(kit, ctx, [kit.Probe("a", "1", 1), kit.Probe("b", "2", 2)])
     assert not check.passed and "1 answers for 2 hidden checks" in check.detail
 
@@ -168,22 +171,48 @@ def test_scope_counts_bytecode_build_output_and_special_files(kit, ctx):
     assert not (copy / "pipe").exists() and not (copy / "sitecustomize.pyc").exists() and (copy / "pkg" / "__init__.py").exists()
 
 
-def test_visible_tests_are_a_signal_never_the_verdict(kit, ctx):
+def test_red_visible_tests_veto_a_case_whose_hidden_checks_pass(kit, ctx):
     module(ctx, "def f():\n    return 1\n")
     (ctx.workspace / "test_m.py").write_text("import unittest\nclass T(unittest.TestCase):\n    def test(self):\n        self.fail('no')\n")
-    hidden(kit, ctx, [kit.Probe("f", "f()", 1)])
+    assert hidden(kit, ctx, [kit.Probe("f", "f()", 1)]).passed
     visible = kit.check_visible_tests(ctx, kit.python_argv(module="unittest", args=["test_m"]), timeout=30)
-    assert visible.passed is False and visible.gating is False
-    assert kit.finish(ctx) == 0
+    assert visible.passed is False and visible.gating is True
+    assert kit.finish(ctx) == 1
     document = json.loads(ctx.output.read_text())
-    assert document["outcome"] == "pass" and document["failed_checks"] == [] and document["signals"] == {"visible-tests": False}
-    assert document["sandbox"] == ctx.sandbox
+    assert document["outcome"] == "fail" and document["failed_checks"] == ["visible-tests"]
+    assert document["sandbox"] == ctx.sandbox and document["verifykit"] == 2 and document["seed"] == ctx.seed
 
 
-def test_every_bundled_pack_ships_the_same_verifykit():
-    reference = KIT_PATH.read_bytes()
-    copies = sorted(bundled_packs_dir().glob("*/verify/verifykit.py"))
-    assert len(copies) == 6 and all(path.read_bytes() == reference for path in copies)
+def test_the_probe_process_looks_like_a_plain_python_c(kit, ctx):
+    """What candidate code can see of the probe: argv ['-c'], __main__, only "<string>" code
+    besides its own module, stdin already closed, no probe id or nonce in any global."""
+    module(ctx, "import inspect, sys\n"
+                "def seen():\n"
+                "    frames = sorted({f.filename for f in inspect.stack()[1:]})\n"
+                "    main = vars(sys.modules['__main__'])\n"
+                "    text = repr(sorted((k, repr(v)[:200]) for k, v in main.items()))\n"
+                "    return (sys.argv, frames, sys.stdin.read(), 'probe' in text.lower(), 'look-around' in text)\n")
+    expected = (["-c"], ["<string>"], "", False, False)
+    check = hidden(kit, ctx, [kit.Probe("look-around", "seen()", kit.Satisfies(lambda v: tuple(v) == expected, repr(expected)))])
+    assert check.passed, check.detail
+
+
+def test_no_bundled_pack_ships_its_own_verifykit_copy():
+    assert sorted(bundled_packs_dir().glob("*/verify/verifykit.py")) == []
+    pins = sorted(bundled_packs_dir().glob("*/verify/verifykit.toml"))
+    assert len(pins) == 6 and all("version = 2" in p.read_text() for p in pins)
+
+
+def test_a_seed_draws_the_same_probes_and_another_seed_different_ones(kit, ctx, monkeypatch):
+    monkeypatch.setitem(sys.modules, "verifykit", kit)  # checks.py imports the kit by its name
+    checks = kit.load_module(bundled_packs_dir() / "patch-from-failure" / "verify" / "hidden" / "fix-split-bill" / "checks.py",
+                             "split_bill_checks_for_test")  # fmt: skip
+    first = [(p.id, p.code) for p in kit.hidden_probes(ctx, checks)]
+    again = [(p.id, p.code) for p in kit.hidden_probes(ctx, checks)]
+    ctx.seed = "0" * 32
+    other = [(p.id, p.code) for p in kit.hidden_probes(ctx, checks)]
+    assert first == again and first != other
+    assert {c for _, c in first} != {c for _, c in other}  # different inputs, not just a different order
 
 
 def test_the_hidden_checks_live_only_in_the_verifier_directory():
@@ -192,4 +221,17 @@ def test_the_hidden_checks_live_only_in_the_verifier_directory():
         names = {p.name for p in fixtures.rglob("*")}
         assert "checks.py" not in names
         assert all((case / "checks.py").is_file() for case in pack.iterdir())
-    assert Path(KIT_PATH).parent.name == "verify"
+    assert Path(KIT_PATH).parent.parent.name == "kits"
+
+
+def test_read_candidate_never_follows_a_link_on_the_way(kit, tmp_path):
+    root = tmp_path / "root"
+    (root / "out").mkdir(parents=True)
+    (tmp_path / "secret.csv").write_text("offer_id,cluster_id\n")
+    (root / "out" / "ok.csv").write_text("fine")
+    os.symlink(tmp_path / "secret.csv", root / "out" / "clusters.csv")
+    os.symlink(tmp_path, root / "dirlink")
+    assert kit.read_candidate(root, "out/ok.csv") == b"fine"
+    for rel in ("out/clusters.csv", "dirlink/secret.csv", "../secret.csv", "out"):
+        with pytest.raises(OSError):
+            kit.read_candidate(root, rel)

@@ -16,18 +16,18 @@ def series(values, version="b1"):
             for i, v in enumerate(values)]
 
 
-def verdicts_of(values, metric="decode_tps", **rules):
+def verdicts_of(values, metric="decode_rate", **rules):
     return [v.verdict for v in tl.detect_changes(series(values), metric, **rules)]
 
 
 def test_it_gives_no_verdict_until_enough_earlier_runs_exist():
-    verdicts = tl.detect_changes(series([100, 101, 99, 50, 50, 50]), "decode_tps")
+    verdicts = tl.detect_changes(series([100, 101, 99, 50, 50, 50]), "decode_rate")
     assert [v.verdict for v in verdicts] == [tl.NO_VERDICT] * 6
     assert verdicts[3].prior == 3 and "2 more needed" in verdicts[3].reason
 
 
 def test_a_drop_confirmed_by_the_next_runs_is_one_regression_at_its_first_run():
-    verdicts = tl.detect_changes(series(STEADY + [80, 81, 79, 80]), "decode_tps")
+    verdicts = tl.detect_changes(series(STEADY + [80, 81, 79, 80]), "decode_rate")
     assert [v.verdict for v in verdicts] == [tl.NO_VERDICT] * 5 + [tl.REGRESSION, tl.NO_CHANGE, tl.NO_VERDICT,
                                                                    tl.NO_VERDICT]
     step = verdicts[5]
@@ -43,7 +43,7 @@ def test_one_outlier_is_not_a_step():
 
 
 def test_the_newest_runs_wait_for_confirmation():
-    verdicts = tl.detect_changes(series(STEADY + [80, 80]), "decode_tps")
+    verdicts = tl.detect_changes(series(STEADY + [80, 80]), "decode_rate")
     assert [v.verdict for v in verdicts][5:] == [tl.NO_VERDICT, tl.NO_VERDICT]
     assert "1 more run(s) after this one" in verdicts[5].reason
 
@@ -55,7 +55,7 @@ def test_direction_follows_the_metric_lower_times_are_improvements():
 
 
 def test_a_tiny_move_beyond_a_tight_spread_is_not_called_a_step():
-    verdicts = tl.detect_changes(series([100.0, 100.1, 99.9, 100.0, 100.05, 99.0, 99.0, 99.0]), "decode_tps")
+    verdicts = tl.detect_changes(series([100.0, 100.1, 99.9, 100.0, 100.05, 99.0, 99.0, 99.0]), "decode_rate")
     assert verdicts[5].verdict == tl.NO_CHANGE and "needs 5%" in verdicts[5].reason
 
 
@@ -66,7 +66,7 @@ def test_the_lookback_window_forgets_old_runs():
 
 
 def test_points_without_a_value_are_skipped_not_counted_as_evidence():
-    verdicts = tl.detect_changes(series([100, None, 101, None, 99, 100, 98, 70, 70, 70]), "decode_tps")
+    verdicts = tl.detect_changes(series([100, None, 101, None, 99, 100, 98, 70, 70, 70]), "decode_rate")
     assert len(verdicts) == 8 and verdicts[5].prior == 5 and verdicts[5].verdict == tl.REGRESSION
 
 

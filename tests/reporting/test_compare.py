@@ -127,10 +127,22 @@ PARITY_CASES = {
     "prompt-missing": ([make_row("a"), make_row("a", prompt=None)], [make_row("a", cached=MISSING)]),
     "prompt-diff": ([make_row("a", prompt=100)], [make_row("a", prompt=120, cached=MISSING)]),
     "cache-missing": ([make_row("a", cached=5)], [make_row("a", cached=MISSING)]),
-    "cached": ([make_row("a", cached=0)], [make_row("a", cached=64)]),
-    "cache-diff": ([make_row("a", cached=0)], [make_row("a", cached=5)]),
+    # The seed's order: runs that differ in what came from cache are `cache-diff`, even when one was cached;
+    # `cached` only when every compared run was served from cache.
+    "cache-diff": ([make_row("a", cached=0)], [make_row("a", cached=64)]),
+    "cached": ([make_row("a", cached=64)], [make_row("a", cached=64)]),
     "comparable": ([make_row("a", cached=0, prefill=900.0)], [make_row("a", cached=0, prefill=1100.0)]),
 }
+
+
+def test_differing_cached_medians_are_cache_diff_even_when_both_runs_were_cached(tmp_path):
+    comparison = compare_dirs(write_run(tmp_path, "one", [make_row("a", cached=64)]),
+                              write_run(tmp_path, "two", [make_row("a", cached=80)]))
+    assert comparison.cases[0].parity == "cache-diff"
+
+
+def test_the_parity_order_is_the_seeds_with_cached_after_cache_diff():
+    assert PARITY_STATUSES.index("cache-diff") < PARITY_STATUSES.index("cached") < PARITY_STATUSES.index("comparable")
 
 
 @pytest.mark.parametrize("status", PARITY_STATUSES)
@@ -146,8 +158,8 @@ def test_it_renders_a_dash_for_prefill_unless_comparable(tmp_path, status):
     first, second = PARITY_CASES[status]
     comparison = compare_dirs(write_run(tmp_path, "one", first), write_run(tmp_path, "two", second))
     markdown = render_compare(comparison)
-    # both runs carry prefill_tps timings; none may be shown
-    assert prefill_cell(markdown, "a", "one") == "—"
+    # both runs carry prefill_tps timings; none may be shown (a run served from cache reads "cached")
+    assert prefill_cell(markdown, "a", "one") == ("cached" if status == "cached" else "—")
     assert all(s.medians["prefill_tps"] is None for s in comparison.cases[0].runs)
     assert comparison.to_dict()["cases"][0]["runs"][0]["medians"]["prefill_tps"] is None
 
@@ -258,7 +270,7 @@ def test_it_prints_markdown_and_exits_zero(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out  # not a terminal: Markdown
     assert out.startswith("# Compare")
     assert "**a · prefill parity: comparable**" in out
-    assert "| one | 1/1 | 0.1000 |" in out
+    assert "| one | 1/1 | 1.0000 | 0.1000 |" in out
 
 
 def test_it_prints_json_with_a_stable_shape(tmp_path, monkeypatch, capsys):
@@ -352,3 +364,45 @@ def test_compare_walks_each_runs_rows_a_fixed_number_of_times(tmp_path):
         return CountingRows.walks
 
     assert walks_for(200) == walks_for(20)
+
+
+# ---------------------------------------------------------------- the seed's contracts (issue 18)
+
+
+def test_every_case_table_shows_wall_total_prompt_and_cached_prompt_with_coverage(tmp_path):
+    """What explains a parity verdict is on the page: wall time, total tok/s, the prompt-token median and
+    the cached-prompt median with how many ok rows reported it."""
+    one = write_run(tmp_path, "one", [make_row("a", prompt=100, cached=0, wall=1.5, total=40.0)] * 3)
+    two = write_run(tmp_path, "two", [make_row("a", prompt=120, cached=MISSING, wall=2.5, total=30.0),
+                                      make_row("a", prompt=120, cached=8, wall=2.5, total=30.0)])
+    markdown = render_compare(compare_dirs(one, two))
+    assert "a · prefill parity: prompt-diff" in markdown
+    assert table_cell(markdown, "a", "one", "wall s").startswith("1.5000")
+    assert table_cell(markdown, "a", "two", "wall s").startswith("2.5000")
+    assert table_cell(markdown, "a", "one", "total tok/s") == "40.0"
+    assert table_cell(markdown, "a", "two", "total tok/s") == "30.0"
+    assert table_cell(markdown, "a", "one", "prompt tok") == "100"
+    assert table_cell(markdown, "a", "two", "prompt tok") == "120"
+    assert table_cell(markdown, "a", "one", "cached prompt") == "0 (3/3 rows)"
+    assert table_cell(markdown, "a", "two", "cached prompt") == "8 (1/2 rows)"
+
+
+def test_a_multi_run_report_shows_the_same_columns(tmp_path, monkeypatch, capsys):
+    one = write_run(tmp_path, "one", [make_row("a", wall=1.5, total=40.0)])
+    two = write_run(tmp_path, "two", [make_row("a", wall=2.5, total=30.0)])
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ["benchpack.commands.report"])
+    assert cli.main(["report", str(one), str(two)]) == 0
+    out = capsys.readouterr().out
+    assert table_cell(out, "a", "two", "total tok/s") == "30.0"
+    assert table_cell(out, "a", "one", "cached prompt") == "0 (1/1 rows)"
+
+
+@pytest.mark.parametrize("content", ["", "\n", "  \n\t\n"])
+def test_compare_refuses_an_empty_or_whitespace_only_run_jsonl_with_one_line(tmp_path, monkeypatch, capsys, content):
+    good = write_run(tmp_path, "good", [make_row("a")])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "run.jsonl").write_text(content)
+    assert run_cli(["compare", str(good), str(empty)], monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"{empty / 'run.jsonl'}: has no rows (empty or whitespace only)"]

@@ -13,6 +13,7 @@ from benchpack import cli
 from benchpack.reporting.compare import compare_runs
 from benchpack.reporting.report import compare_blocks, render_compare
 from benchpack.reporting.document import to_terminal_text
+from benchpack.reporting.report import TERMINAL_COLUMNS
 from benchpack.results.resultdir import load_result_dir
 from tests.data_paths import REAL_RESULTS
 from tests.reporting.test_compare import MISSING, make_row, table_cell, write_run
@@ -151,7 +152,8 @@ def test_the_terminal_tables_fit_100_columns_with_real_results_and_long_labels(t
     dirs = [write_run(long_name, "run", rows)] + [REAL_RESULTS / "2026-04-29-llama-server-runtime",
                                                   REAL_RESULTS / "2026-04-28-mlx-lm-runtime"]
     results = [load_result_dir(d) for d in dirs]
-    text = to_terminal_text(compare_blocks(compare_runs(results), results), width=100)
+    # The terminal's default columns (the command picks them when stdout is a terminal).
+    text = to_terminal_text(compare_blocks(compare_runs(results), results, case_columns=TERMINAL_COLUMNS), width=100)
     assert max(len(line) for line in text.splitlines()) <= 100
     # Numbers are never wrapped: every figure is whole on its line.
     assert "0.1234 ±<1%" in text and "512.3" in text and "128 length" in text
@@ -186,3 +188,21 @@ def test_on_a_terminal_it_draws_tables_not_markdown(tmp_path):
     emit(argparse.Namespace(json=False, markdown=False, output=None), compare_blocks(comparison), {}, screen)
     text = screen.getvalue()
     assert "a · prefill parity: comparable" in text and "|---" not in text and "TTFT s" in text
+
+
+def test_columns_chooses_the_case_tables_columns_and_refuses_unknown_ones(tmp_path, monkeypatch, capsys):
+    from benchpack.commands import compare as command
+    from benchpack.reporting import report
+
+    assert command.COLUMN_NAMES == tuple(report.CASE_COLUMNS) and command.TERMINAL_DEFAULT == TERMINAL_COLUMNS
+    one = write_run(tmp_path, "one", [row() for _ in range(3)])
+    two = write_run(tmp_path, "two", [row() for _ in range(3)])
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ["benchpack.commands.compare"])
+    assert cli.main(["compare", str(one), str(two), "--columns", "ttft,total"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    header = lines[next(i for i, line in enumerate(lines) if line.startswith("**a · prefill parity")) + 2]
+    assert [h.strip() for h in header.strip("|").split("|")] == ["run", "TTFT s", "total tok/s"]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["compare", str(one), str(two), "--columns", "ttft,speed"])
+    assert exit_info.value.code == 2 and "unknown column speed" in capsys.readouterr().err

@@ -283,3 +283,20 @@ def test_a_single_run_with_enough_repetitions_shows_percentiles(tmp_path):
     assert "| a | many | 12 |" in section_text
     few = write_run(tmp_path, "few", [make_row("a", rep=i) for i in range(1, 4)])
     assert "Percentiles" not in report(few)
+
+
+def test_each_run_has_the_seeds_counts_line(tmp_path):
+    run = write_run(tmp_path, "one", [make_row("a", passed=True), make_row("a", passed=True),
+                                      make_row("a", passed=False), make_row("b"),
+                                      make_row("b", ok=False, error={"kind": "http", "message": "500"})])
+    text = report(run)
+    assert "- Counts: 5 rows, 4 ok, 2 passed, 1 failed, 2 unscored" in text
+
+
+def test_the_runs_own_warnings_are_in_the_warnings_section_not_none(tmp_path):
+    warnings = [f"depth lane: depth {d} skipped: above the server's context (4096 tokens)" for d in (8192, 16384)]
+    run = write_run(tmp_path, "one", [make_row("a")], metadata={"complete": True, "warnings": warnings})
+    part = section(report(run), "## Warnings")
+    assert "None" not in part
+    for warning in warnings:
+        assert f"- one: {warning} [run]" in part

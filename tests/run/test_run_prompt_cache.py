@@ -15,6 +15,7 @@ from benchpack.run.cache_state import CACHED, COLD, group_cache_state, row_cache
 from benchpack.reporting.compare import compare_runs
 from benchpack.refserver.server import RefServer
 from benchpack.results.resultdir import load_result_dir, read_rows
+from benchpack.run.metadata import effective
 from tests.run.test_runner_support import chat_case, write_pack
 
 LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 4,
@@ -130,13 +131,18 @@ def test_llama_server_props_become_runtime_config_and_the_served_model_is_record
     assert run(sweep(tmp_path, repetitions=1, warmup=0), "--adapter", "openai-chat", "--model", "smolm2",
                "--endpoint", f"{llama.url}/v1", "--out", out, "--run-metadata", declared) == 0
     metadata = json.loads((out / "run-metadata.json").read_text())
-    runtime = metadata["runtime"]
-    assert runtime["name"] == "llama-server" and runtime["version"] == "b6100-abcdef0"
-    # The server's values win; the file fills what the server does not report.
+    # The user's object is kept as given (the seed's contract) ...
+    assert metadata["runtime"] == {"config": {"threads": 1, "context_size": 8192}}
+    # ... and the runner's view is beside it. The scripted endpoint imitating llama-server is read like
+    # llama-server (config, version) but recorded under its own name: a run against it is demo data
+    # wherever its bundle goes. The server's values win; the file fills what the server does not report.
+    runtime = metadata["benchpack"]["reported"]["runtime"]
+    assert runtime["name"] == "benchpack-refserver" and runtime["version"] == "b6100-abcdef0"
     assert runtime["config"] == {"context_size": 4096, "parallel_slots": 4, "threads": 1}
     assert runtime["config_source"] == "llama-server /props + run-metadata file"
+    assert effective(metadata)["runtime"] == runtime
     assert metadata["model"] == {"requested": "smolm2", "served": "smollm2-135m",
-                                 "file": "SmolLM2-135M-Instruct.Q4_1.gguf"}  # a file name, never a local path
+                                 "file": "SmolLM2-135M-Instruct.Q4_1.gguf"}  # no model section given: the runner's
     assert metadata["complete"] is True and metadata["notes"] == "two cores"
     assert any("context_size is 8192, the server reports 4096" in w for w in metadata["warnings"])
     [row] = read_rows(out / "run.jsonl")
@@ -159,7 +165,7 @@ def test_ollama_show_and_ps_become_runtime_config(tmp_path, llama):
     assert run(sweep(tmp_path, repetitions=1, warmup=0), "--adapter", "ollama-generate", "--model", "qwen3:8b",
                "--endpoint", llama.url, "--out", out) == 0
     runtime = json.loads((out / "run-metadata.json").read_text())["runtime"]
-    assert (runtime["name"], runtime["version"]) == ("ollama", "0.12.3")
+    assert (runtime["name"], runtime["version"]) == ("benchpack-refserver", "0.12.3")  # scripted, imitating Ollama
     assert runtime["config"] == {"context_size": 8192, "threads": 6, "quantization": "Q4_K_M",
                                  "parameter_size": "8.2B", "family": "qwen3", "format": "gguf", "gpu_offload": "50%"}
     assert runtime["config_source"] == "ollama /api/show + /api/ps"
@@ -245,3 +251,27 @@ def test_a_request_that_failed_to_run_exits_one_and_says_why(tmp_path, llama, ca
     printed = capsys.readouterr().out
     assert "2 rows ran, 2 failed to run" in printed
     assert "short rep 2: failed to run: HTTP 500: scripted internal error" in printed
+
+
+def test_a_user_object_of_the_documented_shape_is_kept_as_given(tmp_path, llama):
+    """Issue 18 (the seed's contract): every key and value of the --run-metadata object is in
+    run-metadata.json unchanged; the runner's own sections are beside it."""
+    given = {
+        "runtime": {"name": "llama-server", "version": "b1-local", "server_command": "llama-server -m m.gguf -c 4096",
+                    "endpoint": "http://127.0.0.1:8080", "config": {"threads": 2, "context_size": 8192}},
+        "model": {"name": "smollm2", "file": "m.gguf", "quantization": "Q4_1", "sha256": "ab" * 32},
+        "operating_conditions": {"power": "AC", "background_load": "idle"},
+        "notes": "second configuration",
+        "tags": ["a", {"b": 1}],
+    }
+    declared = tmp_path / "meta.json"
+    declared.write_text(json.dumps(given))
+    out = tmp_path / "given"
+    assert run(sweep(tmp_path, repetitions=1, warmup=0), "--adapter", "openai-chat", "--model", "smolm2",
+               "--endpoint", f"{llama.url}/v1", "--out", out, "--run-metadata", declared) == 0
+    metadata = json.loads((out / "run-metadata.json").read_text())
+    assert {k: metadata[k] for k in given} == given
+    reported = metadata["benchpack"]["reported"]
+    assert reported["model"]["served"] == "smollm2-135m" and reported["model"]["quantization"] == "Q4_1"
+    assert reported["runtime"]["config"]["context_size"] == 4096  # what the server runs with
+    assert metadata["complete"] is True

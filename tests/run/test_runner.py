@@ -16,10 +16,10 @@ class RecordingProgress:
     def started(self, total_executions):
         self.events.append(("started", total_executions))
 
-    def execution_started(self, case_id, repetition, warmup):
+    def execution_started(self, case_id, repetition, warmup, **lane):
         self.events.append(("start", case_id, repetition, warmup))
 
-    def execution_finished(self, case_id, repetition, warmup, row):
+    def execution_finished(self, case_id, repetition, warmup, row, **lane):
         self.events.append(("finish", case_id, repetition, warmup, None if row is None else row["ok"]))
 
     def finished(self):

@@ -83,7 +83,8 @@ def test_it_reports_missing_coverage_per_case():
 
 
 def test_it_synthesizes_one_cheat_fixture_per_class_from_the_cheats_table(pack_copy):
-    fixtures = [f for f in load_audit(load_pack(pack_copy)) if f.kind == "cheat"]
+    # (the pack also lists hand-written cheat fixtures of the round-three classes; those are not synthesized)
+    fixtures = [f for f in load_audit(load_pack(pack_copy)) if f.kind == "cheat" and f.cheat_spec is not None]
     assert [f.cheat for f in fixtures] == list(FENCED_PATCH_CLASSES)
     assert {f.failed_check for f in fixtures if f.cheat.startswith("bytecode")} == {"scope"}
     assert {f.failed_check for f in fixtures if not f.cheat.startswith("bytecode")} == {"hidden-tests"}
@@ -122,6 +123,7 @@ def test_it_counts_a_guarded_write_as_a_failed_check(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.no_sandbox
 def test_it_rejects_every_cheat_without_a_sandbox_too(tmp_path, monkeypatch, capsys):
     """--unsandboxed: no isolation, so the guard must catch what the sandbox would have stopped;
     the planted .pth never stays active."""
@@ -134,7 +136,9 @@ def test_it_rejects_every_cheat_without_a_sandbox_too(tmp_path, monkeypatch, cap
         assert main(["audit", PACK, "--unsandboxed", "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
         cheats = {f["fixture"]: f for f in report["fixtures"] if f["kind"] == "cheat"}
-        assert len(cheats) == len(FENCED_PATCH_CLASSES) and all(f["ok"] for f in cheats.values())
+        # every synthesized class plus the pack's hand-written round-three fixtures, all rejected
+        assert {f["cheat"] for f in cheats.values()} >= set(FENCED_PATCH_CLASSES) and all(f["ok"] for f in cheats.values())
+        assert {"cheat-memorised-probes", "cheat-harness-detection", "cheat-binary-symlink"} <= set(cheats)
         assert "guarded-write" in cheats["cheat-pth-hook"]["failed_checks"]
         assert "guarded-write" in cheats["cheat-hidden-tampering"]["failed_checks"]
         assert pth_hook_installed() == []

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.service.live import start_live_service
+from tests.environment import unavailable
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -31,9 +32,7 @@ def live(tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is missing: .ci/run installs it with apt-get install -y chromium")
-        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
+        unavailable("Debian chromium is not installed (.ci/run installs it: apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -58,7 +58,8 @@ def _post_all(live, token: str, archives: list[bytes]) -> list[httpx.Response]:
 
 def test_32_concurrent_uploads_with_two_worker_processes_all_finish(tmp_path):
     live, stop = start_live_service(tmp_path / "live", redis_db=12, worker=False,
-                                    env_overrides={"SUBMISSION_RATE_LIMIT_PER_HOUR": "100"})
+                                    env_overrides={"SUBMISSION_RATE_LIMIT_PER_HOUR": "100",
+                                                   "SUBMISSION_MAX_CONCURRENT_UPLOADS": "32"})
     try:
         live.start_worker(pool="prefork", concurrency=2, beat=True)  # as deploy/ runs it, plus beat
         token = issue_token(live)

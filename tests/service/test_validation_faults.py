@@ -19,18 +19,19 @@ from submissions.intake import receive_upload
 from submissions.models import Submission
 from submissions.services import ATTEMPTS_EXHAUSTED
 from submissions.tasks import validate_submission
+from tests.environment import unavailable
 
 
 @pytest.fixture
 def full_disk(tmp_path, monkeypatch):
     """Validation's temporary directory on a real 256 KiB tmpfs: writes fail with ENOSPC."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
+        unavailable("mounting a small tmpfs needs root and mount (CI runs as root)")
     folder = tmp_path / "small-disk"
     folder.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)], capture_output=True)
     if mounted.returncode != 0:
-        pytest.skip(f"cannot mount tmpfs here: {mounted.stderr.decode()[:200]}")
+        unavailable(f"cannot mount tmpfs here: {mounted.stderr.decode()[:200]}")
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     yield folder
     monkeypatch.setattr(tempfile, "tempdir", None)
@@ -60,8 +61,9 @@ def test_a_full_disk_is_retried_never_judged_and_the_bytes_can_be_sent_again(
     submission.refresh_from_db()
     codes = submission.error_codes()
     assert submission.state == states.FAILED, (submission.state, codes, result.state)
-    assert codes == ["validation.server-error"]
-    assert "disk full (ENOSPC)" in submission.validation_report["findings"][0]["message"]
+    assert codes == ["validation.out-of-space"]
+    message = submission.validation_report["findings"][0]["message"]
+    assert "the registry ran out of space (disk full (ENOSPC))" in message and "Resubmit later" in message
     assert "archive.corrupt" not in codes
     assert submission.validation_attempts == settings.SUBMISSION_MAX_VALIDATION_ATTEMPTS
     reasons = [e.reason for e in submission.events.all()]
@@ -187,3 +189,37 @@ def test_a_task_that_meets_a_locked_database_is_retried(submit, bundle_archive, 
     submission.refresh_from_db()
     assert len(calls) == 2
     assert submission.state == states.QUARANTINED and submission.validation_attempts == 1
+
+
+def test_sqlite_keeps_its_temporary_files_in_memory_apart_from_the_scratch_space(db, settings):
+    """A full scratch directory cannot fail the write that records the failure (issue 22 §3).
+
+    SQLite's temporary files would share the scratch directory; PostgreSQL's live
+    in its own data directory, so there the test checks that nothing is set."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        assert "init_command" not in connection.settings_dict.get("OPTIONS", {})
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA temp_store")
+        assert cursor.fetchone()[0] == 2  # MEMORY
+    assert "PRAGMA temp_store=MEMORY" in settings.DATABASES["default"]["OPTIONS"]["init_command"]
+
+
+def test_validation_extracts_in_the_configured_scratch_directory(tmp_path, settings, monkeypatch, bundle_archive):
+    from submissions import validation
+
+    settings.VALIDATION_SCRATCH_DIR = str(tmp_path / "scratch")
+    (tmp_path / "scratch").mkdir()
+    seen = []
+    original = tempfile.TemporaryDirectory
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("dir"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(validation.tempfile, "TemporaryDirectory", spy)
+    archive = bundle_archive()
+    assert validation.validate_archive(archive.name, archive.read_bytes()).ok
+    assert seen == [str(tmp_path / "scratch")]

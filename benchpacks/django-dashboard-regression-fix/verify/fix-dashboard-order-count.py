@@ -17,7 +17,7 @@ if verifykit.check_evidence(ctx):
     verifykit.check_scope(ctx, ("sales/reports.py", "sales/views.py", "sales/templates/sales/*.html", "sales/tests/test_*.py"))
     verifykit.check_protected(ctx, ("sales/tests/test_dashboard.py", "sales/migrations/*", "sales/models.py", "config/*", "manage.py"))
     checks = verifykit.load_module(Path(__file__).resolve().parent / "hidden" / ctx.case / "checks.py", "dashboard_checks")
-    verifykit.check_hidden(ctx, checks.SETUP, checks.PROBES, timeout=90)
+    verifykit.check_hidden(ctx, checks.SETUP, verifykit.hidden_probes(ctx, checks), timeout=90)
     env = {"DJANGO_SETTINGS_MODULE": "config.settings"}
     verifykit.check_visible_tests(ctx, verifykit.python_argv(script="manage.py", args=["test", "sales", "--noinput"]), env=env, timeout=90)
 sys.exit(verifykit.finish(ctx))

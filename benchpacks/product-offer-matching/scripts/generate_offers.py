@@ -15,8 +15,8 @@ Writes (re-running reproduces byte-identical files):
   fixtures/offer-matcher-repo/data/offers.csv      unlabeled, what the matcher is tuned on
   fixtures/offer-matcher-repo/data/dev_offers.csv  small labeled dev set (+ dev_labels.csv)
   verify/labels/offers_labels.csv                  hidden labels for data/offers.csv
-  verify/labels/holdout_offers.csv                 hidden holdout offers the verifier scores
-  verify/labels/holdout_labels.csv                 hidden holdout labels
+The holdout is not written: the verifier draws it for every execution with
+`offer_set(<secret seed>, 220)` (verify/score_clusters.py).
 """
 
 from __future__ import annotations
@@ -241,19 +241,16 @@ def write_csv(path: Path, header: list[str], rows) -> None:
 def main() -> None:
     data = PACK / "fixtures" / "offer-matcher-repo" / "data"
     labels_dir = PACK / "verify" / "labels"
-    sets = {"offers": (11, 220), "dev": (23, 50), "holdout": (37, 220)}
+    sets = {"offers": (11, 220), "dev": (23, 50)}
     for name, (seed, n_products) in sets.items():
         offers, labels = offer_set(seed, n_products)
         rows = [[o[c] for c in COLUMNS] for o in offers]
         if name == "offers":
             write_csv(data / "offers.csv", COLUMNS, rows)
             write_csv(labels_dir / "offers_labels.csv", ["offer_id", "cluster_id"], labels)
-        elif name == "dev":
+        else:
             write_csv(data / "dev_offers.csv", COLUMNS, rows)
             write_csv(data / "dev_labels.csv", ["offer_id", "cluster_id"], labels)
-        else:
-            write_csv(labels_dir / "holdout_offers.csv", COLUMNS, rows)
-            write_csv(labels_dir / "holdout_labels.csv", ["offer_id", "cluster_id"], labels)
 
 
 if __name__ == "__main__":

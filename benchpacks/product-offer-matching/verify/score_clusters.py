@@ -4,13 +4,16 @@ writes a well-formed clustering, changed only its own source files, left
 data/ and the README alone, and embeds no offer ids of the visible or the
 holdout data.
 
-The answer key lives only here: labels and holdout offers stay in
-verify/labels/ and are read by this process alone. The matcher runs in the
-sandbox on a scratch copy of the workspace and gets a fresh directory holding
-one file, `offers.csv` — the holdout offers under new random ids, in a new
-order, for this run only — so nothing beside its input, and no id it could
-have seen before, leads to the labels. Its output is mapped back and scored
-here.
+The holdout is drawn per execution: `scripts/generate_offers.py` (the
+published distribution) makes a fresh offer set from a secret seed that only
+this process knows and records in the verify JSON (re-check a verdict with
+BENCHPACK_VERIFY_SEED), so no file the candidate can read reproduces it. The
+matcher runs in the sandbox on a scratch copy of the workspace and gets a
+fresh directory holding one file, `offers.csv` — the drawn offers under new
+random ids, in a new order — and its output is mapped back and scored here.
+The Rust toolchain is the one the runner resolved at start (never asked here:
+a rustup proxy would read the candidate's rust-toolchain.toml); candidate
+files are read on the host without following links.
 """
 
 import sys
@@ -18,11 +21,8 @@ import sys
 sys.dont_write_bytecode = True  # never leave __pycache__ in the pack
 
 import csv  # noqa: E402
-import random  # noqa: E402
+import io  # noqa: E402
 import re  # noqa: E402
-import secrets  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
 import tomllib  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -30,6 +30,8 @@ import verifykit  # noqa: E402
 from clustermetrics import scores  # noqa: E402
 
 LABELS = Path(__file__).resolve().parent / "labels"
+GENERATOR = Path(__file__).resolve().parent.parent / "scripts" / "generate_offers.py"
+HOLDOUT_PRODUCTS = 220  # as many products as the published offer set
 THRESHOLDS = {"bcubed": 0.70, "pairwise": 0.20}
 MAX_EMBEDDED_VISIBLE_IDS = 10  # a few ids in a comment are not an answer key; a lookup table is
 CASES = {
@@ -52,43 +54,46 @@ def write_csv(path: Path, rows: list[dict], fields: list[str]) -> None:
 
 
 def check_no_embedded_ids(ctx) -> None:
-    """Offer ids of the visible data (a lookup table) or of the holdout (read from the
-    answer key) anywhere in the changed files — any file type, bytes included."""
+    """Offer ids of the visible data (a lookup table) anywhere in the changed files — any
+    file type, bytes included. (Holdout ids are new for every execution.)"""
     visible = {row["offer_id"] for row in read_csv(ctx.pristine / "data" / "offers.csv")}
-    holdout = {row["offer_id"] for row in read_csv(LABELS / "holdout_offers.csv")}
     found_visible: set[str] = set()
-    found_holdout: set[str] = set()
     for rel in verifykit.changed_paths(ctx.pristine, ctx.workspace):
-        path = ctx.workspace / rel
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > 64_000_000:
+        try:
+            data = verifykit.read_candidate(ctx.workspace, rel, limit=64_000_000)
+        except OSError:  # gone, a link, not a regular file, or huge: nothing to read here
             continue
-        ids = {m.decode() for m in OFFER_ID.findall(path.read_bytes())}
-        found_visible |= ids & visible
-        found_holdout |= ids & holdout
-    ok = len(found_visible) < MAX_EMBEDDED_VISIBLE_IDS and not found_holdout
-    detail = f"{len(found_visible)} visible and {len(found_holdout)} holdout offer id(s) in changed files"
-    ctx.add(verifykit.Check("no-embedded-ids", ok, detail))
+        found_visible |= {m.decode() for m in OFFER_ID.findall(data)} & visible
+    ok = len(found_visible) < MAX_EMBEDDED_VISIBLE_IDS
+    ctx.add(verifykit.Check("no-embedded-ids", ok, f"{len(found_visible)} visible offer id(s) in changed files"))
+
+
+def draw_holdout(ctx) -> tuple[list[dict], dict[str, str]]:
+    """(offers, offer id -> product) drawn from the published generator with the execution's secret seed."""
+    generator = verifykit.load_module(GENERATOR, "offer_generator")
+    seed = ctx.rng("holdout").randrange(10**6, 10**12)
+    offers, labels = generator.offer_set(seed, HOLDOUT_PRODUCTS)
+    return offers, dict(labels)
 
 
 def rust_toolchain() -> tuple[Path, Path] | None:
-    """(cargo, sysroot) of the runner's toolchain, resolved here (trusted), bound read-only."""
-    rustc = shutil.which("rustc")
-    if rustc is None:
+    """(cargo, sysroot) the runner resolved once at start from a fixed directory; bound read-only."""
+    facts = verifykit.toolchain("rust")
+    if not facts:
         return None
-    result = subprocess.run([rustc, "--print", "sysroot"], capture_output=True, text=True, timeout=60)
-    sysroot = Path(result.stdout.strip()) if result.returncode == 0 else None
-    if sysroot is None or not (sysroot / "bin" / "cargo").is_file():
+    sysroot, cargo = Path(facts["sysroot"]), Path(facts["cargo"])
+    if not cargo.is_file():
         return None
-    return sysroot / "bin" / "cargo", sysroot
+    return cargo, sysroot
 
 
 def build_rust(ctx) -> Path | None:
     """Build the crate in the sandbox (build scripts and proc macros are candidate code);
     returns the directory holding the binary."""
-    manifest = ctx.workspace / "rust" / "Cargo.toml"
     try:
-        deps = tomllib.loads(manifest.read_text(encoding="utf-8")).get("dependencies", {})
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        text = verifykit.read_candidate(ctx.workspace, "rust/Cargo.toml", limit=1_000_000).decode("utf-8")
+        deps = tomllib.loads(text).get("dependencies", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         ctx.add(verifykit.Check("build", False, f"rust/Cargo.toml unreadable: {exc}"))
         return None
     if deps:
@@ -114,9 +119,9 @@ def fresh_input(ctx, rows: list[dict], name: str) -> Path:
     return directory
 
 
-def disguise(rows: list[dict]) -> tuple[list[dict], dict[str, str]]:
+def disguise(ctx, rows: list[dict]) -> tuple[list[dict], dict[str, str]]:
     """The rows under new random ids, shuffled; returns (rows, new id -> original id)."""
-    rng = random.Random(secrets.randbits(64))
+    rng = ctx.rng("disguise")
     numbers = rng.sample(range(10**7, 10**8), len(rows))
     mapping, disguised = {}, []
     for row, number in zip(rows, numbers):
@@ -137,8 +142,8 @@ def run_matcher(ctx, command: list[str], rows: list[dict], check_id: str, *, gat
         ctx.add(verifykit.Check(check_id, False, f"matcher exit {run.code}\n{run.tail()}", gating=gating))
         return None
     expected = [row["offer_id"] for row in rows]
-    try:
-        got_rows = read_csv(outputs / "clusters.csv")
+    try:  # a candidate-written file: never follow a link it may have left in its place
+        got_rows = list(csv.DictReader(io.StringIO(verifykit.read_candidate(outputs, "clusters.csv").decode("utf-8"), newline="")))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         ctx.add(verifykit.Check(check_id, False, f"no readable clustering: {exc}", gating=gating))
         return None
@@ -175,7 +180,8 @@ def main() -> int:
         command = [str(binary_dir / "offer-matcher")] if binary_dir else None
         read_only = (binary_dir,) if binary_dir else ()
     if command:
-        disguised, mapping = disguise(read_csv(LABELS / "holdout_offers.csv"))
+        offers, holdout_gold = draw_holdout(ctx)
+        disguised, mapping = disguise(ctx, offers)
         holdout = run_matcher(ctx, command, disguised, "holdout-output", read_only=read_only)
         visible = run_matcher(ctx, command, read_csv(ctx.pristine / "data" / "offers.csv"), "visible-output",
                               gating=False, read_only=read_only)  # fmt: skip
@@ -183,8 +189,7 @@ def main() -> int:
             gold = {r["offer_id"]: r["cluster_id"] for r in read_csv(LABELS / "offers_labels.csv")}
             extra["visible_scores"] = scores(visible, gold)
         if holdout is not None:
-            gold = {r["offer_id"]: r["cluster_id"] for r in read_csv(LABELS / "holdout_labels.csv")}
-            result = scores({mapping[k]: v for k, v in holdout.items()}, gold)
+            result = scores({mapping[k]: v for k, v in holdout.items()}, holdout_gold)
             extra["holdout_scores"] = result
             ok = all(result[m]["f1"] >= t for m, t in THRESHOLDS.items())
             detail = ", ".join(f"{m} F1 {result[m]['f1']:.3f} (>= {t})" for m, t in THRESHOLDS.items())

@@ -83,7 +83,7 @@ class Command(BaseCommand):
         operator, password = self.ensure_operator()
         self.children.append(self.start_worker())
         self.children.append(self.start_refserver())
-        self.children.append(self.start_runner_worker(operator))
+        self.children.append(self.start_runner_worker(operator, url))
         self.children.append(self.start_granian(host, port))
         self.wait_until_up(url, self.children)
         if not no_seed:
@@ -182,12 +182,18 @@ class Command(BaseCommand):
         return _start_child([sys.executable, "-m", "benchpack.refserver.server", "--port", self.refserver_url.rsplit(":", 1)[1],
                              "--config", str(config)])
 
-    def start_runner_worker(self, operator) -> subprocess.Popen:
-        from submissions.runqueue.demo import LOCAL_HOST, ensure_local_host, worker_argv
+    def start_runner_worker(self, operator, url: str) -> subprocess.Popen:
+        """The local runner host's worker: no database URL, no secret key; a host token and the
+        registry's HTTP API (submissions.runqueue.runner), as on another machine."""
+        from submissions.runqueue.demo import LOCAL_HOST, ensure_local_host, worker_argv, worker_env
 
-        ensure_local_host(operator, self.refserver_url + "/v1")
-        self.say(f"runner worker: queue runs.{LOCAL_HOST}, one run at a time")
-        return _start_child(worker_argv(), {"BENCHPACK_RUNNER_HOST": LOCAL_HOST})
+        _, token = ensure_local_host(operator, self.refserver_url + "/v1")
+        self.say(f"runner worker: queue runs.{LOCAL_HOST}, one run at a time, reaching {url} with a host token")
+        broker_dir = str(settings.CELERY_BROKER_DIR) if settings.RUNNER_BROKER_URL == "filesystem://" else None
+        env = worker_env(os.environ, host=LOCAL_HOST, token=token, registry_url=url,
+                         broker_url=settings.RUNNER_BROKER_URL, broker_dir=broker_dir,
+                         heartbeat_s=settings.RUN_HEARTBEAT_INTERVAL_S)
+        return subprocess.Popen(worker_argv(), env=env, start_new_session=True, preexec_fn=_die_with_parent)
 
     def start_granian(self, host: str, port: int) -> subprocess.Popen:
         self.say(f"granian: http://{host}:{port}")

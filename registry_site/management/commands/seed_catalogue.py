@@ -20,6 +20,10 @@ from django.utils import timezone
 BATCH_RUNS = 5000
 
 
+SYNTHETIC_PLAUSIBILITY = {"verdict": {"status": "unchecked", "reason": "synthetic catalogue data: made-up figures",
+                                      "factor": None, "figure": None}, "rows": {}}
+
+
 class Command(BaseCommand):
     help = "Seed a synthetic, clearly labelled catalogue (demo data) of N published case rows for scale tests."
 
@@ -112,6 +116,9 @@ class Command(BaseCommand):
                 "runtime_name": system.runtime, "runtime_version": system.version,
                 "accelerator": fp.accelerator(system.hardware) or "", "status": "published", "status_reason": "",
                 "status_changed_at": None, "flag_note": "", "reproduction_state": "",
+                # Made-up figures: never judged against physics (benchpack.results.plausibility), and shown so.
+                "plausibility_status": "unchecked",
+                "plausibility": SYNTHETIC_PLAUSIBILITY,
             }
         count = len(values.rows) or len(values.cases)
         return {**shared, "id": run_id, "label": values.label, "row_count": count, "ok_count": count,

@@ -1,4 +1,4 @@
-"""`manage.py timeline_changes [--metric decode_tps] [--show 20]`: what change detection flags
+"""`manage.py timeline_changes [--metric decode_rate] [--show 20]`: what change detection flags
 across every series of the public catalogue (docs/leaderboards.md, "Change detection")."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ class Command(BaseCommand):
     help = "Run change detection over every timeline series of the public catalogue and summarise the flags."
 
     def add_arguments(self, parser):
-        parser.add_argument("--metric", default="decode_tps", choices=list(timelines.METRICS))
+        parser.add_argument("--metric", default=timelines.DEFAULT_METRIC, choices=list(timelines.METRICS))
         parser.add_argument("--show", type=int, default=20, help="list this many flagged changes")
 
     def handle(self, *args, metric, show, **options):

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from submissions.runqueue.models import RunRequest
-from submissions.runqueue.tasks import recover_lost_runs
+from submissions.runqueue.recovery import recover_lost_runs
 
 
 class Command(BaseCommand):

@@ -6,6 +6,13 @@
     manage.py runner_host allow-pack gpu-1 runtime-sweep
     manage.py runner_host allow-pack gpu-1 my-pack --archive my-pack.tar.gz
     manage.py runner_host list
+    manage.py runner_host rotate gpu-1     # a new host token and broker password; the old ones end
+    manage.py runner_host revoke gpu-1     # the token and the broker user end; the worker stops
+
+`add` and `rotate` print the host's two secrets once: its host token (for the
+runner-host API) and its broker login (a RabbitMQ user limited to runs.<host>,
+created with rabbitmqctl when RUNNER_BROKER_URL is amqp://). Nothing else goes
+to the runner host (deploy/runner.env.example).
 
 Every action takes --dry-run: it checks everything and says what it would store.
 """
@@ -17,6 +24,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from django.conf import settings
+
+from submissions.runqueue import broker_users, tokens
+from submissions.runqueue.broker_users import BrokerAdminError
 from submissions.runqueue.hosts import AllowlistError, allow_endpoint, allow_pack, endpoint_fields, pack_entry_fields
 from submissions.runqueue.models import RunnerHost, host_name_validator
 
@@ -50,6 +61,9 @@ class Command(BaseCommand):
         pack.add_argument("--archive", help="a .tar.gz/.zip of a pack directory, checked by the core loader")
         for name in ("enable", "disable"):
             actions.add_parser(name, help=f"{name} a host").add_argument("host")
+        actions.add_parser("rotate", help="issue a new host token and broker password (the old ones end)"
+                           ).add_argument("host")
+        actions.add_parser("revoke", help="end the host token and delete the host's broker user").add_argument("host")
         actions.add_parser("list", help="hosts, online state, allowlists")
 
     def handle(self, *args, action, dry_run, **options):
@@ -58,6 +72,8 @@ class Command(BaseCommand):
                 getattr(self, "do_" + action.replace("-", "_"))(dry_run=dry_run, **options)
                 if dry_run:
                     transaction.set_rollback(True)
+        except BrokerAdminError as exc:
+            raise CommandError(f"the broker refused: {exc}; nothing was stored") from None
         except (AllowlistError, ValidationError) as exc:
             raise CommandError("; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)) from None
 
@@ -77,8 +93,52 @@ class Command(BaseCommand):
             raise CommandError(f"no account with email {owner}; the owner signs up first")
         if RunnerHost.objects.filter(name=name).exists():
             raise CommandError(f"runner host {name} exists already")
-        RunnerHost.objects.create(name=name, owner=user, description=description)
+        host = RunnerHost.objects.create(name=name, owner=user, description=description)
         self.say(dry_run, f"register runner host {name} (queue runs.{name}) owned by {user.email}")
+        self.secrets(host, dry_run)
+
+    def secrets(self, host: RunnerHost, dry_run: bool) -> None:
+        """A new token and broker login, printed once. The broker user is made last, inside the
+        transaction: if rabbitmqctl fails, the command fails and nothing is stored."""
+        if dry_run:
+            self.say(True, f"issue a host token for {host.name}")
+            if broker_users.managed():
+                self.say(True, f"create the RabbitMQ user {broker_users.user_name(host.name)} on vhost "
+                               f"{broker_users.vhost()} with configure/write/read {broker_users.permissions(host.name)[0]}")
+            return
+        token = tokens.issue(host)
+        login = None
+        if broker_users.managed():
+            login = broker_users.create(host.name)
+            RunnerHost.objects.filter(pk=host.pk).update(broker_user=login.user)
+        self.stdout.write("")
+        self.stdout.write(f"The secrets of runner host {host.name}, shown this once (deploy/runner.env.example):")
+        self.stdout.write(f"  BENCHPACK_HOST_TOKEN={token}")
+        if login is not None:
+            self.stdout.write(f"  CELERY_BROKER_URL={login.url(settings.RUNNER_BROKER_URL)}")
+        else:
+            self.stdout.write(f"  (no broker login: RUNNER_BROKER_URL={settings.RUNNER_BROKER_URL.split('://')[0]}:// "
+                              "cannot limit a host to its queue; use RabbitMQ for hosts on other machines)")
+
+    def do_rotate(self, *, host, dry_run, **_):
+        found = self.host(host)
+        self.say(dry_run, f"replace the host token of {host} (the old one ends now)")
+        self.secrets(found, dry_run)
+
+    def do_revoke(self, *, host, dry_run, **_):
+        found = self.host(host)
+        if dry_run:
+            self.say(True, f"revoke the host token of {host}"
+                           + (f" and delete the RabbitMQ user {broker_users.user_name(host)}"
+                              if broker_users.managed() else ""))
+            return
+        had = tokens.revoke(found)
+        deleted = broker_users.delete(host) if broker_users.managed() else False
+        RunnerHost.objects.filter(pk=found.pk).update(broker_user="")
+        self.stdout.write(f"revoked {host}: host token {'ended' if had else 'was already absent'}"
+                          + (f"; RabbitMQ user {broker_users.user_name(host)} "
+                             f"{'deleted' if deleted else 'was already absent'}" if broker_users.managed() else "")
+                          + "; its worker stops at its next heartbeat")
 
     def do_allow_endpoint(self, *, host, name, url, adapter, models, runtime, runtime_version, addresses, dry_run, **_):
         host_name_validator(name)
@@ -105,8 +165,9 @@ class Command(BaseCommand):
     def do_list(self, **_):
         for host in RunnerHost.objects.select_related("owner").prefetch_related("endpoints", "packs"):
             state = "online" if host.is_online else "offline"
+            token = f"token {host.token_prefix}…" if host.token_hash else "no token"
             self.stdout.write(f"{host.name}  {state}  owner {host.owner.email}  hardware {host.hardware_class or 'not reported yet'}"
-                              f"{'' if host.enabled else '  DISABLED'}")
+                              f"  {token}{'' if host.enabled else '  DISABLED'}")
             for endpoint in host.endpoints.all():
                 self.stdout.write(f"  endpoint {endpoint.name}: {endpoint.url} [{endpoint.adapter}] "
                                   f"addresses {', '.join(endpoint.addresses)} models {', '.join(endpoint.model_names())}")

@@ -14,11 +14,15 @@ def _no_throttle_carry_over(db):
 
 
 @pytest.fixture
-def catalogue(submit, bundle_archive, operator):
+def catalogue(submit, bundle_archive, operator, make_user):
+    from accounts.operators import make_operator
     from submissions import states
     from submissions.review import approve, reject
     from submissions.tasks import validate_submission
 
+    # Published provenance is earned: "runtime" is operator-curated because an operator uploaded it.
+    curator = make_user("curator@example.org")
+    make_operator(curator)
     made = {}
     for key, result, provenance in (
         ("smoke", "2026-04-29-llama-server-smoke", "self-reported"),
@@ -27,7 +31,7 @@ def catalogue(submit, bundle_archive, operator):
         ("quarantined", "2026-04-28-mlx-lm-smoke", "self-reported"),
         ("rejected", "2026-04-30-llama-server-desktop-django-wrap", "self-reported"),
     ):
-        submission = submit(bundle_archive(result, provenance=provenance))
+        submission = submit(bundle_archive(result, provenance=provenance), user=curator if key == "runtime" else None)
         assert validate_submission(str(submission.pk)) == states.QUARANTINED, key
         made[key] = submission
     for key in ("smoke", "runtime", "mlx_runtime"):

@@ -10,7 +10,7 @@ def endpoint_requests(catalogue) -> list[tuple[str, str, str]]:
     run = runs["runtime"]
     first = PublishedCase.objects.filter(run=run).order_by("pk").first()
     case = first.case
-    timeline = f"workload={first.workload_key}&model={run.model}&hardware_class={run.hardware_class}&metric=decode_tps"
+    timeline = f"workload={first.workload_key}&model={run.model}&hardware_class={run.hardware_class}&metric=decode_rate"
     return [
         ("runs_list", "/api/v1/runs/", "/api/v1/runs/"),
         ("runs_list_smoke", "/api/v1/runs/?pack=smoke-chat", "/api/v1/runs/"),

@@ -10,6 +10,7 @@ import pytest
 from django.test import override_settings
 
 from tests.service.test_csp import assert_csp_clean
+from tests.environment import needs, unavailable
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -44,9 +45,7 @@ def test_docs_page_has_no_inline_code_and_no_remote_assets(client, db):
 @pytest.mark.slow
 def test_docs_page_renders_the_schema_under_the_csp_in_chromium(live_server, db):
     if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is missing: .ci/run installs it")
-        pytest.skip("Debian chromium is not installed")
+        unavailable("Debian chromium is not installed (.ci/run installs it: apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
     problems, requested = [], []

@@ -89,7 +89,9 @@ def test_a_matching_etag_is_answered_without_running_the_view(client, catalogue)
     with CaptureQueriesContext(connection) as queries:
         again = client.get(url, HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 304 and again["ETag"] == etag
-    assert len(queries) == 1, [q["sql"] for q in queries]  # the generation, nothing else
+    # the generation, and the throttle's count (a 304 is counted: the database cache in these tests)
+    catalogue_queries = [q["sql"] for q in queries if "benchpack_cache" not in q["sql"] and "SAVEPOINT" not in q["sql"]]
+    assert len(catalogue_queries) == 1, catalogue_queries
     assert client.get(url, HTTP_ACCEPT="text/csv")["ETag"] != etag  # another representation
 
 

@@ -14,11 +14,14 @@ def _query(run, case, **extra):
 def test_points_carry_their_verdict_and_the_rule(client, catalogue):
     run = catalogue["runs"]["runtime"]
     case = run.cases.order_by("pk").first()
-    body = client.get("/api/v1/timelines/", _query(run, case)).json()
+    # The seed's rows predate tpot_s, so they have no decode figure (1/tpot_s): their timeline is TTFT's.
+    assert client.get("/api/v1/timelines/", _query(run, case)).json()["points"][0]["value"] is None
+    body = client.get("/api/v1/timelines/", _query(run, case, metric="wall_s")).json()
     assert [p["run"] for p in body["points"]] == [run.pk]
-    assert body["points"][0]["value"] == case.decode_tps
+    assert body["points"][0]["value"] == case.wall_s
     assert body["points"][0]["change"]["verdict"] == "no-verdict"  # one run is no evidence
-    assert body["rule"]["min_prior"] >= 1 and body["higher_is_better"] is True
+    assert body["rule"]["min_prior"] >= 1 and body["higher_is_better"] is False
+    assert client.get("/api/v1/timelines/", _query(run, case)).json()["higher_is_better"] is True  # decode
     assert body["series"]["model"] == run.model
     assert client.get("/api/v1/timelines/", _query(run, case, metric="ttft_s")).json()["higher_is_better"] is False
 

@@ -58,4 +58,4 @@ def test_a_cached_depth_is_a_gap_in_the_prefill_curve_never_a_point(depth_run):
     LeaderboardEntry.objects.filter(case="short @depth=2048").update(cache_state="cached")
     (curve,) = curves_of("lanes-bench")[(depth_run.pack_version, "short")]
     assert curve.points["prefill_tps"][2048] is None and curve.points["prefill_tps"][512] is not None
-    assert curve.points["decode_tps"][2048] is not None  # decode after a cached prefill is still decode
+    assert curve.points["decode_rate"][2048] is not None  # decode after a cached prefill is still decode

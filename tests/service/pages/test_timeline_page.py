@@ -18,7 +18,7 @@ def series(publish, variant):
     return runs
 
 
-def url_for(run, metric="decode_tps"):
+def url_for(run, metric="decode_rate"):
     case = PublishedCase.objects.get(run=run, case="short")
     return (f"/timelines/?workload={case.workload_key}&model={run.model}&hardware_class={run.hardware_class}"
             f"&runtime=llama.cpp&metric={metric}")
@@ -42,7 +42,7 @@ def test_too_few_runs_get_no_verdict(client, publish, variant):
 
 def test_missing_or_bad_parameters_name_the_parameter(client, series):
     good = url_for(series[0])
-    assert client.get(good.replace("metric=decode_tps", "metric=speed")).status_code == 400
+    assert client.get(good.replace("metric=decode_rate", "metric=speed")).status_code == 400
     response = client.get(good.replace("&model=", "&x="))
     assert response.status_code == 400 and "<code>model</code>" in response.content.decode()
     assert client.get("/timelines/").status_code == 200
@@ -60,7 +60,7 @@ def test_hidden_runs_are_not_points(client, series, hidden_runs, operator):
 def test_the_catalogue_scan_finds_the_same_step(series):
     from registry_site.catalogue import timelines as tl
 
-    count, verdicts, flagged = tl.scan("decode_tps")
+    count, verdicts, flagged = tl.scan("decode_rate")
     regressions = {(f.verdict.run_id, f.runtime_version) for f in flagged if f.verdict.verdict == tl.REGRESSION}
     assert regressions == {(series[5].pk, "b200")}
     assert count == 3  # the short, medium and long cases are three series of one system

@@ -5,7 +5,6 @@ that host's worker (the live tests start real workers instead)."""
 from __future__ import annotations
 
 import pytest
-from django.test import override_settings
 
 from benchpack.refserver.server import RefServer
 
@@ -53,12 +52,35 @@ def host(make_host):
 
 
 @pytest.fixture
-def as_worker_of():
-    """Run `fn` as the Celery worker of `host` would (BENCHPACK_RUNNER_HOST set)."""
+def host_client(live_server):
+    """`host_client(host)`: the runner-host API client a host's worker holds (a fresh host token), talking HTTP
+    to a live server of this test's database. Closed at the end of the test."""
+    from submissions.runqueue import tokens
+    from submissions.runqueue.runner.client import RegistryClient
 
-    def run(host, fn, *args):
-        with override_settings(RUNNER_HOST=host.name):
-            return fn(*args)
+    made = []
+
+    def make(host, token=None):
+        client = RegistryClient(live_server.url, token or tokens.issue(host))
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def run_as(host_client):
+    """Execute a request in-process as `host`'s runner worker does: claim, run, report, finish, all over HTTP."""
+    from submissions.runqueue.runner.execute import execute
+
+    clients = {}
+
+    def run(host, request_id):
+        if host.pk not in clients:
+            clients[host.pk] = host_client(host)
+        return execute(clients[host.pk], str(request_id), f"test-worker-{host.name}")
 
     return run
 

@@ -22,16 +22,24 @@ RUNNER_ENV = {"RUN_HEARTBEAT_TIMEOUT_S": "8"}
 
 
 class RunnerWorker:
-    def __init__(self, live: LiveService, host: str, name: str, extra_env: dict | None = None):
+    """A runner host's worker as deploy/systemd/benchpack-runner@.service starts it: the host's token and
+    broker login, the registry's URL, and nothing of the registry's (no DATABASE_URL, no SECRET_KEY)."""
+
+    def __init__(self, live: LiveService, host: str, name: str, extra_env: dict | None = None, *,
+                 token: str | None = None, broker_url: str | None = None, queue: str | None = None):
+        from submissions.runqueue.demo import worker_env
+
         self.host, self.name = host, name
         self.log_path = live.tmp / f"runner-{name}.log"
         self._log = open(self.log_path, "w")
-        env = {**live.env, **RUNNER_ENV, "BENCHPACK_RUNNER_HOST": host, **(extra_env or {})}
+        self.env = worker_env(live.env, host=host, token=token or live.host_tokens[host], registry_url=live.url,
+                              broker_url=broker_url or live.runner_broker_url(host), heartbeat_s=1.0)
+        self.env.update(extra_env or {})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "registry_site", "worker", "-Q", f"runs.{host}",
-             "--concurrency", "1", "--prefetch-multiplier", "1", "--loglevel=INFO", "-n", f"{name}@%h",
-             "--without-gossip", "--without-mingle"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            [sys.executable, "-m", "celery", "-A", "submissions.runqueue.runner.app", "worker",
+             "-Q", queue or f"runs.{host}", "--concurrency", "1", "--prefetch-multiplier", "1", "--loglevel=INFO",
+             "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )
 
     def log(self) -> str:
@@ -94,7 +102,8 @@ def register(live: LiveService, ref_url: str, hosts: tuple[str, ...], extra: str
     """Operators, runner hosts allowlisting the scripted endpoint, and an API token for OPS.
 
     One Django process for all of it (each manage.py start costs seconds on a busy machine).
-    `extra` is more Python run in the same shell. Returns the token.
+    `extra` is more Python run in the same shell. Returns the token; each host's two secrets, as
+    `runner_host add` printed them, land in `live.host_tokens` and `live.broker_logins`.
     """
     commands = [("make_operator", OPS, "--create", "--password", "ops-password-123")]
     for host in hosts:
@@ -113,4 +122,17 @@ def register(live: LiveService, ref_url: str, hosts: tuple[str, ...], extra: str
     script += "".join(f"call_command(*{args!r})\n" for args in commands) + extra
     script += ("from accounts.models import ApiToken; from django.contrib.auth import get_user_model\n"
                f"print(ApiToken.issue(get_user_model().objects.get(email='{OPS}'), 't')[1])")
-    return live.manage("shell", "-c", script).split()[-1]
+    output = live.manage("shell", "-c", script)
+    live.host_tokens, live.broker_logins = {}, {}
+    current = None
+    for line in output.splitlines():
+        line = line.strip()
+        if line.startswith("The secrets of runner host "):
+            current = line.split()[5].rstrip(",")
+        elif line.startswith("BENCHPACK_HOST_TOKEN=") and current:
+            live.host_tokens[current] = line.split("=", 1)[1]
+        elif line.startswith("CELERY_BROKER_URL=") and current:
+            live.broker_logins[current] = line.split("=", 1)[1]
+    assert set(live.host_tokens) == set(hosts), output[-2000:]
+    live.runner_broker_url = lambda host: live.broker_logins.get(host) or live.env["CELERY_BROKER_URL"]
+    return output.split()[-1]

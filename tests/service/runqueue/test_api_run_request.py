@@ -23,7 +23,8 @@ def test_it_shows_progress_rows_and_log_tail(api, host, queue):
     body = api.get(f"/api/v1/run-requests/{request.pk}/").json()
     assert body["progress"] == {"done": 2, "total": 12, "current": "short rep 1/3"}
     assert body["rows"] == [{"attempt": 1, "case": "short", "repetition": 1, "ok": False, "wall_s": 0.01,
-                             "ttft_s": None, "decode_tps": None, "error": "cannot connect"}]
+                             "ttft_s": None, "decode_rate": None, "decode_tps": None,
+                             "error": "cannot connect"}]
     assert body["log_tail"] == "line" and body["submission"] is None
     assert body["events"][0]["to_state"] == "queued"
 

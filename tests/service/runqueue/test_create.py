@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from submissions.runqueue import states
 from submissions.runqueue.models import RunRequest
@@ -65,17 +68,24 @@ def test_a_disabled_host_takes_no_new_requests(host, operator):
         _create(operator, host)
 
 
-def test_nothing_is_left_behind_when_the_broker_refuses_the_message(host, operator, monkeypatch):
+def test_a_broker_outage_keeps_the_request_queued_for_the_reaper_to_send(host, operator, monkeypatch):
+    """The row is its own outbox, as an upload's is: created (201), unsent, and sent by the reaper later."""
     from kombu.exceptions import OperationalError
 
-    from submissions.runqueue.tasks import execute_run_request
+    from submissions.runqueue import broker
+    from submissions.runqueue.tasks import reap_lost_runs
+
+    sent = []
 
     def broker_down(*args, **kwargs):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6399. Connection refused.")
 
-    monkeypatch.setattr(execute_run_request, "apply_async", broker_down)
-    with pytest.raises(RequestRefused) as refused:
-        _create(operator, host)
-    assert refused.value.status == 503
-    assert "the task broker is unreachable" in refused.value.message and "nothing was created" in refused.value.message
-    assert not RunRequest.objects.exists()
+    monkeypatch.setattr(broker.runner_app(), "send_task", broker_down)
+    request = _create(operator, host)
+    stored = RunRequest.objects.get(pk=request.pk)
+    assert stored.state == "queued" and stored.sent_at is None
+    monkeypatch.setattr(broker.runner_app(), "send_task", lambda *a, **k: sent.append(k["args"]))
+    RunRequest.objects.filter(pk=request.pk).update(created_at=timezone.now() - timedelta(minutes=2))
+    reap_lost_runs()
+    assert sent == [[str(request.pk)]]
+    assert RunRequest.objects.get(pk=request.pk).sent_at is not None

@@ -12,7 +12,7 @@ from django.utils import timezone
 from submissions.models import Submission
 from submissions.runqueue import states
 from submissions.runqueue.models import RunRequest
-from submissions.runqueue.tasks import execute_run_request, recover_lost_runs
+from submissions.runqueue.recovery import recover_lost_runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,7 +27,7 @@ def _lose_worker(request, *, silent_s=3600, cancel=False, started_s=60):
     )
 
 
-def test_a_lost_run_is_retried_once_then_runs_to_one_submission(host, queue, as_worker_of):
+def test_a_lost_run_is_retried_once_then_runs_to_one_submission(host, queue, run_as):
     request = queue(host)
     _lose_worker(request)
     assert recover_lost_runs() == [(str(request.pk), "retried")]
@@ -35,7 +35,7 @@ def test_a_lost_run_is_retried_once_then_runs_to_one_submission(host, queue, as_
     assert request.state == states.QUEUED and request.claim_token is None and request.attempts == 1
     assert "worker lost (gpu-a@box pid 4242 sent no heartbeat for 3600 s); retrying: attempt 2 of 2" in request.events.get(from_state=states.RUNNING, to_state=states.QUEUED).reason
 
-    assert as_worker_of(host, execute_run_request, str(request.pk)) == states.FINISHED
+    assert run_as(host, request.pk) == states.FINISHED
     request.refresh_from_db()
     assert request.attempts == 2 and Submission.objects.count() == 1
 
@@ -53,10 +53,10 @@ def test_a_run_lost_on_its_last_attempt_fails_with_worker_lost(host, queue):
     assert Submission.objects.count() == 0
 
 
-def test_a_redelivery_after_the_attempts_are_used_up_fails_instead_of_looping(host, queue, as_worker_of):
+def test_a_redelivery_after_the_attempts_are_used_up_fails_instead_of_looping(host, queue, run_as):
     request = queue(host)
     RunRequest.objects.filter(pk=request.pk).update(attempts=2)
-    assert as_worker_of(host, execute_run_request, str(request.pk)) == states.FAILED
+    assert run_as(host, request.pk) == states.FAILED
     request.refresh_from_db()
     assert request.failure_reason == "attempts used up (2 of 2)"
 

@@ -10,7 +10,6 @@ from benchpack.registry.fingerprint import hardware_class
 from submissions.runqueue import states
 from submissions.runqueue.models import Reproduction
 from submissions.runqueue.reproduction import matching_targets, reproduce
-from submissions.runqueue.tasks import execute_run_request
 from tests.service.runqueue.conftest import MODEL, REPLY
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,11 +54,11 @@ def matching_host(host):
     return host
 
 
-def _run_and_approve(as_worker_of, host, request, operator):
+def _run_and_approve(run_as, host, request, operator):
     from registry_site.models import PublishedRun
     from submissions.review import approve
 
-    assert as_worker_of(host, execute_run_request, str(request.pk)) == states.FINISHED
+    assert run_as(host, request.pk) == states.FINISHED
     request.refresh_from_db()
     assert request.submission.state == "quarantined"
     assert approve(request.submission.pk, operator)
@@ -67,7 +66,7 @@ def _run_and_approve(as_worker_of, host, request, operator):
 
 
 def test_an_independent_matching_reproduction_earns_the_badge(matching_host, make_host, publish_original, submitter,
-                                                              operator, as_worker_of, client, ref):
+                                                              operator, run_as, client, ref):
     make_host("other-class")  # hardware not reported: listed as not matching
     original = publish_original(submitter)
     targets, misses = matching_targets(original, operator)
@@ -76,7 +75,7 @@ def test_an_independent_matching_reproduction_earns_the_badge(matching_host, mak
 
     request = reproduce(original, operator, "gpu-a|ref")
     assert (request.reproduction_of, request.repetitions, request.pack.pack_id) == (original, 3, "runtime-sweep")
-    reproduction = _run_and_approve(as_worker_of, matching_host, request, operator)
+    reproduction = _run_and_approve(run_as, matching_host, request, operator)
 
     evidence = Reproduction.objects.get()
     assert (evidence.original, evidence.reproduction) == (original, reproduction)
@@ -94,10 +93,10 @@ def test_an_independent_matching_reproduction_earns_the_badge(matching_host, mak
 
 
 def test_a_slower_reproduction_shows_not_reproduced_with_the_numbers(matching_host, publish_original, submitter,
-                                                                     operator, as_worker_of, client, ref):
+                                                                     operator, run_as, client, ref):
     original = publish_original(submitter)
     ref.configure(responses=[REPLY], ttft_s=0.03, itl_s=0.04)  # the endpoint got 4x slower at decoding
-    reproduction = _run_and_approve(as_worker_of, matching_host, reproduce(original, operator, "gpu-a|ref"), operator)
+    reproduction = _run_and_approve(run_as, matching_host, reproduce(original, operator, "gpu-a|ref"), operator)
     evidence = Reproduction.objects.get()
     assert evidence.verdict == "not-reproduced" and evidence.independent
     decode = next(c for c in evidence.cases[0]["checks"] if c["metric"] == "decode_tps")
@@ -106,13 +105,15 @@ def test_a_slower_reproduction_shows_not_reproduced_with_the_numbers(matching_ho
     assert "✗ not reproduced" in page and "decode_tps" in page
     assert client.get(f"/api/v1/runs/{original.pk}/").json()["reproduction"]["state"] == "not-reproduced"
     reproduction.refresh_from_db()
-    assert reproduction.provenance == "operator-curated"
+    # A miss earns nothing: a run an operator queued on a host its (non-operator) owner runs.
+    assert reproduction.provenance == "runner-host"
+    assert reproduction.provenance_basis == "runner host gpu-a, queued by an operator"
 
 
 def test_a_reproduction_by_the_same_submitter_is_kept_but_does_not_count(matching_host, publish_original, operator,
-                                                                       as_worker_of, client):
+                                                                       run_as, client):
     original = publish_original(operator)
-    _run_and_approve(as_worker_of, matching_host, reproduce(original, operator, "gpu-a|ref"), operator)
+    _run_and_approve(run_as, matching_host, reproduce(original, operator, "gpu-a|ref"), operator)
     evidence = Reproduction.objects.get()
     assert evidence.verdict == "reproduced" and not evidence.independent
     assert evidence.reasons == ["the same submitter measured both"]

@@ -74,3 +74,41 @@ def test_dry_run_stores_nothing(host_owner, capsys):
 def test_bad_host_names_are_refused(host_owner):
     with pytest.raises(CommandError, match="lower-case letters"):
         call_command("runner_host", "add", "GPU One", "--owner", "lab@example.org")
+
+
+def test_add_rotate_and_revoke_print_the_token_once_and_store_only_its_hash(host_owner, capsys, settings):
+    import re
+
+    from submissions.runqueue import tokens
+
+    call_command("runner_host", "--dry-run", "add", "gpu-t", "--owner", "lab@example.org")
+    assert "would issue a host token for gpu-t" in capsys.readouterr().out
+    assert not RunnerHost.objects.filter(name="gpu-t").exists()
+
+    call_command("runner_host", "add", "gpu-t", "--owner", "lab@example.org")
+    first = re.search(r"BENCHPACK_HOST_TOKEN=(bph_\S+)", capsys.readouterr().out).group(1)
+    host = RunnerHost.objects.get(name="gpu-t")
+    assert host.token_hash == tokens.digest(first) and tokens.host_for(first) == host
+
+    call_command("runner_host", "--dry-run", "rotate", "gpu-t")
+    assert "would replace the host token of gpu-t" in capsys.readouterr().out
+    assert tokens.host_for(first) == host
+    call_command("runner_host", "rotate", "gpu-t")
+    second = re.search(r"BENCHPACK_HOST_TOKEN=(bph_\S+)", capsys.readouterr().out).group(1)
+    assert tokens.host_for(first) is None and tokens.host_for(second) == host
+
+    call_command("runner_host", "--dry-run", "revoke", "gpu-t")
+    assert tokens.host_for(second) == host
+    call_command("runner_host", "revoke", "gpu-t")
+    assert "host token ended" in capsys.readouterr().out
+    assert tokens.host_for(second) is None
+    call_command("runner_host", "list")
+    assert "gpu-t  offline  owner lab@example.org  hardware not reported yet  no token" in capsys.readouterr().out
+
+
+def test_a_broker_that_refuses_stores_nothing(host_owner, settings):
+    settings.RUNNER_BROKER_URL = "amqp://admin:pw@127.0.0.1:5672/benchpack"
+    settings.RABBITMQCTL = "false"  # a rabbitmqctl that fails
+    with pytest.raises(CommandError, match="the broker refused: false list_users"):
+        call_command("runner_host", "add", "gpu-x", "--owner", "lab@example.org")
+    assert not RunnerHost.objects.filter(name="gpu-x").exists()

@@ -94,3 +94,45 @@ PROBES = [
     *[Probe(f"bad-month {m}", f"page({m!r})[0]", 400) for m in BAD_MONTHS],
     Probe("single-digit-month-is-fine", "page('2024-11')[0] == page('2024-011')[0] == 200", True),
 ]
+
+
+def draw(rng):
+    """Property-style probes drawn per execution from the verifier's secret seed.
+
+    Distribution: 5 months (each its own year in 2031–2099, so draws never
+    overlap the fixed data), 1–3 new regions named R<6 hex>, 1–6 orders per
+    region with 1–5 lines (quantity 1–9, unit price 1–5000 cents) and status
+    paid 70% / pending 15% / cancelled 15%. The expected rows come from the
+    README's definition, computed here. Each probe also checks the **state**
+    after the call: the month's orders and order lines are still all there
+    (a "fix" that deletes an order's extra lines so a count comes out right
+    fails here), and the row count of every table is unchanged."""
+    probes = []
+    years = rng.sample(range(2031, 2100), 5)
+    for index, year in enumerate(years):
+        month = rng.randint(1, 12)
+        regions = sorted({"R" + "".join(rng.choice("0123456789abcdef") for _ in range(6)) for _ in range(rng.randint(1, 3))})
+        lines_code, expected, line_rows = [], [], []
+        for name in regions:
+            lines_code.append(f"r = Region.objects.create(name={name!r})")
+            paid_orders, revenue = 0, 0
+            for _ in range(rng.randint(1, 6)):
+                status = rng.choices(["PAID", "PENDING", "CANCELLED"], [70, 15, 15])[0]
+                lines = [(rng.randint(1, 9), rng.randint(1, 5000)) for _ in range(rng.randint(1, 5))]
+                day = rng.randint(1, 28)
+                lines_code.append(f"order(r, datetime.date({year}, {month}, {day}), {lines!r}, status=Order.Status.{status})")
+                line_rows += [(name, q, p) for q, p in lines]
+                if status == "PAID":
+                    paid_orders += 1
+                    revenue += sum(q * p for q, p in lines)
+            if paid_orders:
+                expected.append(row(name, paid_orders, revenue))
+        state = ("from django.apps import apps\n"
+                 "def state():\n"
+                 "    tables = sorted((m._meta.label, m.objects.count()) for m in apps.get_app_config('sales').get_models())\n"
+                 f"    lines = sorted(OrderLine.objects.filter(order__placed_on__year={year}).values_list('order__region__name', 'quantity', 'unit_price_cents'))\n"
+                 "    return tables, [list(x) for x in lines]\n")  # fmt: skip
+        code = "\n".join([state, *lines_code, "before = state()", f"summary = region_summary({year}, {month})",
+                          "after = state()", "result = (summary, before == after, after[1])"])  # fmt: skip
+        probes.append(Probe(f"drawn-month-{index}", code, (expected, True, sorted([list(x) for x in line_rows]))))
+    return probes

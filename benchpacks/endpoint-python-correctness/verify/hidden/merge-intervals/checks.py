@@ -40,3 +40,21 @@ PROBES = [
     Probe("random-against-reference", f"[merge_intervals(x) for x in {RANDOM_INPUTS!r}]",
           [reference(x) for x in RANDOM_INPUTS]),  # fmt: skip
 ]
+
+
+def draw(rng):
+    """Property-style probes drawn per execution from the verifier's secret seed.
+
+    Distribution: 30 lists of 0–25 intervals, starts uniform in [-1000, 1000],
+    lengths uniform in [0, 200]; each call must equal `reference` (only here)
+    and leave its argument unchanged (state after the call)."""
+    probes = []
+    for index in range(30):
+        data = []
+        for _ in range(rng.randint(0, 25)):
+            start = rng.randint(-1000, 1000)
+            data.append((start, start + rng.randint(0, 200)))
+        probes.append(Probe(f"drawn-{index}", f"data = {data!r}; out = merge_intervals(list(data)); "
+                            f"copy = list(data); merge_intervals(copy); result = (out, copy == data)",
+                            (reference(data), True)))  # fmt: skip
+    return probes

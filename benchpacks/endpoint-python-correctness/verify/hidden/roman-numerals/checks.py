@@ -39,3 +39,22 @@ PROBES = [
     *[Probe(f"from-roman-rejects {bad!r}", f"from_roman({bad!r})", Raises("ValueError")) for bad in NOT_A_NUMERAL],
     Probe("from-roman-refuses-non-strings", "from_roman(14)", Raises("ValueError", "TypeError")),
 ]
+
+
+def draw(rng):
+    """Property-style probes drawn per execution from the verifier's secret seed.
+
+    Distribution: 40 numbers uniform in [1, 3999] (to_roman must equal
+    `reference`, which lives only here, and from_roman must invert it); 10
+    strings of 1–6 letters from IVXLCDM that are not a canonical numeral
+    (from_roman must raise ValueError)."""
+    numbers = [rng.randint(1, 3999) for _ in range(40)]
+    canonical = {reference(n) for n in range(1, 4000)}
+    bad = []
+    while len(bad) < 10:
+        text = "".join(rng.choice("IVXLCDM") for _ in range(rng.randint(1, 6)))
+        if text not in canonical:
+            bad.append(text)
+    probes = [Probe(f"drawn-{i}", f"(to_roman({n}), from_roman({reference(n)!r}))", (reference(n), n)) for i, n in enumerate(numbers)]
+    probes += [Probe(f"drawn-bad-{i}", f"from_roman({t!r})", Raises("ValueError")) for i, t in enumerate(bad)]
+    return probes

@@ -125,3 +125,75 @@ def _expected_long_run():
 
 
 PROBES[-1] = Probe(PROBES[-1].id, PROBES[-1].code, _expected_long_run())
+
+
+class _Reference:
+    """The documented semantics (README), here only: the oracle for drawn sequences."""
+
+    def __init__(self):
+        self.data, self.undo = {}, []
+
+    def set(self, key, value):
+        if self.undo and key not in self.undo[-1]:
+            self.undo[-1][key] = self.data.get(key, _MISSING)
+        self.data[key] = value
+
+    def delete(self, key):
+        if key not in self.data:
+            return False
+        if self.undo and key not in self.undo[-1]:
+            self.undo[-1][key] = self.data[key]
+        del self.data[key]
+        return True
+
+    def begin(self):
+        self.undo.append({})
+
+    def rollback(self):
+        for key, old in self.undo.pop().items():
+            if old is _MISSING:
+                self.data.pop(key, None)
+            else:
+                self.data[key] = old
+
+    def commit(self):  # the innermost transaction only; an outer rollback still undoes it
+        top = self.undo.pop()
+        if self.undo:
+            for key, old in top.items():
+                self.undo[-1].setdefault(key, old)
+
+
+_MISSING = object()
+
+
+def draw(rng):
+    """Property-style probes drawn per execution from the verifier's secret seed.
+
+    Distribution: 12 sequences of 10–40 operations over keys a–e and values
+    {None, 0, 1, 2, 'x'}: set 40%, delete 20%, begin 15%, rollback/commit 10%
+    each when a transaction is open, count 5%. Each probe checks every answer
+    *and* the store's state after the sequence (every key, depth, counts)."""
+    probes = []
+    for index in range(12):
+        ref, lines, answers = _Reference(), ["s = S()", "out = []"], []
+        for _ in range(rng.randint(10, 40)):
+            roll, key, value = rng.random(), rng.choice("abcde"), rng.choice([None, 0, 1, 2, "x"])
+            if roll < 0.4:
+                ref.set(key, value)
+                lines.append(f"s.set({key!r}, {value!r})")
+            elif roll < 0.6:
+                answers.append(ref.delete(key))
+                lines.append(f"out.append(s.delete({key!r}))")
+            elif roll < 0.75:
+                ref.begin()
+                lines.append("s.begin()")
+            elif roll < 0.95 and ref.undo:
+                getattr(ref, "rollback" if roll < 0.85 else "commit")()
+                lines.append("s.rollback()" if roll < 0.85 else "s.commit()")
+            else:
+                answers.append(sum(1 for v in ref.data.values() if v == value))
+                lines.append(f"out.append(s.count({value!r}))")
+        state = ([ref.data.get(k, "<absent>") for k in "abcde"], len(ref.undo))
+        lines.append("result = (out, ([s.get(k, '<absent>') for k in 'abcde'], s.depth))")
+        probes.append(Probe(f"drawn-sequence-{index}", "\n".join(lines), (answers, state)))
+    return probes

@@ -37,3 +37,21 @@ PROBES = [
 for total in (0, 1, 2, 99, 100, 101, 1001, 12345):
     PROBES.append(Probe(f"sweep-total-{total}", f"[split_bill({total}, p) for p in range(1, 9)]",
                         [reference_split(total, p) for p in range(1, 9)]))
+
+
+def draw(rng):
+    """Property-style probes drawn per execution from the verifier's secret seed.
+
+    Distribution (published; the draw never is): 40 calls with total uniform in
+    [0, 10**rng.randint(1, 12)] cents and people uniform in [1, 40]; 4 calls with
+    people uniform in [-40, 0] (must raise ValueError). Judged against
+    `reference_split`, which lives only here. Each call is also checked for its
+    state: the list it returns sums to the total and is a fresh list."""
+    probes = []
+    for index in range(40):
+        total, people = rng.randint(0, 10 ** rng.randint(1, 12)), rng.randint(1, 40)
+        probes.append(Probe(f"drawn-{index}", f"a = split_bill({total}, {people}); b = split_bill({total}, {people}); "
+                            f"result = (a, sum(a), a is not b)", (reference_split(total, people), total, True)))  # fmt: skip
+    for index in range(4):
+        probes.append(Probe(f"drawn-bad-{index}", f"split_bill({rng.randint(0, 10**6)}, {rng.randint(-40, 0)})", Raises("ValueError")))
+    return probes

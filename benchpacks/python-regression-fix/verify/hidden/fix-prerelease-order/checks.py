@@ -72,3 +72,47 @@ PROBES = [
     Probe("str-round-trip", "[str(V(x)) for x in ('1.0.0-RC.1', '1.0.0--1', '1.0.0-rc.10+Build.5')]",
           ["1.0.0-RC.1", "1.0.0--1", "1.0.0-rc.10+Build.5"]),  # fmt: skip
 ]
+
+
+def _precedence(text):
+    """semver 2.0.0 section 11, here only: the oracle for drawn versions."""
+    core, _, pre = text.partition("+")[0].partition("-")
+    numbers = tuple(int(x) for x in core.split("."))
+    if not pre:
+        return (numbers, 1, ())
+    keys = tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in pre.split("."))
+    return (numbers, 0, keys)
+
+
+def _identifier(rng):
+    if rng.random() < 0.4:
+        return str(rng.choice([0, 1, 2, 9, 10, 11, 99, 100, rng.randint(0, 10**rng.randint(1, 25))]))
+    alphabet = "abcrRCAZz-0123456789"
+    text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+    return text if not text.isdigit() else text + "x"
+
+
+def draw(rng):
+    """Property-style probes drawn per execution from the verifier's secret seed.
+
+    Distribution: 6 sets of 12 versions, major/minor/patch uniform in [0, 3],
+    60% with a prerelease of 1–3 identifiers (40% numeric: small, boundary or
+    up to 25 digits; else 1–6 chars of [abcrRCAZz0-9-]), 20% with build
+    metadata. Sorting must follow `_precedence` (only here); build metadata is
+    ignored for order and equality."""
+    probes = []
+    for index in range(6):
+        versions = []
+        while len(versions) < 12:
+            text = ".".join(str(rng.randint(0, 3)) for _ in range(3))
+            if rng.random() < 0.6:
+                text += "-" + ".".join(_identifier(rng) for _ in range(rng.randint(1, 3)))
+            if rng.random() < 0.2:
+                text += "+b" + str(rng.randint(0, 99))
+            if all(_precedence(text) != _precedence(v) for v in versions):
+                versions.append(text)
+        expected = [v.partition("+")[0] for v in sorted(versions, key=_precedence)]
+        probes.append(Probe(f"drawn-sort-{index}", f"[str(v).partition('+')[0] for v in sorted(V(x) for x in {versions!r})]", expected))
+        low, high = sorted(rng.sample(versions, 2), key=_precedence)
+        probes.append(pair(low, high))
+    return probes

@@ -1,0 +1,258 @@
+"""`/api/runner/v1/`: the runner-host API, the only way a runner worker talks to the registry.
+
+A runner host holds no registry credential but its host token (submissions.runqueue.tokens):
+no database URL, no secret key. Every call carries `Authorization: Bearer bph_…`;
+the token names the host, and the server checks each call against the run
+request's assigned host (submissions.runqueue.claims): a token cannot claim,
+report on, heartbeat, finish or cancel another host's run (403, nothing
+changed). A revoked or rotated token is refused (401) on the next call, which
+stops the worker (submissions.runqueue.runner.heartbeat).
+"""
+
+from __future__ import annotations
+
+import json
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import authentication, exceptions, permissions, serializers
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from registry_site.api.errors import error_response
+from registry_site.limits import upload_refusal
+from submissions.runqueue import claims, states, tokens
+from submissions.runqueue.models import RunnerHost
+
+MAX_ROWS_PER_CALL = 200
+
+
+class HostPrincipal:
+    """`request.user` of a runner-host call: the host, never an account."""
+
+    is_authenticated = True
+    is_active = True
+    is_anonymous = False
+    pk = None
+
+    def __init__(self, host: RunnerHost):
+        self.host = host
+
+    def __str__(self) -> str:
+        return f"runner host {self.host.name}"
+
+
+class HostTokenAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        parts = header.split()
+        if len(parts) != 2 or parts[0] != self.keyword:
+            raise exceptions.NotAuthenticated("use 'Authorization: Bearer <host token>' (manage.py runner_host add)")
+        host = tokens.host_for(parts[1])
+        if host is None:
+            raise exceptions.AuthenticationFailed("invalid or revoked host token (or the host is disabled)")
+        return HostPrincipal(host), host
+
+    def authenticate_header(self, request):
+        return self.keyword
+
+
+class HostTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "submissions.api.runner_host_v1.HostTokenAuthentication"
+    name = "hostToken"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer",
+                "description": "a runner host's token (bph_…), printed once by manage.py runner_host add/rotate"}
+
+
+class IsRunnerHost(permissions.BasePermission):
+    message = "runner hosts only (a host token)"
+
+    def has_permission(self, request, view):
+        return isinstance(request.auth, RunnerHost)
+
+
+class _HostView(APIView):
+    authentication_classes = [HostTokenAuthentication]
+    permission_classes = [IsRunnerHost]
+    # A host runs one benchmark at a time; its calls are bounded by that, not by the public API's rates.
+    throttle_classes: list = []
+    parser_classes = [JSONParser]
+
+    def dispatch_checked(self, call):
+        try:
+            return Response(call())
+        except claims.NotYours as exc:
+            return error_response(str(exc), 403, "forbidden")
+        except claims.Lost as exc:
+            return error_response(str(exc), 409, "conflict")
+        except BodyError as exc:
+            return error_response(str(exc), 400, "invalid")
+
+
+class BodyError(ValueError):
+    pass
+
+
+def _field(data, name: str, kind, default=None, *, required: bool = False):
+    if name not in data or data[name] is None:
+        if required:
+            raise BodyError(f"{name}: required")
+        return default
+    value = data[name]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise BodyError(f"{name}: must be an integer")
+    if kind is not int and not isinstance(value, kind):
+        raise BodyError(f"{name}: must be a {getattr(kind, '__name__', kind)}")
+    return value
+
+
+Worker = inline_serializer("RunnerWorker", {"worker": serializers.CharField(help_text="the worker's name, for events")})
+HostBeat = inline_serializer("RunnerHostBeat", {
+    "worker": serializers.CharField(),
+    "hardware": serializers.DictField(required=False, help_text="hardware.json, sent with the first beat"),
+})
+ClaimOnly = inline_serializer("RunnerClaim", {"claim": serializers.UUIDField()})
+Stop = inline_serializer("RunnerStop", {"stop": serializers.ChoiceField(choices=["cancelled", "lost"], allow_null=True),
+                                        "reason": serializers.CharField()})
+Claimed = inline_serializer("RunnerClaimed", {
+    "claimed": serializers.BooleanField(), "claim": serializers.UUIDField(required=False),
+    "spec": serializers.DictField(required=False, help_text="endpoint (url, addresses, adapter), model, pack, options"),
+    "state": serializers.CharField(required=False), "reason": serializers.CharField(required=False),
+})
+Progress = inline_serializer("RunnerProgress", {
+    "claim": serializers.UUIDField(), "attempt": serializers.IntegerField(), "done": serializers.IntegerField(),
+    "total": serializers.IntegerField(), "current": serializers.CharField(allow_blank=True),
+    "log_tail": serializers.CharField(allow_blank=True),
+    "rows": serializers.ListField(child=serializers.DictField(), help_text="{index, case, repetition, ok, raw}"),
+})
+Hardware = inline_serializer("RunnerHardware", {"claim": serializers.UUIDField(), "hardware": serializers.DictField()})
+Ended = inline_serializer("RunnerEnd", {
+    "claim": serializers.UUIDField(), "state": serializers.ChoiceField(choices=[states.FAILED, states.CANCELLED]),
+    "reason": serializers.CharField(), "log_tail": serializers.CharField(allow_blank=True, required=False),
+    "timings": serializers.DictField(required=False),
+})
+Finished = inline_serializer("RunnerFinish", {
+    "claim": serializers.UUIDField(), "bundle": serializers.FileField(help_text="the bundle archive (.tar.gz)"),
+    "log_tail": serializers.CharField(allow_blank=True, required=False),
+    "timings": serializers.CharField(required=False, help_text="JSON object"),
+    "rows": serializers.IntegerField(required=False),
+})
+Submitted = inline_serializer("RunnerSubmitted", {"submission": serializers.UUIDField(), "state": serializers.CharField()})
+
+
+class HostHeartbeat(_HostView):
+    @extend_schema(request=HostBeat, responses={200: inline_serializer("RunnerHostBeatAnswer", {
+        "host": serializers.CharField(), "recovered": serializers.ListField()})}, tags=["runner hosts"],
+        summary="the host is online (and its hardware); recovers its own lost runs")
+    def post(self, request):
+        def call():
+            hardware = _field(request.data, "hardware", dict)
+            done = claims.host_beat(request.auth, str(_field(request.data, "worker", str, "")), hardware)
+            return {"host": request.auth.name, "recovered": [list(pair) for pair in done]}
+        return self.dispatch_checked(call)
+
+
+class HostStopping(_HostView):
+    @extend_schema(request=Worker, responses={200: inline_serializer("RunnerOk", {"ok": serializers.BooleanField()})},
+                   tags=["runner hosts"], summary="the worker stops: the host shows offline at once")
+    def post(self, request):
+        def call():
+            claims.host_stopping(request.auth, str(_field(request.data, "worker", str, "")))
+            return {"ok": True}
+        return self.dispatch_checked(call)
+
+
+class RunClaim(_HostView):
+    @extend_schema(request=Worker, responses={200: Claimed}, tags=["runner hosts"],
+                   summary="queued → running for this host (a conditional UPDATE: one winner)")
+    def post(self, request, pk):
+        return self.dispatch_checked(
+            lambda: claims.claim(request.auth, pk, str(_field(request.data, "worker", str, ""))))
+
+
+class RunHeartbeat(_HostView):
+    @extend_schema(request=ClaimOnly, responses={200: Stop}, tags=["runner hosts"],
+                   summary="the run's heartbeat; says whether to stop (cancelled, or the claim is gone)")
+    def post(self, request, pk):
+        return self.dispatch_checked(
+            lambda: claims.beat(request.auth, pk, _field(request.data, "claim", str, required=True)))
+
+
+class RunProgress(_HostView):
+    @extend_schema(request=Progress, responses={200: Stop}, tags=["runner hosts"],
+                   summary="rows as they land, executions done/total, the current case, the log tail")
+    def post(self, request, pk):
+        def call():
+            data = request.data
+            rows = _field(data, "rows", list, [])
+            if len(rows) > MAX_ROWS_PER_CALL:
+                raise BodyError(f"rows: at most {MAX_ROWS_PER_CALL} per call")
+            for row in rows:
+                if not (isinstance(row, dict) and isinstance(row.get("index"), int) and isinstance(row.get("raw"), dict)):
+                    raise BodyError("rows: each is {index: int, case, repetition, ok, raw: object}")
+            return claims.progress(
+                request.auth, pk, _field(data, "claim", str, required=True),
+                attempt=_field(data, "attempt", int, required=True), done=_field(data, "done", int, 0),
+                total=_field(data, "total", int, 0), current=_field(data, "current", str, ""),
+                log_tail=_field(data, "log_tail", str, ""), rows=rows)
+        return self.dispatch_checked(call)
+
+
+class RunHardware(_HostView):
+    @extend_schema(request=Hardware, responses={200: Stop}, tags=["runner hosts"],
+                   summary="the run's hardware.json: the host's hardware class is set from the first one")
+    def post(self, request, pk):
+        def call():
+            answer = claims.beat(request.auth, pk, _field(request.data, "claim", str, required=True))
+            if answer["stop"] != "lost":
+                claims.record_hardware(request.auth, _field(request.data, "hardware", dict, required=True))
+            return answer
+        return self.dispatch_checked(call)
+
+
+class RunEnd(_HostView):
+    @extend_schema(request=Ended, responses={200: inline_serializer("RunnerEnded", {"state": serializers.CharField()})},
+                   tags=["runner hosts"], summary="the run failed or stopped on a cancel (rows kept, never published)")
+    def post(self, request, pk):
+        def call():
+            data = request.data
+            state = _field(data, "state", str, required=True)
+            if state not in (states.FAILED, states.CANCELLED):
+                raise BodyError("state: failed or cancelled")
+            return {"state": claims.end(request.auth, pk, _field(data, "claim", str, required=True), state,
+                                        _field(data, "reason", str, required=True),
+                                        log_tail=_field(data, "log_tail", str, ""),
+                                        timings=_field(data, "timings", dict, {}))}
+        return self.dispatch_checked(call)
+
+
+class RunFinish(_HostView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request={"multipart/form-data": Finished}, responses={200: Submitted}, tags=["runner hosts"],
+                   summary="the bundle: filed as a submission by the run request's submitter")
+    def post(self, request, pk):
+        if upload_refusal(request):
+            return error_response(upload_refusal(request), 413)
+
+        def call():
+            bundle = request.FILES.get("bundle")
+            if bundle is None:
+                raise BodyError("bundle: required (a file part)")
+            try:
+                timings = json.loads(request.data.get("timings") or "{}")
+                rows = int(request.data.get("rows") or 0)
+            except ValueError:
+                raise BodyError("timings: a JSON object; rows: an integer") from None
+            if not isinstance(timings, dict):
+                raise BodyError("timings: a JSON object")
+            submission = claims.finish(request.auth, pk, request.data.get("claim") or "", name=bundle.name,
+                                       data=bundle.read(), log_tail=request.data.get("log_tail") or "",
+                                       timings=timings, row_count=rows)
+            return {"submission": str(submission.pk), "state": submission.state}
+        return self.dispatch_checked(call)

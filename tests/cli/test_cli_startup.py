@@ -1,0 +1,51 @@
+"""`benchpack --help` and `benchpack list` answer at once because building the parser imports none
+of the heavy modules (the timing itself is bench/cli_startup.py, not a functional test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("benchpack.run.runner", "httpx", "numpy", "jsonschema", "rich", "psutil", "aiohttp",
+         "benchpack.reporting.report", "benchpack.refserver.server")
+
+PROBE = """
+import json, sys
+from benchpack.cli import main
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["list", "--all"], ["run", "--help"], ["compare", "--help"]])
+def test_the_parser_and_list_import_nothing_heavy(argv):
+    done = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)],
+                          capture_output=True, text=True, check=True)
+    loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    assert loaded == [], f"`benchpack {' '.join(argv)}` imported {loaded}"
+    assert done.stdout.strip()
+
+
+def test_the_run_parsers_choices_are_the_runners():
+    from benchpack.commands import run as command
+    from benchpack.run import prompt_cache, runner
+
+    assert command.OPENAI_STREAM_USAGE == runner.OPENAI_STREAM_USAGE
+    assert command.POLICIES == prompt_cache.POLICIES
+
+
+def test_list_shows_what_the_full_loader_reads():
+    """The fast catalogue (tomllib only) agrees with the loader on every bundled pack version."""
+    from benchpack.packs.catalogue import pack_versions
+    from benchpack.packs.loader import load_pack
+
+    for entry in pack_versions():
+        pack = load_pack(entry.path)
+        assert (entry.id, entry.version, entry.description) == (pack.id, pack.version, pack.description)
+        assert entry.case_kinds == tuple(c.kind for c in pack.cases)

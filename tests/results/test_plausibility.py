@@ -1,0 +1,159 @@
+"""Plausibility bounds against published numbers people trust, and fabricated rows they must refuse.
+
+Published figures (llama.cpp's own benchmark threads, `llama-bench` output):
+each sits under its bound. Fabricated rows: each is refused with the factor named.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchpack.results import chips
+from benchpack.results.plausibility import (IMPLAUSIBLE, PLAUSIBLE, UNCHECKED, model_size, platform, run_row_verdicts,
+                                            run_verdict)
+
+GIB = 2**30
+
+
+def _row(decode: float | None = None, prefill: float | None = None, prompt: int = 512, ok: bool = True) -> dict:
+    timing: dict = {"wall_s": 1.0}
+    if decode is not None:
+        timing["tpot_s"] = 1 / decode
+    if prefill is not None:
+        timing["ttft_s"] = prompt / prefill
+    return {"ok": ok, "model": "m", "timing": timing, "tokens": {"prompt": prompt, "output": 128}}
+
+
+def _meta(params: float | None = None, size: float | None = None, name: str = "model.gguf", **model) -> dict:
+    body = {"served": name, **model}
+    if params:
+        body["params"] = params
+    if size:
+        body["size_bytes"] = size
+    return {"model": body}
+
+
+APPLE = lambda chip: {"chip": f"Apple {chip}", "cpu_model": f"Apple {chip}", "cpu_count": 12, "gpus": []}  # noqa: E731
+GPU = lambda name: {"cpu_model": "AMD Ryzen 9 7950X 16-Core Processor", "cpu_count": 32,  # noqa: E731
+                    "gpus": [{"vendor": "nvidia", "model": name}]}
+CPU = lambda name, n=8: {"cpu_model": name, "cpu_count": n, "gpus": []}  # noqa: E731
+
+# (source, hardware, params, size bytes, decode tok/s, prefill tok/s)
+PUBLISHED = [
+    # geerlingguy/ai-benchmarks#48, llama-bench on an M1 Ultra (64-core GPU): TinyLlama 1.1B Q4_K_M 636.18 MiB
+    ("M1 Ultra tinyllama", APPLE("M1 Ultra"), 1.10e9, 636.18 * 2**20, 242.56, 5587.84),
+    # brand-o/normiebench#40: MacBook Pro M1 Max, llama 3.1 8B Q4_K_M (4.58 GiB), pp512 499.58, tg128 46.2
+    ("M1 Max llama 8B", APPLE("M1 Max"), 8.03e9, 4.58 * GIB, 46.2, 499.58),
+    # ggml-org/llama.cpp#10444 (ggerganov, M2 Ultra): llama 3B Q4_0 1.78 GiB, tg32 68.61 (throttled run)
+    ("M2 Ultra llama 3B", APPLE("M2 Ultra"), 3.21e9, 1.78 * GIB, 68.61, None),
+    # ggml-org/llama.cpp#12183: RTX 4090, llama 3B Q4_K_M (1.87 GiB), 269.8 tok/s generation
+    ("RTX 4090 llama 3B", GPU("NVIDIA GeForce RTX 4090"), 3.21e9, 1.87 * GIB, 269.8, None),
+    # same thread: GTX 1080, llama 3B Q4_K_M, 64.4 tok/s
+    ("GTX 1080 llama 3B", GPU("NVIDIA GeForce GTX 1080"), 3.21e9, 1.87 * GIB, 64.4, None),
+    # ggml-org/llama.cpp#7676: RTX 4090, llama 8B Q4_0 (4.33 GiB) pp512 with int8 tensor-core MMQ: 10358.75
+    ("RTX 4090 llama 8B pp", GPU("NVIDIA GeForce RTX 4090"), 8.03e9, 4.33 * GIB, None, 10358.75),
+    # ggml-org/llama.cpp#34 (slaren): i9-13900K, DDR5-6400, 7B Q4_0 (3.56 GiB), tg 18.27, pp512 55.21
+    ("13900K llama 7B", CPU("13th Gen Intel(R) Core(TM) i9-13900K", 32), 6.74e9, 3.56 * GIB, 18.27, 55.21),
+]
+
+
+@pytest.mark.parametrize("label,hardware,params,size,decode,prefill", PUBLISHED, ids=[p[0] for p in PUBLISHED])
+def test_published_numbers_sit_under_the_bound(label, hardware, params, size, decode, prefill):
+    [verdict] = run_row_verdicts([_row(decode, prefill)], hardware, _meta(params, size))
+    assert verdict.status == PLAUSIBLE, verdict.reason
+    assert 0 < verdict.factor <= 1
+
+
+# Fabricated rows: (what, hardware, metadata, decode, prefill, the figure that must be named)
+FABRICATED = [
+    ("50,000 tok/s, 7B Q4 on a laptop CPU", CPU("11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz"),
+     {"model": {"served": "llama-2-7b-chat.Q4_K_M.gguf", "quantization": "Q4_K_M"}}, 50_000, None, "decode"),
+    ("300 tok/s, 70B Q4 on an M2 Pro", APPLE("M2 Pro"), _meta(70.6e9, 39.6 * GIB), 300, None, "decode"),
+    ("RTX 4090 decoding an 8B F16 at 400 tok/s", GPU("NVIDIA GeForce RTX 4090"), _meta(8.03e9, 14.96 * GIB), 400,
+     None, "decode"),
+    ("a Ryzen desktop prefilling a 70B at 20,000 tok/s", CPU("AMD Ryzen 9 7950X 16-Core Processor", 32),
+     _meta(70.6e9, 39.6 * GIB), 1.0, 20_000, "prefill"),
+    ("M1 decoding a 7B Q4_0 at 60 tok/s", APPLE("M1"), _meta(6.74e9, 3.56 * GIB), 60, None, "decode"),
+]
+
+
+@pytest.mark.parametrize("what,hardware,metadata,decode,prefill,figure", FABRICATED, ids=[f[0] for f in FABRICATED])
+def test_fabricated_rows_are_refused_with_the_factor_named(what, hardware, metadata, decode, prefill, figure):
+    [verdict] = run_row_verdicts([_row(decode, prefill)], hardware, metadata)
+    assert verdict.status == IMPLAUSIBLE
+    assert verdict.figure == figure and verdict.factor > 1
+    assert verdict.reason.startswith(f"{figure} ") and "× the" in verdict.reason
+
+
+def test_the_laptop_fabrication_names_its_factor_and_chip():
+    [verdict] = run_row_verdicts([_row(50_000)], CPU("11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz"),
+                                 {"model": {"served": "llama-2-7b-chat.Q4_K_M.gguf"}})
+    # 7B × 4 bits = 3.5 GB per token; 140.8 GB/s / 3.5 GB = 40.2 tok/s; 50,000 / 40.2 = 1,243×
+    assert verdict.factor == pytest.approx(50_000 / (140.8e9 / 3.5e9), rel=1e-3)
+    assert verdict.reason.startswith("decode 1,243× the bandwidth limit of Intel Core")
+
+
+def test_a_run_with_one_implausible_row_is_implausible():
+    verdicts = run_row_verdicts([_row(20), _row(5000)], APPLE("M2 Pro"), _meta(6.74e9, 3.56 * GIB))
+    assert [v.status for v in verdicts] == [PLAUSIBLE, IMPLAUSIBLE]
+    run = run_verdict(verdicts)
+    assert run.status == IMPLAUSIBLE and run.reason.startswith("1 of 2 rows implausible; worst: decode")
+
+
+@pytest.mark.parametrize("hardware,metadata,reason", [
+    (CPU("Some RISC-V SoC"), _meta(7e9, 4e9), "not in the chip table"),
+    (GPU("Imaginary GPU 9000"), _meta(7e9, 4e9), "GPU 'Imaginary GPU 9000' is not in the chip table"),
+    (APPLE("M2"), {"model": {"served": "mystery-model"}}, "the model's size is unknown"),
+    (APPLE("M2"), {"model": {"served": "Qwen3-30B-MoE"}}, "mixture-of-experts"),
+    (APPLE("M2"), {"runtime": {"name": "benchpack-refserver"}, **_meta(7e9, 4e9)}, "scripted endpoint"),
+])
+def test_what_cannot_be_bounded_is_unchecked_and_says_why(hardware, metadata, reason):
+    [verdict] = run_row_verdicts([_row(10)], hardware, metadata)
+    assert verdict.status == UNCHECKED and reason in verdict.reason
+    assert run_verdict([verdict]).status == UNCHECKED
+
+
+def test_a_mixture_of_experts_is_bounded_by_its_active_parameters():
+    size = model_size({"model": {"served": "Qwen3-30B-A3B-Q4_K_M.gguf", "params": 30.5e9, "size_bytes": 17.3 * GIB}})
+    assert size.params == pytest.approx(3e9)
+    # 3B active of 30.5B: ~1.8 GB read per token; an M4 Max (546 GB/s) may decode ~300 tok/s, not 2,000
+    verdicts = run_row_verdicts([_row(85), _row(2000)], APPLE("M4 Max"),
+                                {"model": {"served": "Qwen3-30B-A3B-Q4_K_M.gguf", "params": 30.5e9,
+                                           "size_bytes": 17.3 * GIB}})
+    assert [v.status for v in verdicts] == [PLAUSIBLE, IMPLAUSIBLE]
+
+
+def test_a_cached_prompt_is_not_counted_as_prefill():
+    row = _row(20, prefill=1e7, prompt=512)
+    row["tokens"]["cached_prompt"] = 512  # the server evaluated nothing
+    [verdict] = run_row_verdicts([row], APPLE("M2 Pro"), _meta(6.74e9, 3.56 * GIB))
+    assert verdict.status == PLAUSIBLE and verdict.figure == "decode"
+
+
+def test_failed_rows_do_not_make_a_run_unchecked():
+    verdicts = run_row_verdicts([_row(20), _row(ok=False)], APPLE("M2 Pro"), _meta(6.74e9, 3.56 * GIB))
+    assert verdicts[1].status == UNCHECKED
+    assert run_verdict(verdicts).status == PLAUSIBLE
+
+
+def test_declared_memory_uses_the_jedec_formula():
+    assert chips.memory_bandwidth_gbs("DDR5-5600", 2) == pytest.approx(89.6)
+    assert chips.memory_bandwidth_gbs("DDR4-3200", 8) == pytest.approx(204.8)
+    host = platform(CPU("Some RISC-V SoC"), {"hardware": {"memory": {"type": "DDR4-3200", "channels": 2}}})
+    assert host.bandwidth_gbs == pytest.approx(51.2)
+
+
+def test_chip_matching_prefers_the_specific_name():
+    assert chips.find_chip("Apple M2 Pro").name == "Apple M2 Pro"
+    assert chips.find_chip("Apple M2").name == "Apple M2"
+    assert chips.find_chip("AMD Ryzen 9 7950X 16-Core Processor").name.startswith("AMD Ryzen")
+    assert chips.find_chip("AMD Ryzen Threadripper PRO 7995WX 96-Cores").name.startswith("AMD Threadripper")
+    assert chips.find_chip("Intel(R) Xeon(R) Platinum 8480+").name.startswith("Intel Xeon")
+    assert chips.find_chip("NVIDIA GeForce RTX 4070 Ti SUPER").name == "NVIDIA RTX 4070 Ti"
+    assert chips.find_chip("NVIDIA GeForce RTX 4070").name == "NVIDIA RTX 4070"
+    assert chips.find_chip("Quantum Abacus") is None
+
+
+def test_every_chip_has_a_source_and_positive_bandwidth():
+    for chip in chips.CHIPS:
+        assert chip.source.startswith("https://") and chip.bandwidth_gbs > 0, chip.name

@@ -1,0 +1,136 @@
+"""One run, every surface, the same figures.
+
+A real `benchpack run` against the scripted endpoint goes through the CLI, a
+bundle, an upload, validation and approval; then each case's decode figure
+(1/tpot_s, benchpack.results.metrics) and TTFT are read back from the CLI
+summary, `report --json`, `compare --json`, `registry query`, the run page,
+the leaderboard (page and API) and the run API. Every JSON value is the same
+number, and every page shows the digits the metric registry prints for it.
+Counts too: systems per board (home page = board = API), runs, answered and
+correct. Runs on SQLite and, with DATABASE_URL, on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from benchpack import cli
+from benchpack.bundles.archives import pack_archive
+from benchpack.bundles.create import create_bundle
+from benchpack.refserver.server import RefServer
+from benchpack.results.metrics import metric
+from registry_site.models import PublishedRun
+from registry_site.templatetags.catalogue import sig
+from submissions import states
+from submissions.review import approve
+
+pytestmark = pytest.mark.django_db
+
+REPLY = ("The capital of France is Paris. It sits on the Seine, and this scripted answer is long enough "
+         "for a decode rate to mean something.")
+FIGURES = ("decode_rate", "ttft_s")
+
+
+def _json(capsys, *argv) -> object:
+    assert cli.main([*argv]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _run(tmp_path, capsys, endpoint: str, model: str):
+    out = tmp_path / "results" / "scripted-sweep"
+    assert cli.main(["run", "runtime-sweep", "--adapter", "openai-chat", "--model", model,
+                     "--endpoint", endpoint, "--out", str(out), "--lanes", "base"]) == 0
+    return out, capsys.readouterr().out
+
+
+def test_every_surface_shows_the_same_figure_for_every_case(tmp_path, capsys, submit, operator, client,
+                                                            django_capture_on_commit_callbacks):
+    with RefServer(responses=[REPLY], ttft_s=0.01, itl_s=0.002) as server:
+        run_dir = _run(tmp_path, capsys, server.openai_url, "scripted-model")
+    assert "Plausibility: unchecked: the model's size is unknown" in run_dir[1]  # the CLI says so, and why
+    run = _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks)
+    assert run.plausibility_status == "unchecked"  # a scripted endpoint is never judged as a model
+
+
+@pytest.mark.real_server
+@pytest.mark.slow
+def test_a_real_llama_server_run_reads_the_same_everywhere_and_is_plausible(
+        llama_server, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks):
+    run_dir = _run(tmp_path, capsys, llama_server.chat_url, llama_server.model)
+    run = _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks)
+    assert run.plausibility_status == "plausible", run.plausibility
+    assert run.plausibility["rows"] == {"plausible": 9, "implausible": 0, "unchecked": 0}
+
+
+def _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks):
+    out, summary = run_dir
+    # report --json: the reference values, per case
+    report = _json(capsys, "report", str(out), "--json")
+    cases = {c["case"]: c["runs"][0]["medians"] for c in report["comparison"]["cases"]}
+    assert set(cases) == {"short", "medium", "long"}
+    for case, medians in cases.items():
+        for name in FIGURES:
+            assert medians[name] is not None, (case, name)
+
+    # compare --json (against a copy of the same run: its first run is this one)
+    twin = tmp_path / "results" / "scripted-sweep-copy"
+    shutil.copytree(out, twin)
+    compared = _json(capsys, "compare", str(out), str(twin), "--json")
+    for c in compared["cases"]:
+        for name in FIGURES:
+            assert c["runs"][0]["medians"][name] == cases[c["case"]][name]
+
+    # the CLI summary printed by `benchpack run`: the registry's digits
+    for case, medians in cases.items():
+        for name in FIGURES:
+            assert metric(name).display(medians[name]) in summary, (case, name)
+
+    # the local registry: registry query
+    db = tmp_path / "registry.sqlite"
+    assert cli.main(["registry", "import", "--db", str(db), str(out)]) == 0
+    capsys.readouterr()
+    stats = _json(capsys, "registry", "query", "--db", str(db), "--table", "case-stats")
+    for record in stats:
+        assert record["median_decode_rate"] == pytest.approx(cases[record["case_id"]]["decode_rate"], rel=1e-12)
+        assert record["median_ttft_s"] == pytest.approx(cases[record["case_id"]]["ttft_s"], rel=1e-12)
+
+    # bundle, upload, validation, approval
+    bundle = create_bundle([out], tmp_path / "bundle", "self-reported")
+    archive = pack_archive(bundle, tmp_path / "scripted-sweep.tar.gz")
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = submit(archive)
+    submission.refresh_from_db()
+    assert submission.state == states.QUARANTINED, submission.validation_report
+    assert approve(submission.pk, operator) is True
+    run = PublishedRun.objects.get(submission=submission)
+
+    # the run API and the run page
+    api = client.get(f"/api/v1/runs/{run.pk}/").json()
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    for published in api["cases"]:
+        medians = cases[published["case"]]
+        for name in FIGURES:
+            assert published[name] == medians[name], (published["case"], name)
+        assert f'<td class="num">{medians["decode_rate"]:.1f}</td>' in page  # floatformat:1 = display()
+        assert metric("decode_rate").display(medians["decode_rate"]) in page
+
+    # the leaderboards: API rows, board pages, and how many systems each says it ranks
+    home = client.get("/").content.decode()
+    assert "runtime-sweep</a> <small>1 system</small>" in home
+    for case, medians in cases.items():
+        board = client.get(f"/api/v1/leaderboards/runtime-sweep/{case}/").json()
+        assert board["count"] == 1 and board["board"]["order"] == "decode_rate"
+        [row] = board["results"]
+        for name in FIGURES:
+            assert row[name] == medians[name], (case, name)
+        assert row["answered"] == row["rows"] == 3 and row["scored"] is None and row["correct"] is None
+        html = client.get(f"/leaderboards/runtime-sweep/{case}/").content.decode()
+        assert "1 system, ranked by <strong>decode (tok/s): 1 ÷ tpot_s</strong>" in html
+        assert f'<td class="num">{sig(medians["decode_rate"])}' in html
+    pack_board = client.get("/api/v1/leaderboards/runtime-sweep/").json()
+    assert pack_board["count"] == 1 and pack_board["results"][0]["run_count"] == 1
+    assert client.get("/api/v1/runs/").json()["count"] == 1
+    return run
