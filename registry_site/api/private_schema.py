@@ -45,14 +45,15 @@ RUN_REQUEST = {
         "finished_at": WHEN, "events": {"type": "array", "items": {"type": "object"}},
     },
 }
+NO_NUL = {"type": "string", "pattern": "^[^\\x00]*$"}
 RUN_REQUEST_BODY = {
     "type": "object",
     "additionalProperties": False,
     "required": ["host", "endpoint", "model", "pack"],
     "properties": {
-        "host": {**TEXT, "description": "a runner host's name (GET /api/v1/runner-hosts/)"},
-        "endpoint": {**TEXT, "description": "an allowlisted endpoint's name on that host; never a URL"},
-        "model": TEXT, "pack": {**TEXT, "description": "pack id"}, "pack_version": TEXT,
+        "host": {**NO_NUL, "description": "a runner host's name (GET /api/v1/runner-hosts/)"},
+        "endpoint": {**NO_NUL, "description": "an allowlisted endpoint's name on that host; never a URL"},
+        "model": NO_NUL, "pack": {**NO_NUL, "description": "pack id"}, "pack_version": NO_NUL,
         "openai_stream_usage": {"enum": ["include", "omit"], "description": "openai-chat endpoints only"},
         "repetitions": {"type": "integer", "minimum": 1, "maximum": settings.RUN_REQUEST_MAX_REPETITIONS},
         "time_limit_s": {"type": "integer", "minimum": 1, "maximum": settings.RUN_REQUEST_MAX_S},

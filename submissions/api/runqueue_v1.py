@@ -104,6 +104,8 @@ def _body_problem(data) -> str | None:
         value = data.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
             return f"{key} must be {'a string' if kind is str else 'an integer'}"
+        if isinstance(value, str) and "\x00" in value:  # PostgreSQL refuses NUL in text: it was a 500 there
+            return f"{key} must not contain NUL characters"
     return None
 
 

@@ -98,3 +98,14 @@ def test_a_whole_number_written_as_25_0_is_an_integer_in_a_run_request(client, m
     response = client.post("/api/v1/run-requests/", json.dumps(body), content_type="application/json",
                            HTTP_AUTHORIZATION=f"Bearer {secret}")
     assert "no enabled runner host named 'nohost'" in _error(response, 400)["error"]
+
+
+def test_a_nul_in_a_run_request_field_is_a_400_on_every_database(client, make_user):
+    """Schemathesis on PostgreSQL: a host name holding U+0000 reached the query and PostgreSQL refused it (500)."""
+    from accounts.models import ApiToken
+
+    secret = ApiToken.issue(make_user("nul@example.org"), "nul")[1]
+    body = {"host": "a\x00b", "endpoint": "e", "model": "m", "pack": "p"}
+    response = client.post("/api/v1/run-requests/", json.dumps(body), content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert "host must not contain NUL characters" in _error(response, 400)["error"]
