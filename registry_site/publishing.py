@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from benchpack import ids
 from benchpack.measurement import stats
 from benchpack.run.cache_state import COLD
 from benchpack.lanes.aggregate import group_label
@@ -83,7 +84,14 @@ def _clip(value, model_field: str, model=None) -> str:
 
 
 def hardware_class_of(result: ResultDir) -> str:
-    return fingerprint.hardware_class(result.hardware) or ""
+    return _routable("hardware class", fingerprint.hardware_class(result.hardware) or "")
+
+
+def _routable(kind: str, value: str | None) -> str:
+    """A derived name the pages link to, or "" (shown as "not recorded", never linked) when it is outside
+    the identifier grammar (benchpack.ids): nothing is stored that cannot be served. Bundle validation
+    refuses a bad runtime.name; this also holds for derived names (a clipped hardware class)."""
+    return value if value and ids.is_valid(kind, value) else ""
 
 
 def runtime_of(result: ResultDir) -> str:
@@ -224,7 +232,7 @@ def system_columns(system: fingerprint.Key, hardware: dict | None, model: str) -
         "system_fields": system.to_dict(),
         "model_family": _clip(fingerprint.model_family(fields.get("model_id") or model), "model_family"),
         "model_quantization": _clip(fields.get("model_quantization"), "model_quantization"),
-        "runtime_name": _clip(fields.get("runtime_name"), "runtime_name"),
+        "runtime_name": _routable("runtime name", _clip(fields.get("runtime_name"), "runtime_name")),
         "runtime_version": _clip(fields.get("runtime_version"), "runtime_version"),
         "accelerator": _clip(fingerprint.accelerator(hardware), "accelerator"),
     }

@@ -60,6 +60,12 @@ MIDDLEWARE = [
     "submissions.upload_gate.UploadGateMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Before WhiteNoise, so static files get X-Frame-Options too (it only sets a response header).
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Static files inside Django, after the header middleware above: every response the deployment serves,
+    # /static/ included, carries the same CSP, HSTS, nosniff and Referrer-Policy (granian's own static
+    # server cannot add headers; deploy/systemd/benchpack-web.service no longer uses it).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Anonymous GETs of the public catalogue, cached until the catalogue changes (registry_site/catalogue/cache.py).
     # Before the session/auth/CSRF middleware: a hit skips them; the headers they add are in the cached response.
     "registry_site.catalogue.cache.PublicResponseCacheMiddleware",
@@ -68,7 +74,6 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
 
@@ -204,6 +209,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# WhiteNoise (see MIDDLEWARE): names are not content-hashed, so browsers keep a file for an hour, as before.
+WHITENOISE_MAX_AGE = 3600
+
+# A failed CSRF check under /api/ answers the API's JSON error shape (registry_site/api/errors.py).
+CSRF_FAILURE_VIEW = "registry_site.api.errors.csrf_failure"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -212,6 +222,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # JSON nested past any real payload is a 400 before it reaches the recursive decoder (api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["registry_site.api.parsers.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_THROTTLE_CLASSES": [
         "registry_site.api.throttles.AnonymousRateThrottle",
@@ -234,14 +247,20 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Benchpack registry API",
     "DESCRIPTION": "Approved benchmark results: runs, cases, systems, leaderboards, comparisons, timelines.",
     "VERSION": "1",
+    # OpenAPI 3.1: a nullable object reference is `oneOf: [{$ref}, {type: null}]` (JSON Schema 2020-12), which
+    # strict validators read one way; 3.0's `allOf + nullable` without a type refuses the null it means to allow.
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "PREPROCESSING_HOOKS": ["registry_site.api.schema.public_catalogue_only"],
+    "PREPROCESSING_HOOKS": ["registry_site.api.schema.api_v1_only"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "registry_site.api.schema.error_responses",
-                             "registry_site.api.schema.database_neutral_integers"],
+                             "registry_site.api.schema.database_neutral_integers",
+                             "registry_site.api.schema.parameter_bounds",
+                             "registry_site.api.schema.nullable_as_type_null",
+                             "registry_site.api.private_schema.required_request_bodies"],
 }
 
 # Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.

@@ -853,3 +853,7 @@ def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
             if (layered.hit.kind, layered.hit.line) not in seen:
                 seen.add((layered.hit.kind, layered.hit.line))
                 yield Finding(f"secret.{layered.hit.kind}", f"possible {layered.description} (value not shown)", path, layered.hit.line)
+
+
+# Registered last, from its own module: the identifier grammar check (benchpack.ids, docs/format.md).
+from benchpack.bundles import id_checks as _id_checks  # noqa: E402,F401

@@ -21,13 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+from benchpack import ids
 from benchpack.errors import PackError, Problem
 from benchpack.lanes.spec import Lanes, parse_lanes
 from benchpack.run.prompt_cache import POLICIES as PROMPT_CACHE_POLICIES
 
 MANIFEST_NAME = "benchpack.toml"
-ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-ID_GRAMMAR = "^[A-Za-z0-9][A-Za-z0-9_-]*$"
+# Pack, case and fixture ids: the registry's identifier grammar (benchpack/ids.py), so a pack that loads
+# has ids every registry page can route (a case id with '/' once broke every leaderboard page).
+ID_RE = ids.ID_RE
+ID_GRAMMAR = f"^{ids.ID_PATTERN}$"
 ENV_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CASE_KINDS = ("chat", "completion", "repo-task", "replay")
 SCORING_MODES = ("none", "contains", "regex", "json-schema", "equals", "verify-script", "llm-judge")
@@ -436,6 +439,8 @@ class _Loader:
                 self.problem(where, "must be a table")
                 continue
             case_id = self._id(entry.get("id"), f"{where}.id")
+            if len(case_id) > ids.MAX_CASE_ID_CHARS:  # its board key (with a lane level) must fit the registry
+                self.problem(f"{where}.id", f"a case id has at most {ids.MAX_CASE_ID_CHARS} characters, not {len(case_id)}")
             if case_id in seen:
                 self.problem(f"{where}.id", f"duplicate case id {case_id!r} (also cases[{seen[case_id]}])")
             elif case_id:

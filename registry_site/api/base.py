@@ -63,8 +63,10 @@ class StrictQueryMixin:
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        if response.status_code >= 400 and not isinstance(response.accepted_renderer, JSONRenderer):
-            # An error asked for as CSV is still answered in the JSON error shape.
+        if ((response.status_code >= 400 or request.method not in ("GET", "HEAD"))
+                and not isinstance(response.accepted_renderer, JSONRenderer)):
+            # An error asked for as CSV is still answered in the JSON error shape, and so is OPTIONS's
+            # description of the view (a dict, which the CSV renderer cannot write: it was a 500).
             response.accepted_renderer, response.accepted_media_type = JSONRenderer(), "application/json"
         return response
 

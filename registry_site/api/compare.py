@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -58,6 +58,9 @@ class ComparisonSerializer(serializers.Serializer):
     pages = serializers.IntegerField()
 
 
+RUN_IDS_PATTERN = r"^ *[1-9][0-9]{0,17} *(, *[1-9][0-9]{0,17} *){1,3}$"
+
+
 class Compare(ConditionalGetMixin, StrictQueryMixin, APIView):
     """2–4 public runs side by side: per-case medians, ratios to the first run, prefill parity, and why
     they are not comparable when they are not."""
@@ -66,14 +69,20 @@ class Compare(ConditionalGetMixin, StrictQueryMixin, APIView):
     repeatable_query_parameters = frozenset({"runs"})  # ?runs=3&runs=5 as well as ?runs=3,5
 
     @extend_schema(
-        parameters=[OpenApiParameter("runs", str, required=True, description="2–4 run ids, comma-separated"),
+        parameters=[OpenApiParameter("runs", str, required=True, description="2–4 different run ids, comma-separated",
+                                     pattern=RUN_IDS_PATTERN),
                     OpenApiParameter("page", int, description="page of cases")],
         responses=ComparisonSerializer)
     def get(self, request):
         try:
             ids = shared.parse_run_ids(request.query_params.getlist("runs"))
             page = shared.parse_page(request.query_params.get("page"))
+        except shared.CompareRequestError as error:
+            raise ValidationError({error.parameter: [error.reason]}) from None
+        try:
             comparison = shared.compare_published(ids, page=page)
         except shared.CompareRequestError as error:
+            if error.parameter == "page":  # a well-formed page past the last: 404, as for every list (docs/api.md)
+                raise NotFound(f"page {page} is past the last page: {error.reason}") from None
             raise ValidationError({error.parameter: [error.reason]}) from None
         return Response(ComparisonSerializer(comparison).data)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from django.http import JsonResponse
 from django.urls import Resolver404, resolve
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -97,6 +98,7 @@ def _json(message: str, status_code: int, code: str) -> JsonResponse:
     return JsonResponse(error_body(message, status_code, code), status=status_code)
 
 
+@csrf_exempt  # a 404 changes nothing; without this a POST carrying a session cookie got Django's HTML CSRF page
 def api_not_found(request, *args, **kwargs):
     path = request.path
     if not path.endswith("/"):
@@ -126,6 +128,16 @@ def permission_denied(request, exception=None):
     if is_api(request):
         return _json(str(exception) or "permission denied", 403, "permission_denied")
     return defaults.permission_denied(request, exception)
+
+
+def csrf_failure(request, reason=""):
+    """settings.CSRF_FAILURE_VIEW: JSON under /api/ like every other answer there."""
+    if is_api(request):
+        return _json(f"CSRF verification failed: {reason}" if reason else "CSRF verification failed", 403,
+                     "permission_denied")
+    from django.views.csrf import csrf_failure as default_csrf_failure
+
+    return default_csrf_failure(request, reason)
 
 
 def server_error(request):

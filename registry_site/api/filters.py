@@ -11,6 +11,7 @@ so an unpublished pack is exactly as unknown as a misspelt one.
 from __future__ import annotations
 
 import django_filters
+from django.core.exceptions import ValidationError
 
 from benchpack.registry.provenance import EARNED as PROVENANCES
 from registry_site.models import PublishedRun
@@ -24,12 +25,20 @@ class CatalogueFilterSet(django_filters.FilterSet):
     def is_valid(self) -> bool:
         if not super().is_valid():
             return False
+        for name, flt in self.filters.items():
+            # django-filter reads `?order=` or `?since=` as "no filter"; the schema says a value is a
+            # choice, a date or a number, and "" is none of them. Text filters may be empty.
+            if not isinstance(flt, django_filters.CharFilter) and self.data.get(name) == "":
+                self.form.add_error(name, "must not be empty: give a value or leave the parameter out")
         for name, field in self.known_values.items():
             value = self.form.cleaned_data.get(name)
             if value in (None, ""):
                 continue
             if not self.queryset.filter(**{field: value}).exists():
-                self.form.add_error(name, f"no public result has {name} {value!r}")
+                # django-filter formats each message with `%`: the value goes in as a parameter, never
+                # into the message text, or a value holding '%' breaks the formatting (a 500).
+                self.form.add_error(name, ValidationError("no public result has %(name)s %(value)s",
+                                                          params={"name": name, "value": repr(value)}))
         return not self.form.errors
 
     @classmethod

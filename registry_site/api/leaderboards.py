@@ -134,9 +134,11 @@ class BoardIndex(CatalogueListView):
 
 BOARD_PARAMETERS = [
     OpenApiParameter("workload", str, description="workload key; default: the best-populated real workload"),
-    OpenApiParameter("order", str, description=f"column to rank by; '-' reverses; one of {', '.join(lb.SORTABLE)}"),
+    OpenApiParameter("order", str, enum=[*lb.SORTABLE, *(f"-{c}" for c in lb.SORTABLE)],
+                     description="column to rank by; '-' reverses"),
     *[OpenApiParameter(name, OpenApiTypes.DATE if name in ("since", "until") else
-                       OpenApiTypes.BOOL if name == "reproduced" else str)
+                       OpenApiTypes.BOOL if name == "reproduced" else str,
+                       enum=list(lb.PROVENANCES) if name == "provenance" else None)
       for name in lb.Filters.params()],
     OpenApiParameter("format", str, enum=["json", "csv"], description="csv: every filtered row, not paged"),
     OpenApiParameter("page", int, description="page number (1, 2, …)"),
@@ -154,6 +156,10 @@ class Board(CataloguePagedView):
     def board(self) -> lb.Leaderboard:
         pack_id, case = self.kwargs["pack_id"], self.kwargs.get("case", "")
         params = self.request.query_params
+        empty = sorted(name for name in ("order", "provenance", "format", "reproduced", "since", "until")
+                       if params.get(name) == "")
+        if empty:  # the schema lists their values, and "" is none of them
+            raise ValidationError({name: ["must not be empty: give a value or leave it out"] for name in empty})
         filters = _filters(params)
         try:
             board = lb.leaderboard(pack_id, case, params.get("workload") or None, filters, params.get("order") or None)

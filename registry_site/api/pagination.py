@@ -18,7 +18,7 @@ MAX_PAGE_SIZE = 500
 
 def positive_int(request, name: str) -> int | None:
     raw = request.query_params.get(name)
-    if raw is None or raw == "":
+    if raw is None:
         return None
     if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
         raise ValidationError({name: [f"must be a whole number of at least 1, not {raw[:40]!r}"]})
@@ -47,7 +47,9 @@ class CataloguePagination(PageNumberPagination):
 
     def _last_page(self, queryset, request) -> int:
         size = self.get_page_size(request)
-        return max(1, -(-queryset.count() // size))
+        # The board index pages a list, not a queryset (list.count() takes an argument: it was a 500).
+        total = len(queryset) if isinstance(queryset, (list, tuple)) else queryset.count()
+        return max(1, -(-total // size))
 
     @property
     def query_parameters(self) -> set[str]:

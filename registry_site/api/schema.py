@@ -7,8 +7,6 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 CATALOGUE_PREFIX = "/api/v1/"
 # The runner-host API (submissions.api.runner_host_v1): documented here for whoever writes a runner.
 RUNNER_PREFIX = "/api/runner/v1/"
-# Documented elsewhere (docs/service.md, docs/runner-hosts.md): token-only APIs for the CLI and operators.
-PRIVATE_PREFIXES = ("/api/v1/submissions/", "/api/v1/run-requests/", "/api/v1/runner-hosts/")
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
@@ -16,15 +14,17 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
     name = "apiToken"
 
     def get_security_definition(self, auto_schema):
-        return {"type": "http", "scheme": "bearer", "description": "an API token from /accounts/tokens/ (bp_…)"}
+        return {"type": "http", "scheme": "bearer",
+                "description": "an API token from /accounts/tokens/ (bp_…), sent as `Authorization: Bearer bp_…`; "
+                               "tokens are made and revoked on that page, not through the API"}
 
 
-def public_catalogue_only(endpoints, **kwargs):
-    """The schema describes the public, read-only catalogue and the runner-host API; the private upload and
-    queue APIs stay out of it."""
+def api_v1_only(endpoints, **kwargs):
+    """The schema describes everything under /api/v1/ (the public catalogue, and the token-only submission and
+    run-request APIs the CLI uses: docs/service.md, docs/runner-hosts.md, so uploaders have a contract too)
+    and the runner-host API under /api/runner/v1/."""
     return [(path, regex, method, view) for path, regex, method, view in endpoints
-            if (path.startswith(CATALOGUE_PREFIX) and not path.startswith(PRIVATE_PREFIXES))
-            or path.startswith(RUNNER_PREFIX)]
+            if path.startswith((CATALOGUE_PREFIX, RUNNER_PREFIX))]
 
 
 ERROR_SCHEMA = {
@@ -50,12 +50,23 @@ def error_responses(result, generator, request, public):
     """Every operation can answer the shared error shape; say so once for all of them."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    for operations in result.get("paths", {}).values():
-        for operation in operations.values():
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
-            for status, description in ERROR_RESPONSES.items():
+            extra = dict(TOKEN_ERROR_RESPONSES) if path.startswith(TOKEN_ONLY_PREFIXES) else {}
+            if method in ("post", "put", "patch"):
+                extra["413"] = "the request body is over the size limit"
+            for status, description in {**ERROR_RESPONSES, **extra}.items():
                 responses.setdefault(status, {"description": description, "content": reference})
     return result
+
+
+# Answered only to a signed-in caller (a token); the catalogue is public.
+TOKEN_ONLY_PREFIXES = ("/api/v1/submissions/", "/api/v1/run-requests/", "/api/v1/runner-hosts/", RUNNER_PREFIX)
+TOKEN_ERROR_RESPONSES = {
+    "401": "no valid API token was sent",
+    "403": "the token's user may not do this (e.g. an unverified email address)",
+}
 
 
 _DATABASE_BOUNDS = {2**31 - 1, 2**63 - 1, -(2**31), -(2**63)}
@@ -67,7 +78,8 @@ def database_neutral_integers(result, generator, request, public):
 
     def walk(node):
         if isinstance(node, dict):
-            if node.get("type") == "integer":
+            kind = node.get("type")
+            if kind == "integer" or (isinstance(kind, list) and "integer" in kind):  # 3.1: ["integer", "null"]
                 for bound in ("maximum", "minimum"):
                     if node.get(bound) in _DATABASE_BOUNDS:
                         del node[bound]
@@ -81,3 +93,68 @@ def database_neutral_integers(result, generator, request, public):
 
     walk(result)
     return result
+
+
+# Parameters whose bounds the views enforce by hand (pagination.positive_int, timelines' limit): the
+# schema states them, so a client (or Schemathesis) reading the schema never sends what is refused.
+_POSITIVE_INTEGER_PARAMETERS = {"page": None, "page_size": 500, "limit": None, "run": 10**18}
+
+
+# Every character str.isspace() accepts (what .strip() removes), as a regex class body.
+_PY_WHITESPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def parameter_bounds(result, generator, request, public):
+    """page/page_size/limit/run are whole numbers of at least 1 (page_size at most 500); a required
+    string parameter is not empty (the view refuses `?workload=` as missing)."""
+    from registry_site.api.pagination import MAX_PAGE_SIZE
+    from registry_site.api.timelines import MAX_POINTS
+
+    most = {**_POSITIVE_INTEGER_PARAMETERS, "page_size": MAX_PAGE_SIZE, "limit": MAX_POINTS}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if parameter.get("in") == "query" and parameter["name"] in most:
+                    schema.update({"type": "integer", "minimum": 1})
+                    schema.pop("format", None)
+                    if most[parameter["name"]] is not None:
+                        schema["maximum"] = most[parameter["name"]]
+                elif schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
+                    # StrictQueryMixin refuses NUL in any value; a required one must hold more than the
+                    # whitespace the views strip (Python's str.strip(), spelled out for ECMA regexes).
+                    if parameter.get("required"):
+                        schema.setdefault("minLength", 1)
+                        schema.setdefault("pattern", rf"^[^\x00]*[^\x00{_PY_WHITESPACE}][^\x00]*$")
+                    else:
+                        schema.setdefault("pattern", r"^[^\x00]*$")
+                elif schema.get("type") == "array":
+                    schema.setdefault("minItems", 1)  # `?order=` is no sort key, which the view refuses
+    return result
+
+
+def nullable_as_type_null(result, generator, request, public):
+    """OpenAPI 3.1 has no `nullable`: DRF's pagination schema still writes it for next/previous, so
+    it becomes the 3.1 spelling, a type list with "null" (a strict validator would ignore `nullable`
+    and refuse the null of a last page)."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.pop("nullable", False):
+                kind = node.get("type")
+                if isinstance(kind, str):
+                    node["type"] = [kind, "null"]
+                elif isinstance(kind, list) and "null" not in kind:
+                    kind.append("null")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(result)
+    return result
+
+
+# Registers the OpenApiViewExtensions describing the token-only APIs (imported for that side effect).
+from registry_site.api import private_schema as _private_schema  # noqa: E402,F401

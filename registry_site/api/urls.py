@@ -2,6 +2,10 @@
 
 from django.urls import path
 
+from registry_site import converters
+
+converters.register()  # ids in URLs: exactly the grammar of benchpack.ids
+
 from registry_site.api import answer, cases, compare, entities, leaderboards, runs, timelines
 from registry_site.api.docs import SchemaView
 
@@ -12,16 +16,16 @@ urlpatterns = [
     path("systems/", entities.SystemList.as_view(), name="api_systems"),
     path("systems/<str:system_key>/", entities.SystemDetail.as_view(), name="api_system"),
     path("leaderboards/", leaderboards.BoardIndex.as_view(), name="api_leaderboards"),
-    path("leaderboards/<str:pack_id>/", leaderboards.PackBoard.as_view(), name="api_leaderboard_pack"),
-    path("leaderboards/<str:pack_id>/<path:case>/", leaderboards.CaseBoard.as_view(), name="api_leaderboard_case"),
+    path("leaderboards/<packid:pack_id>/", leaderboards.PackBoard.as_view(), name="api_leaderboard_pack"),
+    path("leaderboards/<packid:pack_id>/<boardkey:case>/", leaderboards.CaseBoard.as_view(), name="api_leaderboard_case"),
     path("compare/", compare.Compare.as_view(), name="api_compare"),
     path("timelines/", timelines.Timeline.as_view(), name="api_timeline"),
     path("models/", entities.ModelIndex.as_view(), name="api_models"),
-    path("models/<path:name>/", entities.ModelDetail.as_view(), name="api_model"),
+    path("models/<modelid:name>/", entities.ModelDetail.as_view(), name="api_model"),
     path("runtimes/", entities.RuntimeIndex.as_view(), name="api_runtimes"),
-    path("runtimes/<path:name>/", entities.RuntimeDetail.as_view(), name="api_runtime"),
+    path("runtimes/<name:name>/", entities.RuntimeDetail.as_view(), name="api_runtime"),
     path("hardware-classes/", entities.HardwareIndex.as_view(), name="api_hardware_classes"),
-    path("hardware-classes/<path:name>/", entities.HardwareDetail.as_view(), name="api_hardware_class"),
+    path("hardware-classes/<name:name>/", entities.HardwareDetail.as_view(), name="api_hardware_class"),
     path("answer/", answer.Answer.as_view(), name="api_answer"),
     path("schema/", SchemaView.as_view(), name="api_schema"),
 ]

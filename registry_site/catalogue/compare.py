@@ -113,7 +113,7 @@ def parse_run_ids(values) -> list[int]:
     parts = [p.strip() for value in (values or ()) for p in str(value).split(",") if p.strip()]
     ids: list[int] = []
     for part in parts:
-        if not part.isdigit() or int(part) <= 0:
+        if not (part.isascii() and part.isdigit()) or int(part) <= 0:  # "¹".isdigit() is True; int("¹") fails
             raise CompareRequestError("runs", f"{part!r} is not a run id (a positive integer)")
         if int(part) not in ids:
             ids.append(int(part))
@@ -127,7 +127,7 @@ def parse_page(value) -> int:
     if value in (None, ""):
         return 1
     text = str(value).strip()
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise CompareRequestError("page", f"{value!r} is not a page number (1, 2, …)")
     return int(text)
 

@@ -2,6 +2,10 @@
 
 from django.urls import path
 
+from registry_site import converters
+
+converters.register()  # ids in URLs: exactly the grammar of benchpack.ids
+
 from registry_site.pages import answer, compare, depth_curves, entities, leaderboards, moderation, runs, timelines
 
 urlpatterns = [
@@ -16,15 +20,15 @@ urlpatterns = [
     path("answer/", answer.answer, name="answer"),
     path("leaderboards/", leaderboards.index, name="leaderboards"),
     path("leaderboards/coding/", leaderboards.coding, name="leaderboard_coding"),
-    path("leaderboards/<str:pack_id>/", leaderboards.board, name="leaderboard_pack"),
-    path("leaderboards/<str:pack_id>/<str:case>/", leaderboards.board, name="leaderboard_case"),
-    path("depth-curves/<str:pack_id>/", depth_curves.depth_curves, name="depth_curves"),
+    path("leaderboards/<packid:pack_id>/", leaderboards.board, name="leaderboard_pack"),
+    path("leaderboards/<packid:pack_id>/<boardkey:case>/", leaderboards.board, name="leaderboard_case"),
+    path("depth-curves/<packid:pack_id>/", depth_curves.depth_curves, name="depth_curves"),
     path("compare/", compare.compare, name="compare"),
     path("timelines/", timelines.timeline, name="timeline"),
     path("models/", entities.entity_index, {"kind": "model"}, name="entity_index_model"),
-    path("models/<path:value>/", entities.entity_page, {"kind": "model"}, name="model_page"),
+    path("models/<modelid:value>/", entities.entity_page, {"kind": "model"}, name="model_page"),
     path("runtimes/", entities.entity_index, {"kind": "runtime"}, name="entity_index_runtime"),
-    path("runtimes/<path:value>/", entities.entity_page, {"kind": "runtime"}, name="runtime_page"),
+    path("runtimes/<name:value>/", entities.entity_page, {"kind": "runtime"}, name="runtime_page"),
     path("hardware/", entities.entity_index, {"kind": "hardware"}, name="entity_index_hardware"),
-    path("hardware/<path:value>/", entities.entity_page, {"kind": "hardware"}, name="hardware_page"),
+    path("hardware/<name:value>/", entities.entity_page, {"kind": "hardware"}, name="hardware_page"),
 ]

@@ -128,7 +128,7 @@ def test_it_collects_every_problem_with_indexed_field_paths(tmp_path):
     )
     assert problems(root) == [
         "benchpack.toml: defaults.repetitions: must be an integer >= 1, got 0",
-        "benchpack.toml: cases[1].id: 'bad.id' is not a valid id (must match ^[A-Za-z0-9][A-Za-z0-9_-]*$)",
+        "benchpack.toml: cases[1].id: 'bad.id' is not a valid id (must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$)",
         "benchpack.toml: cases[2].prompt_file: escapes the pack directory",
     ]
 

@@ -325,8 +325,9 @@ def test_it_serves_the_registry_with_the_web_units_arguments(production_site):
     environ, prepared, seen = production_site
     assert prepared.returncode == 0, prepared.stderr
     argv = exec_argv("benchpack-web", environ)
-    # collectstatic fills STATIC_ROOT in deploy.sh; granian must serve exactly that directory.
-    assert option(argv, "--static-path-mount") == seen["STATIC_ROOT"]
+    # Static files go through Django (WhiteNoise) so they get the security headers; granian's own static
+    # server cannot add headers, so the unit must not turn it on.
+    assert not any(arg.startswith("--static-path") for arg in argv), argv
     probe = Path(seen["STATIC_ROOT"]) / "benchpack" / "probe.css"
     probe.parent.mkdir(parents=True, exist_ok=True)
     probe.write_text("body { color: black }\n")
@@ -348,6 +349,14 @@ def test_it_serves_the_registry_with_the_web_units_arguments(production_site):
         css = httpx.get(base + "/static/benchpack/probe.css", headers=behind_traefik, timeout=10)
         assert css.status_code == 200
         assert css.content == probe.read_bytes()
+        assert "max-age=3600" in css.headers["cache-control"]
+        # Every response the deployment serves carries the same security headers, static files included.
+        for name in SECURITY_HEADERS:
+            assert home.headers.get(name), (name, dict(home.headers))
+            assert normal(name, css.headers.get(name)) == normal(name, home.headers[name]), (name, dict(css.headers))
+        plain_css = httpx.get(base + "/static/benchpack/probe.css", headers={"Host": HOST}, timeout=10)
+        assert plain_css.status_code == 301 and plain_css.headers["location"].startswith("https://")
+        assert_traefik_sets_the_same_headers(home.headers)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -355,6 +364,36 @@ def test_it_serves_the_registry_with_the_web_units_arguments(production_site):
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(timeout=10)
+
+
+SECURITY_HEADERS = ("Content-Security-Policy", "Strict-Transport-Security", "X-Content-Type-Options",
+                    "Referrer-Policy", "X-Frame-Options", "Cross-Origin-Opener-Policy")
+
+
+def assert_traefik_sets_the_same_headers(served) -> None:
+    """deploy/traefik sets each security header again at the edge, with the value Django serves."""
+    middleware = tomllib.loads((DEPLOY / "traefik" / "benchpack.toml").read_text())["http"]["middlewares"]
+    headers = middleware["benchpack-headers"]["headers"]
+    custom = headers.get("customResponseHeaders", {})
+    hsts = f"max-age={headers['stsSeconds']}" + ("; includeSubDomains" if headers.get("stsIncludeSubdomains") else "")
+    edge = {
+        "Content-Security-Policy": headers["contentSecurityPolicy"],
+        "Strict-Transport-Security": hsts,
+        "X-Content-Type-Options": "nosniff" if headers.get("contentTypeNosniff") else None,
+        "Referrer-Policy": headers.get("referrerPolicy"),
+        "X-Frame-Options": "DENY" if headers.get("frameDeny") else None,
+        "Cross-Origin-Opener-Policy": custom.get("Cross-Origin-Opener-Policy"),
+    }
+    assert set(edge) == set(SECURITY_HEADERS)
+    assert {name: normal(name, served.get(name)) for name in SECURITY_HEADERS} == {
+        name: normal(name, value) for name, value in edge.items()}
+
+
+def normal(name: str, value: str | None):
+    """django-csp writes the directives in no fixed order (a set): compare a CSP as its set of directives."""
+    if name == "Content-Security-Policy" and value is not None:
+        return frozenset(part.strip() for part in value.split(";") if part.strip())
+    return value
 
 
 def wait_for(url: str, headers: dict[str, str], server: subprocess.Popen, timeout_s: float = 45.0) -> httpx.Response:

@@ -194,8 +194,8 @@ def _start_web(service: LiveService, env: dict) -> subprocess.Popen:
     service.logs.append(web_log)
     web = subprocess.Popen(
         [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", port,
-         "--workers", "1", "--static-path-route", "/static", "--static-path-mount",
-         str(service.tmp / "var" / "staticfiles"), "registry_site.wsgi:application"],
+         # static files through Django (WhiteNoise), as deploy/systemd/benchpack-web.service serves them
+         "--workers", "1", "registry_site.wsgi:application"],
         cwd=ROOT, env=env, stdout=web_log, stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60

@@ -57,11 +57,13 @@ def test_a_repetition_of_two_to_the_seventy_is_refused_at_validation(submitter, 
 
 
 EXTREME_ROWS = [
-    row(case="c" * 128, repetition=2**31 - 1, model="m" * 255,
+    # ids at the edges of their grammar (benchpack/ids.py): odd text goes in fields that are not routed
+    row(case="c" * 100, repetition=2**31 - 1, model="m" * 255,
         timing={"wall_s": 1.7e308, "ttft_s": 0.0, "prefill_tps": 5e-324, "decode_tps": 1.7e308, "total_tps": 0},
         tokens={"prompt": 2**53 - 1, "output": 0, "cached_prompt": 2**53 - 1, "source": "usage"},
         backend={"nested": [[[[{"x": -(2**53 - 1)}]]]], "text": "<script>alert(1)</script>"}),
-    row(case="<b>&amp;\u202e ünïcödé 🙂", repetition=1, scoring={"mode": "exact", "passed": None}),
+    row(case="unicode", repetition=1, scoring={"mode": "exact", "passed": None},
+        error="<b>&amp;\u202e ünïcödé 🙂"),
     row(case="plain", repetition=1, ok=False, timing=None, tokens=None, scoring=None),
 ]
 EXTREME_HARDWARE = {
@@ -69,10 +71,24 @@ EXTREME_HARDWARE = {
     "deep": [[[[[[[[[[{"a": None}]]]]]]]]]], "neg": -(2**53 - 1),
 }
 EXTREME_METADATA = {
-    "runtime": {"name": "r" * 1000, "version": [{"odd": True}, None, 3]},
+    "runtime": {"name": "r" * 128, "version": [{"odd": True}, None, "v" * 1000, 3]},
     "model": {"id": ["list", "not", "string"], "quantization": {"a": 1}},
     "notes": "\u202e right-to-left override and </td></tr></table> and {{ template }}",
 }
+
+
+@pytest.mark.parametrize("field, value, code", [
+    ("case", "<b>&amp;\u202e ünïcödé 🙂", "row.case-id"), ("case", "c" * 128, "row.case-id"),
+    ("model", "a b", "row.model-id"), ("runtime", "r" * 1000, "metadata.runtime-name")])
+def test_ids_outside_the_grammar_are_refused_at_validation(field, value, code, submitter, tmp_path):
+    """Once accepted here as "hostile but survivable"; an id outside the grammar is now refused (issue 22 §1)."""
+    bundle = template_bundle(tmp_path / "t")
+    if field == "runtime":
+        _put(bundle, "run-metadata.json", json.dumps({"runtime": {"name": value}}).encode())
+    else:
+        _put(bundle, "run.jsonl", (json.dumps(row(**{field: value})) + "\n").encode())
+    submission = _upload(submitter, bundle)
+    assert submission.state == states.INVALID and code in submission.error_codes()
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])

@@ -236,8 +236,8 @@ class Command(BaseCommand):
         self.say(f"granian: http://{host}:{port}")
         return self._start_child("granian",
             [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", host, "--port", str(port),
-             "--workers", "1", "--static-path-route", "/static", "--static-path-mount", str(settings.STATIC_ROOT),
-             "registry_site.wsgi:application"]
+             # static files through Django (WhiteNoise), as deployed: they carry the security headers
+             "--workers", "1", "registry_site.wsgi:application"]
         )
 
     def wait_until_up(self, url: str, children, timeout_s: float = 60.0) -> None:

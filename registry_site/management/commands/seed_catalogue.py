@@ -145,6 +145,9 @@ class Inserter:
         self.connection = connection
         fields = [f for f in model._meta.concrete_fields if not (f.primary_key and model.__name__ != "PublishedRun")]
         self.names = [f.attname for f in fields]
+        # A column the synthetic plan does not fill gets its model default (a column added later, e.g.
+        # claimed_provenance, was NULL and PostgreSQL refused the whole seed).
+        self.defaults = {f.attname: f.get_default() for f in fields if f.has_default() and not f.null}
         columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
         self.sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) "
                     f"VALUES ({', '.join(['%s'] * len(fields))})")
@@ -178,7 +181,8 @@ class Inserter:
     def insert(self, dicts: list[dict]) -> None:
         if not dicts:
             return
-        names, encoders = self.names, self.encoders
-        params = [tuple(enc(d.get(n)) if enc else d.get(n) for n, enc in zip(names, encoders)) for d in dicts]
+        names, encoders, defaults = self.names, self.encoders, self.defaults
+        params = [tuple(enc(d.get(n, defaults.get(n))) if enc else d.get(n, defaults.get(n))
+                        for n, enc in zip(names, encoders)) for d in dicts]
         with self.connection.cursor() as cursor:
             cursor.executemany(self.sql, params)

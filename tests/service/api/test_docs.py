@@ -21,7 +21,14 @@ def test_schema_is_openapi_json_listing_the_catalogue(client, db):
     schema = response.json()
     assert schema["openapi"].startswith("3.")
     assert "/api/v1/runs/" in schema["paths"]
-    assert not any(p.startswith("/api/v1/submissions/") for p in schema["paths"])  # private API stays out
+    # the token-only APIs are documented too (issue 22 §4), with their bearer-token security
+    for path in ("/api/v1/submissions/", "/api/v1/submissions/{id}/", "/api/v1/run-requests/",
+                 "/api/v1/run-requests/{id}/", "/api/v1/run-requests/{id}/cancel/", "/api/v1/runner-hosts/"):
+        assert path in schema["paths"], path
+    upload = schema["paths"]["/api/v1/submissions/"]["post"]
+    assert "archive" in upload["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
+    assert {"201", "401", "409", "413"} <= set(upload["responses"])
+    assert schema["components"]["securitySchemes"]["apiToken"]["scheme"] == "bearer"
 
 
 @override_settings(DEBUG=False)
