@@ -192,15 +192,6 @@ ALL_COLUMNS = tuple(CASE_COLUMNS)
 TERMINAL_COLUMNS = ("ok", "ttft", "prefill", "server-prefill", "decode", "output", "pass")
 
 
-def cached_cell(stats: CaseStats) -> str | None:
-    """The cached-prompt median and its coverage, `93 (3/3 rows)`: how many ok rows reported a count."""
-    if not stats.ok:
-        return None
-    coverage = f"{stats.cache_rows}/{stats.ok} rows"
-    med = count(stats.cached_prompt_tokens_med)
-    return f"{med} ({coverage})" if med is not None and stats.cache_rows else f"— ({coverage})"
-
-
 def case_table(case: CaseComparison, *, with_run: bool = True, case_columns: tuple[str, ...] = ALL_COLUMNS) -> Table:
     """One case, one line per run: the figures to decide with."""
     chosen = [CASE_COLUMNS[name] for name in case_columns]

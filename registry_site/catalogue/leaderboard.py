@@ -462,15 +462,25 @@ class Leaderboard:
         return order_label(self.order)
 
 
+# What a board says when it is sorted by a column that is not a figure: words, never a field name.
+COLUMN_WORDS = {
+    "run_count": "runs", "answered": "answered rows", "correct": "correct answers", "model": "model",
+    "model_family": "model family", "model_quantization": "quantization", "runtime_name": "runtime",
+    "runtime_version": "runtime version", "hardware_class": "hardware class", "accelerator": "accelerator",
+    "provenance": "provenance", "first_published_at": "first published", "last_published_at": "last published",
+}
+
+
 def order_label(order: str) -> str:
     """What a board says it ranks by: the figure's label, unit and formula from benchpack.results.metrics."""
     name = order.lstrip("-")
+    reversed_ = " — reversed" if order.startswith("-") else ""
     base = name.removesuffix("_min").removesuffix("_max")
     if base not in metric_registry.METRICS:
-        return name
+        return COLUMN_WORDS.get(name, name.replace("_", " ")) + reversed_
     m = metric_registry.metric(base)
-    return (f"{m.label}{' (' + m.unit + ')' if m.unit else ''}: {m.formula}"
-            + (" — reversed" if order.startswith("-") else ""))
+    end = " — the lowest run's" if name.endswith("_min") else " — the highest run's" if name.endswith("_max") else ""
+    return f"{m.label}{' (' + m.unit + ')' if m.unit else ''}{end}: {m.formula}{reversed_}"
 
 
 def leaderboard(pack_id: str, case: str = "", workload_key: str | None = None,

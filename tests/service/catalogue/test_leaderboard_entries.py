@@ -43,3 +43,12 @@ def test_the_query_functions_rank_one_workload(approve_bundle):
     with pytest.raises(leaderboard.QueryError) as bad:
         leaderboard.Filters.from_params({"since": "yesterday"})
     assert bad.value.param == "since"
+
+
+@pytest.mark.parametrize("order", [o for name in leaderboard.SORTABLE for o in (name, "-" + name)])
+def test_a_board_says_what_it_ranks_by_in_words_for_every_sortable_column(order):
+    """"ranked by tpot_s" or "model_family" is a field name, not an answer (issue 24 §3)."""
+    said = leaderboard.order_label(order)
+    words = said.split(":")[0]
+    assert "_" not in words and words.strip()
+    assert said.endswith("— reversed") == order.startswith("-")
