@@ -134,3 +134,41 @@ def _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, dj
     assert pack_board["count"] == 1 and pack_board["results"][0]["run_count"] == 1
     assert client.get("/api/v1/runs/").json()["count"] == 1
     return run
+
+
+def test_the_compare_page_and_api_show_each_runs_figures(tmp_path, capsys, submit, operator, client,
+                                                         django_capture_on_commit_callbacks):
+    """Two runs of one system at different speeds: the compare API and page show each run's medians
+    exactly as `report --json` computed them, in the digits the metric registry prints."""
+    published, reports = [], []
+    for name, itl_s in (("fast", 0.002), ("slow", 0.004)):
+        with RefServer(responses=[REPLY], ttft_s=0.01, itl_s=itl_s) as server:
+            out = tmp_path / name / "results" / "scripted-sweep"
+            assert cli.main(["run", "runtime-sweep", "--adapter", "openai-chat", "--model", "scripted-model",
+                             "--endpoint", server.openai_url, "--out", str(out), "--lanes", "base"]) == 0
+            capsys.readouterr()
+        report = _json(capsys, "report", str(out), "--json")
+        reports.append({c["case"]: c["runs"][0]["medians"] for c in report["comparison"]["cases"]})
+        archive = pack_archive(create_bundle([out], tmp_path / name / "bundle", "self-reported"),
+                               tmp_path / name / "sweep.tar.gz")
+        with django_capture_on_commit_callbacks(execute=True):
+            submission = submit(archive)
+        submission.refresh_from_db()
+        assert submission.state == states.QUARANTINED, submission.validation_report
+        assert approve(submission.pk, operator) is True
+        published.append(PublishedRun.objects.get(submission=submission))
+
+    runs = ",".join(str(r.pk) for r in published)
+    api = client.get(f"/api/v1/compare/?runs={runs}").json()
+    assert [c["run_id"] for c in api["runs"]] == [r.pk for r in published]
+    page = client.get(f"/compare/?runs={runs}").content.decode()
+    for line in api["cases"]:
+        for column, cell in enumerate(line["cells"]):
+            for name in FIGURES:
+                expected = reports[column][line["case"]][name]
+                assert cell["medians"][name] == pytest.approx(expected, rel=1e-12), (line["case"], column, name)
+                assert f'<td class="num">{sig(expected)}' in page or f">{sig(expected)} <small>" in page
+    # the slower run is slower on every surface
+    slow_decode = [line["cells"][1]["medians"]["decode_rate"] for line in api["cases"]]
+    fast_decode = [line["cells"][0]["medians"]["decode_rate"] for line in api["cases"]]
+    assert all(s < f for s, f in zip(slow_decode, fast_decode))
