@@ -6,7 +6,8 @@ original:
 
 * prefill parity (D-013) must be `comparable`: the same prompt-token and
   cached-prompt-token medians, otherwise speeds are not comparable at all;
-* each timing metric (decode_tps, ttft_s) matches when the medians differ by
+* each timing metric (decode_rate = 1/tpot_s, ttft_s; benchpack.results.metrics)
+  matches when the medians differ by
   at most max(5 %, the original's spread, the reproduction's spread), where a
   run's spread for a case is (max - min) / median over its ok rows: a case
   that moved that much between repetitions of one run cannot be held to less
@@ -17,7 +18,9 @@ original:
   max(5 %, one repetition's worth), i.e. 1 / the smaller number of scored rows.
 
 A metric missing on both sides is not compared; missing on one side is a
-miss. The verdict is `reproduced` when every case matches, `not-reproduced`
+miss. Rows written before TPOT existed (the seed's) have no decode_rate on
+either side: only then is the legacy `decode_tps` (output ÷ (wall − TTFT))
+compared, under its own name, so a verdict never mixes the two figures. The verdict is `reproduced` when every case matches, `not-reproduced`
 when a comparable case misses, `not-comparable` when a case cannot be
 compared (missing, no ok rows, prefill parity other than comparable).
 """
@@ -31,8 +34,16 @@ from benchpack.lanes.aggregate import group_label
 from benchpack.results.resultdir import ResultDir
 from benchpack.results.resultdir import field as row_field
 from benchpack.measurement.stats import is_number, median
+from benchpack.results.metrics import decode_rate_of
 
-METRICS = {"decode_tps": "timing.decode_tps", "ttft_s": "timing.ttft_s"}
+
+def _at(path: str):
+    return lambda row: row_field(row, path)
+
+
+# name -> the row's value. decode_tps is the fallback for rows without TPOT (see above).
+METRICS = {"decode_rate": decode_rate_of, "ttft_s": _at("timing.ttft_s")}
+LEGACY_DECODE = ("decode_tps", _at("timing.decode_tps"))
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not-reproduced"
 NOT_COMPARABLE = "not-comparable"
@@ -90,15 +101,16 @@ def _pass_rate(rows: list[dict]) -> tuple[float | None, int]:
     return (sum(verdicts) / len(verdicts), len(verdicts)) if verdicts else (None, 0)
 
 
-def _timing_check(metric: str, path: str, mine: list[dict], theirs: list[dict], tolerance: Tolerance) -> MetricCheck | None:
-    a, b = median(row_field(r, path) for r in mine), median(row_field(r, path) for r in theirs)
+def _timing_check(metric: str, value, mine: list[dict], theirs: list[dict], tolerance: Tolerance) -> MetricCheck | None:
+    if metric == "decode_rate" and all(value(r) is None for r in (*mine, *theirs)):
+        metric, value = LEGACY_DECODE  # the seed's rows: no TPOT on either side
+    a, b = median(value(r) for r in mine), median(value(r) for r in theirs)
     if a is None and b is None:
         return None
     if a is None or b is None or a == 0:
         return MetricCheck(metric, a, b, None, None, False)
     floor = tolerance.ttft_floor_s / abs(a) if metric == "ttft_s" else 0.0
-    allowed = max(tolerance.relative, floor, spread(row_field(r, path) for r in mine),
-                  spread(row_field(r, path) for r in theirs))
+    allowed = max(tolerance.relative, floor, spread(value(r) for r in mine), spread(value(r) for r in theirs))
     difference = abs(b - a) / abs(a)
     return MetricCheck(metric, a, b, round(difference, 4), round(allowed, 4), difference <= allowed)
 

@@ -89,3 +89,23 @@ def test_each_lane_level_is_judged_on_its_own():
     verdicts = compare_cases(run, run)
     assert {v.case for v in verdicts} == {f"short @depth={d}" for d in (0, 512, 1024, 2048, 3072)}
     assert {v.verdict for v in verdicts} == {REPRODUCED}
+
+
+def _tpot_row(case, tpot_s, decode_tps):
+    row = _row(case, decode_tps)
+    row["timing"]["tpot_s"] = tpot_s
+    return row
+
+
+def test_decode_is_judged_by_one_over_tpot_where_rows_have_it():
+    """The registry's one decode figure (issue 20): 1/tpot_s, never the legacy output ÷ (wall − TTFT).
+    Here the legacy figure moved 20 % (a longer answer) while 1/TPOT stayed put: reproduced."""
+    original = _run("a", [_tpot_row("x", 0.010, 100)] * 3)
+    again = _run("b", [_tpot_row("x", 0.0101, 80)] * 3)
+    [verdict] = compare_cases(original, again)
+    assert verdict.verdict == REPRODUCED
+    decode = next(c for c in verdict.checks if c.metric.startswith("decode"))
+    assert decode.metric == "decode_rate" and round(decode.original, 6) == 100.0
+    slower = _run("c", [_tpot_row("x", 0.0125, 100)] * 3)
+    [missed] = compare_cases(original, slower)
+    assert missed.verdict == NOT_REPRODUCED and missed.reasons[0].startswith("decode_rate: ")

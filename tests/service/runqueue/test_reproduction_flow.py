@@ -99,10 +99,10 @@ def test_a_slower_reproduction_shows_not_reproduced_with_the_numbers(matching_ho
     reproduction = _run_and_approve(run_as, matching_host, reproduce(original, operator, "gpu-a|ref"), operator)
     evidence = Reproduction.objects.get()
     assert evidence.verdict == "not-reproduced" and evidence.independent
-    decode = next(c for c in evidence.cases[0]["checks"] if c["metric"] == "decode_tps")
+    decode = next(c for c in evidence.cases[0]["checks"] if c["metric"] == "decode_rate")  # 1/tpot_s
     assert decode["ok"] is False and decode["reproduction"] < decode["original"] / 2
     page = client.get(f"/runs/{original.pk}/").content.decode()
-    assert "✗ not reproduced" in page and "decode_tps" in page
+    assert "✗ not reproduced" in page and "<td>decode</td>" in page and "decode_rate" not in page
     assert client.get(f"/api/v1/runs/{original.pk}/").json()["reproduction"]["state"] == "not-reproduced"
     reproduction.refresh_from_db()
     # A miss earns nothing: a run an operator queued on a host its (non-operator) owner runs.
