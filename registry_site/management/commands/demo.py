@@ -32,6 +32,15 @@ class _Stop(KeyboardInterrupt):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) or SIGTERM."""
 
 
+def _quiet_unraisable(unraisable, _default=sys.unraisablehook) -> None:
+    # A signal can land while Python runs a callback whose exceptions it cannot raise (e.g.
+    # importlib's module-lock weakref callback): it would print "Exception ignored … Traceback".
+    # The stop is already recorded (Command.stopping) and the next step checks it.
+    if isinstance(unraisable.exc_value, _Stop):
+        return
+    _default(unraisable)
+
+
 class Command(BaseCommand):
     help = ("Run the registry locally: migrate, operator account, granian + Celery validation worker, "
             "a local runner host with its worker and the scripted endpoint, demo data.")
@@ -53,6 +62,7 @@ class Command(BaseCommand):
                       "scripted endpoint (seeding)": seed_port}
         self.children: list[subprocess.Popen] = []
         self.stopping = False
+        sys.unraisablehook = _quiet_unraisable
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGTERM, self._on_signal)
         try:
@@ -98,12 +108,14 @@ class Command(BaseCommand):
         logging.getLogger("kombu.connection").setLevel(logging.ERROR)  # "No hostname was supplied" (filesystem broker)
         self.say(f"database: {settings.DATABASES['default']['NAME']}  ·  logs: {self.log_dir}/")
         call_command("migrate", interactive=False, verbosity=0)
+        self.checkpoint()
         call_command("collectstatic", interactive=False, verbosity=0)
+        self.checkpoint()
         operator, password = self.ensure_operator()
-        self.children.append(self.start_worker())
-        self.children.append(self.start_refserver())
-        self.children.append(self.start_runner_worker(operator, url))
-        self.children.append(self.start_granian(host, port))
+        for start in (self.start_worker, self.start_refserver,
+                      lambda: self.start_runner_worker(operator, url), lambda: self.start_granian(host, port)):
+            self.checkpoint()
+            self.children.append(start())
         self.wait_until_up(url, self.children)
         if not no_seed:
             from registry_site.demo_data import seed
@@ -122,6 +134,7 @@ class Command(BaseCommand):
         if exit_after_seed:
             return
         while all(child.poll() is None for child in self.children):
+            self.checkpoint()
             seen = self.watch_outbox(seen)
             time.sleep(0.5)
         raise CommandError(f"a child process stopped; see its log in {self.log_dir}/")
@@ -156,6 +169,11 @@ class Command(BaseCommand):
                 pass
             _signal_group(child, signal.SIGKILL)  # whatever of the group is left (workers of a dead parent too)
             child.wait()
+
+    def checkpoint(self) -> None:
+        """Stop here if a signal asked to (its _Stop may have been swallowed, see _quiet_unraisable)."""
+        if self.stopping:
+            raise _Stop
 
     def say_unless_stopping(self, message: str) -> None:
         """For long steps that may swallow KeyboardInterrupt (a run keeps its rows on Ctrl-C)."""
@@ -243,6 +261,7 @@ class Command(BaseCommand):
     def wait_until_up(self, url: str, children, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
+            self.checkpoint()
             if any(child.poll() is not None for child in children):
                 raise CommandError(f"granian or a worker exited during start-up; see {self.log_dir}/")
             try:
