@@ -73,6 +73,12 @@ class AnswerSerializer(serializers.Serializer):
                 "max_memory_gb": q.max_memory_gb}
 
 
+def _bounded(name: str, description: str) -> OpenApiParameter:
+    """A numeric parameter with the bounds the view enforces (catalogue.answer.NUMBER_BOUNDS)."""
+    low, high, _ = shared.NUMBER_BOUNDS[name]
+    return OpenApiParameter(name, {"type": "number", "minimum": low, "maximum": high}, description=description)
+
+
 class Answer(ConditionalGetMixin, StrictQueryMixin, APIView):
     """Which model + runtime + machine is fast enough and correct enough for this work: the systems
     that meet every condition, ranked, each with its evidence; or, when none does, the closest."""
@@ -81,11 +87,11 @@ class Answer(ConditionalGetMixin, StrictQueryMixin, APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("work", str, required=True, description='a pack id, or "coding"'),
-                    OpenApiParameter("min_decode", float, description="minimum decode rate, tok/s"),
-                    OpenApiParameter("max_ttft", float, description="maximum time to the first token, s"),
-                    OpenApiParameter("min_pass", float, description="minimum pass rate, percent (0–100)"),
+                    _bounded("min_decode", "minimum decode rate, tok/s"),
+                    _bounded("max_ttft", "maximum time to the first token, s"),
+                    _bounded("min_pass", "minimum pass rate, percent (0–100)"),
                     OpenApiParameter("hardware_class", str, description="exactly this hardware class"),
-                    OpenApiParameter("max_memory_gb", float, description="machines with at most this much RAM")],
+                    _bounded("max_memory_gb", "machines with at most this much RAM")],
         responses=AnswerSerializer)
     def get(self, request):
         try:

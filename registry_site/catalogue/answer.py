@@ -37,6 +37,15 @@ class QuestionError(ValueError):
         self.message = message
 
 
+# The numeric parameters' bounds (low, high, what): the view refuses outside them, the API schema states them.
+NUMBER_BOUNDS = {
+    "min_decode": (0, 1e6, "tokens per second"),
+    "max_ttft": (0, 1e4, "seconds to the first token"),
+    "min_pass": (0, 100, "a percentage of tasks passed"),
+    "max_memory_gb": (0, 1e5, "GB of memory"),
+}
+
+
 @dataclass(frozen=True)
 class Question:
     work: str  # a pack id, or CODING
@@ -71,12 +80,12 @@ class Question:
         work = text("work")
         if work is None:
             raise QuestionError("work", 'is required: a pack id, or "coding"')
-        passed = number("min_pass", 0, 100, "a percentage of tasks passed")
-        return cls(work=work, min_decode_tps=number("min_decode", 0, 1e6, "tokens per second"),
-                   max_ttft_s=number("max_ttft", 0, 1e4, "seconds to the first token"),
+        passed = number("min_pass", *NUMBER_BOUNDS["min_pass"])
+        return cls(work=work, min_decode_tps=number("min_decode", *NUMBER_BOUNDS["min_decode"]),
+                   max_ttft_s=number("max_ttft", *NUMBER_BOUNDS["max_ttft"]),
                    min_pass_rate=None if passed is None else passed / 100,
                    hardware_class=text("hardware_class"),
-                   max_memory_gb=number("max_memory_gb", 0, 1e5, "GB of memory"))
+                   max_memory_gb=number("max_memory_gb", *NUMBER_BOUNDS["max_memory_gb"]))
 
     @property
     def asks_anything(self) -> bool:
