@@ -171,7 +171,10 @@ def _run_one(run: DemoRun, ref, out: Path) -> None:
                    host_label="demo-host", run_metadata=metadata, probe_server=False)
     if run.lanes:
         options.update(lanes=tuple(run.lanes), max_depth=run.max_depth)
-    run_pack(pack, RunOptions(**options))
+    outcome = run_pack(pack, RunOptions(**options))
+    if getattr(outcome, "interrupted", False):
+        # run_pack keeps its rows on Ctrl-C and returns; seeding must stop here, not start the next run
+        raise KeyboardInterrupt
     if run.machine is not None:
         (out / "hardware.json").write_text(json.dumps(DEMO_MACHINES[run.machine], indent=2) + "\n", encoding="utf-8")
 
