@@ -126,6 +126,13 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     board = check_readable(page, "board")
     systems = int(re.search(r"(\d+) systems, ranked by decode", board).group(1))
     assert systems > 50 and "Page 1 of 2" in board
+    if size == "desktop":  # on a 1366 px screen every column, badges and "latest" included, is seen without scrolling
+        for board_url in ("/leaderboards/desktop-django-wrap/", "/leaderboards/smoke-chat/"):
+            page.goto(url + board_url)
+            hidden = page.locator(".table-scroll").first.evaluate("el => el.scrollWidth - el.clientWidth")
+            assert hidden <= 1, f"{board_url}: the board is {hidden} px wider than its box at 1366 px"
+            assert page.locator("table.leaderboard th:has-text('latest')").is_visible()
+        page.goto(url + "/leaderboards/desktop-django-wrap/")
     snap(page, f"{size}-04-board")
     boxes = page.locator("input[name=runs]")
     assert boxes.count() >= 4
