@@ -20,6 +20,11 @@ from pathlib import Path
 
 MANIFEST_NAME = "benchpack.toml"
 PREVIOUS_DIR = "previous"
+# The id+versions the seed implementation published (seed_versions.txt): a
+# result may name one, so `run ID@VERSION` says what it is rather than only
+# "no such version" (docs/packs.md, "What is bundled, and what is not").
+SEED_VERSIONS_FILE = Path(__file__).with_name("seed_versions.txt")
+SEED_VERDICTS = ("same", "differs", "unknown")
 
 
 @dataclass(frozen=True)
@@ -82,3 +87,21 @@ def find(pack_id: str, version: str | None = None, packs_dir: Path | None = None
 
 def versions_of(pack_id: str, packs_dir: Path | None = None) -> list[str]:
     return [v.version for v in pack_versions(packs_dir) if v.id == pack_id]
+
+
+def seed_versions(path: Path | None = None) -> dict[tuple[str, str], str]:
+    """(pack id, version) -> verdict for each version the seed implementation published:
+    `same` (bundled here, the seed's workload), `differs` (this repository once had another
+    workload under that id+version) or `unknown` (the seed's content is nowhere to compare)."""
+    source = path or SEED_VERSIONS_FILE
+    entries: dict[tuple[str, str], str] = {}
+    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split()
+        if len(fields) != 3 or fields[2] not in SEED_VERDICTS:
+            # A packaging fault, not user input: say where, never guess.
+            raise ValueError(f"{source}:{number}: expected '<pack id> <version> {'|'.join(SEED_VERDICTS)}', "
+                             f"got {line!r}")
+        entries[(fields[0], fields[1])] = fields[2]
+    return entries

@@ -142,9 +142,14 @@ def resolve_pack_path(name_or_path: str) -> Path:
         if entry is not None:
             return entry.path
         known = catalogue.versions_of(pack_id)
+        bundled_versions = f"bundled versions: {', '.join(known) or 'none'}; `benchpack list --all`"
+        if version and (pack_id, version) in catalogue.seed_versions():
+            raise PackError(Problem(name_or_path, "", f"version {version} of pack {pack_id!r} was published by the "
+                                    "seed implementation of the Benchpack format; its content is not bundled "
+                                    f"({bundled_versions})"))
         if version and known:
             raise PackError(Problem(name_or_path, "", f"no version {version} of bundled pack {pack_id!r} "
-                                    f"(bundled versions: {', '.join(known)}; `benchpack list --all`)"))
+                                    f"({bundled_versions})"))
     bundled = sorted(v.id for v in catalogue.newest_versions())
     nearest = difflib.get_close_matches(pack_id, bundled, n=1, cutoff=0.6)
     if nearest:

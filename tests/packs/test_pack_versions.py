@@ -5,24 +5,19 @@ different workload."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
 from benchpack.packs import lock as pack_lock
 from benchpack.packs.loader import bundled_packs_dir, load_pack
 
-SEED_VERSIONS = Path(__file__).parents[1] / "data" / "seed-pack-versions.txt"
 BUNDLED = [p.name for p in pack_lock.bundled_pack_dirs()]
 
 
 def seed_versions() -> dict[tuple[str, str], str]:
-    entries = {}
-    for line in SEED_VERSIONS.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            pack_id, version, verdict = line.split()
-            entries[(pack_id, version)] = verdict
-    return entries
+    from benchpack.packs import catalogue
+
+    return catalogue.seed_versions()
 
 
 def test_every_bundled_packs_content_matches_its_locked_version():
@@ -32,9 +27,9 @@ def test_every_bundled_packs_content_matches_its_locked_version():
 @pytest.mark.parametrize("pack_dir", BUNDLED)
 def test_no_bundled_pack_reuses_a_seed_id_and_version_for_another_workload(pack_dir):
     pack = load_pack(bundled_packs_dir() / pack_dir)
-    assert seed_versions().get((pack.id, pack.version)) != "differs", (
-        f"{pack.id} {pack.version} is the seed format's id+version for a different workload; give it a version "
-        "of its own (docs/packs.md)")
+    assert seed_versions().get((pack.id, pack.version), "same") == "same", (
+        f"{pack.id} {pack.version} is the seed format's id+version for a different or unknown workload; give it "
+        "a version of its own (docs/packs.md)")
 
 
 @pytest.fixture
@@ -125,7 +120,7 @@ def test_every_older_version_loads_is_runnable_and_never_changes(entry):
     check_runnable(pack)
     assert previous_lock().get((pack.id, pack.version)) == pack_lock.content_hash(entry.path), (
         f"{pack.id} {pack.version} is a released version: its content must never change")
-    assert seed_versions().get((pack.id, pack.version)) != "differs"
+    assert seed_versions().get((pack.id, pack.version), "same") == "same"
 
 
 def test_the_previous_lock_lists_exactly_the_older_versions():

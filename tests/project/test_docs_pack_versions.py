@@ -9,7 +9,6 @@ from pathlib import Path
 from benchpack.packs import catalogue
 
 REPO = Path(__file__).resolve().parents[2]
-SEED_VERSIONS = REPO / "tests" / "data" / "seed-pack-versions.txt"
 VERSIONS = catalogue.pack_versions()
 NEWEST = {v.id: v.version for v in VERSIONS if v.newest}
 BUNDLED = {(v.id, v.version) for v in VERSIONS}
@@ -19,8 +18,7 @@ MENTION = re.compile(rf"`?\b({IDS})\b`?(?:@| (?:version |v)?)`?(\d+\.\d+\.\d+)\b
 
 
 def seed_versions() -> set[tuple[str, str]]:
-    return {tuple(line.split()[:2]) for line in SEED_VERSIONS.read_text().splitlines()
-            if line.strip() and not line.startswith("#")}
+    return set(catalogue.seed_versions())
 
 
 def documents() -> list[Path]:
@@ -55,7 +53,7 @@ def test_the_coding_packs_table_names_the_versions_that_ship():
 
 def test_every_pack_version_the_docs_name_is_bundled_or_the_seeds():
     """A version named anywhere is one `benchpack list --all` shows, or one the seed published (named
-    when the docs explain why ours differs, tests/data/seed-pack-versions.txt)."""
+    when the docs explain why ours differs, benchpack/packs/seed_versions.txt)."""
     known = BUNDLED | seed_versions()
     unknown = [f"{path.relative_to(REPO)}:{n}: {m.group(1)} {m.group(2)}"
                for path in documents() for n, line in enumerate(path.read_text().splitlines(), 1)
