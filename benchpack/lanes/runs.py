@@ -18,7 +18,9 @@ the run includes (`--lanes`), the lane's cases again:
 Concurrent requests go through the same adapter call as a single one, each
 in its own thread with its own timed window (benchpack.measurement.window
 pauses the collector from the first window opened to the last closed; the
-adapters' transport keeps a connection per request). Progress is told about
+adapters' transport keeps a connection per request in flight). A
+concurrency level's N worker threads run its warm-up (one request each,
+which opens each worker's connection) and then its measured requests. Progress is told about
 a level's requests after the level, never while a stream is on the wire,
 and a level's rows are built and written (raw files, run.jsonl, fsync)
 right after the level, for the same reason: a crash inside a level loses
