@@ -27,7 +27,10 @@ prompt cache has no prefill rate here, only the state `cached`.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+# The ABCs themselves, not typing's aliases: isinstance() against typing.Mapping goes through typing's
+# __instancecheck__ and was most of a level summary's cost (several isinstance checks per row and field).
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from benchpack.run.cache_state import CACHED, group_cache_state, server_prefill_tps
 from benchpack.measurement.stats import is_number, median, percentiles
@@ -75,10 +78,16 @@ def slo_from(value: Any) -> Any:
     return Slo(**numbers) if numbers else None
 
 
+_PATHS: dict[str, tuple[str, ...]] = {}
+
+
 def _field(row: Mapping, dotted: str) -> Any:
+    parts = _PATHS.get(dotted)
+    if parts is None:
+        parts = _PATHS[dotted] = tuple(dotted.split("."))
     value: Any = row
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
+    for part in parts:
+        if type(value) is not dict and not isinstance(value, Mapping):  # rows read from JSON are dicts
             return None
         value = value.get(part)
     return value

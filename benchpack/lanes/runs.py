@@ -18,7 +18,9 @@ the run includes (`--lanes`), the lane's cases again:
 Concurrent requests go through the same adapter call as a single one, each
 in its own thread with its own timed window (benchpack.measurement.window
 pauses the collector from the first window opened to the last closed; the
-adapters' transport keeps a connection per request). Progress is told about
+adapters' transport keeps a connection per request in flight). A
+concurrency level's N worker threads run its warm-up (one request each,
+which opens each worker's connection) and then its measured requests. Progress is told about
 a level's requests after the level, never while a stream is on the wire,
 and a level's rows are built and written (raw files, run.jsonl, fsync)
 right after the level, for the same reason: a crash inside a level loses
@@ -191,17 +193,34 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
               arrivals: list[float] | None) -> None:
     """One concurrency level (closed loop, `level` workers) or one arrival rate (open loop, `arrivals`)."""
     tag = _level_tag(kind, level)
+    step = _step(kind, level)
+    # A concurrency level's warm-up and its measured requests run on the same `level` threads (one set of
+    # threads per level, not one per phase): the warm-up opens each worker's connection, which the
+    # transport's pool then hands to the measured requests.
+    pool = _Workers(min(int(level), requests)) if arrivals is None else None
+    try:
+        _run_level(run, kind, level, cases, requests, arrivals, tag, step, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _run_level(run: Any, kind: str, level: float, cases: list[Case], requests: int,
+               arrivals: list[float] | None, tag: str, step: str, pool: _Workers | None) -> None:
     lane_field = {"concurrency": int(level)} if kind == "concurrency" else {"arrival_rate": float(level)}
     if run.pack.defaults.warmup:
         # Unrecorded: opens the connections the level needs and warms the server's slots.
         # Progress (a terminal redraw, a runner host's database write) is told from this thread afterwards.
         warm = int(level) if kind == "concurrency" else 1
-        _parallel([lambda i=i: run.warmup(cases[i % len(cases)], i + 1, quiet=True,
-                                          stem=f"{cases[i % len(cases)].id}.{tag}.warmup-{i + 1:03d}")
-                   for i in range(warm)], warm)
+        warm_jobs = [lambda i=i: run.warmup(cases[i % len(cases)], i + 1, quiet=True,
+                                            stem=f"{cases[i % len(cases)].id}.{tag}.warmup-{i + 1:03d}")
+                     for i in range(warm)]
+        if pool is not None:
+            pool.run(warm_jobs)
+        else:
+            _parallel(warm_jobs, warm)
         for i in range(warm):
-            run.progress.execution_finished(cases[i % len(cases)].id, i + 1, True, None, lane=_step(kind, level),
-                                            of=warm)
+            run.progress.execution_finished(cases[i % len(cases)].id, i + 1, True, None, lane=step, of=warm)
     recorders: list[Callable[[], None]] = []
     clock: dict[str, Any] = {"start": perf_counter(), "energy": None}
 
@@ -220,8 +239,8 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
         return execute
 
     try:
-        if arrivals is None:
-            _parallel([job(i, None) for i in range(requests)], int(level), begin)
+        if pool is not None:
+            pool.run([job(i, None) for i in range(requests)], begin)
         else:
             _open_loop([job(i, at) for i, at in enumerate(arrivals)], arrivals, begin, clock)
     finally:
@@ -238,40 +257,97 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
     rows = [row for row in run.rows if row.get(key) == level]
     level_rows = rows[-requests:]
     for number, row in enumerate(level_rows, 1):  # progress hears about the level now that no stream is on the wire
-        run.progress.execution_finished(row["case"], number, False, row, lane=_step(kind, level), of=len(level_rows))
+        run.progress.execution_finished(row["case"], number, False, row, lane=step, of=len(level_rows))
+
+
+class _Workers:
+    """`count` threads that run batches of jobs (`run`), each worker taking the next job when its last one ends.
+
+    The threads exist before a batch starts (no thread start inside a
+    level) and wait between batches, so a level's warm-up and its measured
+    requests share them. A job that raises stops the batch: the workers
+    take no further job, and `run` re-raises the first error in the
+    caller's thread once every worker has finished the job it had.
+    """
+
+    def __init__(self, count: int) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._pending: list[Callable[[], None]] = []
+        self._errors: list[BaseException] = []
+        self._batch = 0  # bumped by `run`: a worker that has not seen this batch yet joins it
+        self._idle = 0  # workers done with the current batch
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"benchpack-lane-{i}", daemon=True)
+                         for i in range(max(count, 1))]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        seen = 0
+        cond = self._cond
+        while True:
+            with cond:
+                while self._batch == seen and not self._closed:
+                    cond.wait()
+                if self._closed:
+                    return
+                seen = self._batch
+            while True:
+                with cond:
+                    if not self._pending or self._errors or self._closed:
+                        break
+                    job = self._pending.pop()
+                try:
+                    job()
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                    with cond:
+                        self._errors.append(exc)
+                    break
+            with cond:
+                self._idle += 1
+                if self._idle == len(self._threads):
+                    cond.notify_all()
+
+    def run(self, jobs: list[Callable[[], None]], begin: Callable[[], None] = lambda: None) -> None:
+        """Run `jobs` on the workers and return when all are done; `begin()` runs just before the first is taken."""
+        cond = self._cond
+        with cond:
+            self._pending = list(reversed(jobs))
+            self._errors = []
+            self._idle = 0
+        begin()
+        with cond:
+            self._batch += 1
+            cond.notify_all()  # every worker exists and waits: the batch starts at once
+            while self._idle < len(self._threads):
+                cond.wait()
+            errors = self._errors
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        """Stop the workers: idle ones at once, busy ones after their current job (none is taken after this).
+
+        Waits for the threads only when none is inside a job: after an
+        interrupt a request may still be on the wire, and its worker (a
+        daemon) ends by itself once that request does."""
+        with self._cond:
+            self._closed = True
+            self._pending = []
+            self._cond.notify_all()
+            settled = self._batch == 0 or self._idle == len(self._threads)
+        if settled:
+            for thread in self._threads:
+                thread.join()
 
 
 def _parallel(jobs: list[Callable[[], None]], workers: int, begin: Callable[[], None] = lambda: None) -> None:
     """Run `jobs` with `workers` in flight at once, each worker taking the next job when its last one ends."""
-    lock = threading.Lock()
-    pending = list(reversed(jobs))
-    errors: list[BaseException] = []
-    go = threading.Event()
-
-    def worker() -> None:
-        go.wait()
-        while True:
-            with lock:
-                if not pending or errors:
-                    return
-                job = pending.pop()
-            try:
-                job()
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                with lock:
-                    errors.append(exc)
-                return
-
-    threads = [threading.Thread(target=worker, name=f"benchpack-lane-{i}", daemon=True)
-               for i in range(min(workers, len(jobs)))]
-    for thread in threads:
-        thread.start()
-    begin()
-    go.set()  # every worker exists before the first request is sent: no thread start inside the level
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+    pool = _Workers(min(workers, len(jobs)))
+    try:
+        pool.run(jobs, begin)
+    finally:
+        pool.close()
 
 
 def _open_loop(jobs: list[Callable[[], None]], arrivals: list[float], begin: Callable[[], None],
