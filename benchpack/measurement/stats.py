@@ -92,6 +92,26 @@ MIN_FOR_VERDICT = 3
 # from the maximum: p90 from 10 values, p99 from 100.
 PERCENTILE_MIN_N = {50: 1, 90: 10, 99: 100}
 
+# How the resampling is done without drawing n values per resample (pure Python,
+# no numpy: importing numpy cost more CPU than the rest of a short `benchpack run`).
+# A resample's median needs only the positions, in the sorted values, of the
+# resample's middle one or two order statistics. With n picks uniform on
+# {0..n-1}, the k-th smallest is <= i exactly when at least k picks are <= i:
+#     P(X_(k) <= i) = P(Binomial(n, (i+1)/n) >= k),
+# so X_(k) is drawn by inverting that distribution (one uniform and a bisection;
+# the table depends on n only and is cached). For even n the next one, X_(k+1),
+# given X_(k) = i: it equals i with probability 1 - B(i)/P(X_(k) = i), where
+#     B(i) = P(X_(k) = i < X_(k+1)) = C(n,k) ((i+1)^k - i^k)/n^k ((n-1-i)/n)^(n-k)
+# (k picks at or below i, at least one at i; the other n-k above i); otherwise
+# the n-k picks above i are uniform on {i+1..n-1} and X_(k+1) is their minimum:
+#     P(X_(k+1) > j | above i) = ((n-1-j)/(n-1-i))^(n-k).
+# That is exactly the distribution of resampling the values (tests/measurement/
+# test_bootstrap_positions.py checks it against brute-force resampling), at
+# one or two uniforms per resample instead of n draws and a sort.
+
+# Tail terms below this share of the running sum do not change a double.
+_NEGLIGIBLE = 1e-17
+
 
 def _seed(name: str) -> int:
     import zlib
@@ -99,46 +119,125 @@ def _seed(name: str) -> int:
     return BOOTSTRAP_SEED ^ zlib.crc32(name.encode())
 
 
+def _log_choose(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _binomial_at_least(n: int, k: int, p: float, log_choose: float) -> float:
+    """P(Binomial(n, p) >= k), summed from k away from the mode until the terms stop mattering.
+
+    `log_choose` is log C(n, k), the same for every p of a table."""
+    if k <= 0 or p >= 1:
+        return 1.0
+    if k > n or p <= 0:
+        return 0.0
+    odds = p / (1 - p)
+    term = math.exp(log_choose + k * math.log(p) + (n - k) * math.log1p(-p))  # P(= k)
+    if k > (n + 1) * p:  # k above the mode: the terms fall from k upwards
+        total, m = 0.0, k
+        while True:
+            total += term
+            if m == n or term <= total * _NEGLIGIBLE:
+                return min(total, 1.0)
+            term *= (n - m) / (m + 1) * odds
+            m += 1
+    # k at or below the mode: the terms below k fall from k-1 downwards; 1 - that sum
+    below, m = 0.0, k
+    while m > 0:
+        term *= m / (n - m + 1) / odds  # P(= m) -> P(= m-1)
+        m -= 1
+        below += term
+        if term <= below * _NEGLIGIBLE:
+            break
+    return max(1.0 - below, 0.0)
+
+
+@functools.lru_cache(maxsize=32)
+def _order_statistic_cdf(n: int, k: int) -> tuple[float, ...]:
+    """P(X_(k) <= i) for i in 0..n-1: the k-th smallest (1-based) of n picks uniform on {0..n-1}."""
+    cdf, running, log_choose = [], 0.0, _log_choose(n, k)
+    for i in range(n - 1):
+        # Monotone by construction; rounding in the two tail forms must not break the bisection.
+        running = max(running, _binomial_at_least(n, k, (i + 1) / n, log_choose))
+        if running >= 1.0:
+            break  # every later position is 1.0 too: a large n's upper tail costs nothing
+        cdf.append(running)
+    cdf.extend([1.0] * (n - len(cdf)))
+    return tuple(cdf)
+
+
+@functools.lru_cache(maxsize=32)
+def _stays_at(n: int, k: int) -> tuple[float, ...]:
+    """P(X_(k+1) = i | X_(k) = i) for i in 0..n-1 (even n: both middle picks at the same position)."""
+    cdf = _order_statistic_cdf(n, k)
+    log_choose = _log_choose(n, k)
+    stays = []
+    for i in range(n):
+        at_i = cdf[i] - (cdf[i - 1] if i else 0.0)
+        if i == n - 1 or at_i <= 0:
+            stays.append(1.0)  # nothing above the last position; an impossible i is never drawn
+            continue
+        # B(i) in logs: C(n,k) is huge and the powers tiny for large n.
+        split = math.exp(log_choose + k * math.log((i + 1) / n) + math.log1p(-((i / (i + 1)) ** k))
+                         + (n - k) * math.log((n - 1 - i) / n))
+        stays.append(min(max(1.0 - split / at_i, 0.0), 1.0))
+    return tuple(stays)
+
+
+def _draw_median_positions(n: int, rng, count: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """`count` resamples' middle positions (low, high) in the sorted values; low == high for odd n."""
+    from bisect import bisect_right
+
+    draw = rng.random
+    if n % 2:
+        cdf = _order_statistic_cdf(n, (n + 1) // 2)
+        low = tuple(bisect_right(cdf, draw()) for _ in range(count))
+        return low, low
+    k = n // 2
+    cdf, stays = _order_statistic_cdf(n, k), _stays_at(n, k)
+    power = 1 / (n - k)
+    low, high = [], []
+    for _ in range(count):
+        i = bisect_right(cdf, draw())
+        u, stay = draw(), stays[i]
+        if u < stay:
+            j = i
+        else:
+            above = 1.0 - (u - stay) / (1.0 - stay)  # uniform on (0, 1], reused for the minimum above i
+            j = min(n - 1, i + 1 + int((n - 1 - i) * (1.0 - above ** power)))
+        low.append(i)
+        high.append(j)
+    return tuple(low), tuple(high)
+
+
 @functools.lru_cache(maxsize=64)
-def _sorted_picks(n: int, seed: int):
-    """BOOTSTRAP_RESAMPLES resamples of n positions, each resample sorted.
+def _median_positions(n: int, seed: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """BOOTSTRAP_RESAMPLES resamples' middle positions, shared by every metric of a group (same n and seed)."""
+    import random
 
-    Resampling positions of the *sorted* values is the same as resampling
-    the values, and a sorted resample's median sits at fixed columns, so one
-    sort serves every metric of a group (and the median is an index, not a
-    sort per metric)."""
-    import numpy as np
-
-    picks = np.random.default_rng(seed).integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))
-    picks.sort(axis=1)
-    picks.flags.writeable = False
-    return picks
+    return _draw_median_positions(n, random.Random(seed), BOOTSTRAP_RESAMPLES)
 
 
-def bootstrap_medians(values: Iterable[Any], name: str = "") -> "numpy.ndarray | None":  # noqa: F821
+def bootstrap_medians(values: Iterable[Any], name: str = "") -> list[float] | None:
     """BOOTSTRAP_RESAMPLES medians of resamples of the values; None below two values."""
-    import numpy as np
-
     present = numbers(values)
     n = len(present)
     if n < 2:
         return None
-    data = np.sort(np.asarray(present, dtype=float))
-    picks = _sorted_picks(n, _seed(name))
+    data = sorted(float(v) for v in present)
+    low, high = _median_positions(n, _seed(name))
     if n % 2:
-        return data[picks[:, n // 2]]
-    return (data[picks[:, n // 2 - 1]] + data[picks[:, n // 2]]) / 2
+        return [data[i] for i in low]
+    return [(data[i] + data[j]) / 2 for i, j in zip(low, high)]
 
 
 def central_interval(samples) -> tuple[float, float]:
     """The central BOOTSTRAP_LEVEL of the samples (nearest ranks)."""
-    import numpy as np
-
     tail = (1 - BOOTSTRAP_LEVEL) / 2
     count = len(samples)
     low_rank, high_rank = int(tail * (count - 1)), int(math.ceil((1 - tail) * (count - 1)))
-    part = np.partition(samples, (low_rank, high_rank))
-    return float(part[low_rank]), float(part[high_rank])
+    ordered = sorted(samples)
+    return float(ordered[low_rank]), float(ordered[high_rank])
 
 
 def median_interval(values: Iterable[Any], name: str = "") -> tuple[float, float] | None:
@@ -179,8 +278,12 @@ def difference(base: Iterable[Any], other: Iterable[Any], *, base_medians=None, 
         return Difference(ratio, None, None, "too-few")
     base_medians = bootstrap_medians(a, names[0]) if base_medians is None else base_medians
     other_medians = bootstrap_medians(b, names[1]) if other_medians is None else other_medians
-    valid = base_medians != 0
-    low, high = central_interval(other_medians[valid] / base_medians[valid])
+    ratios = [o / b for b, o in zip(base_medians, other_medians) if b != 0]
+    if not ratios:
+        # Every resampled base median was 0 (a base median that is not 0 makes this all but
+        # impossible): no interval to judge by.
+        return Difference(ratio, None, None, "too-few")
+    low, high = central_interval(ratios)
     verdict = "outside-noise" if low > 1 or high < 1 else "within-noise"
     return Difference(ratio, low, high, verdict)
 
