@@ -105,9 +105,10 @@ PERCENTILE_MIN_N = {50: 1, 90: 10, 99: 100}
 # (k picks at or below i, at least one at i; the other n-k above i); otherwise
 # the n-k picks above i are uniform on {i+1..n-1} and X_(k+1) is their minimum:
 #     P(X_(k+1) > j | above i) = ((n-1-j)/(n-1-i))^(n-k).
-# That is exactly the distribution of resampling the values (tests/measurement/
-# test_bootstrap_positions.py checks it against brute-force resampling), at
-# one or two uniforms per resample instead of n draws and a sort.
+# The pairs and their probabilities make one table per n, drawn from by one
+# uniform and a bisection per resample instead of n draws and a sort. That is
+# exactly the distribution of resampling the values (tests/measurement/
+# test_measurement_bootstrap.py holds it against brute-force resampling).
 
 # Tail terms below this share of the running sum do not change a double.
 _NEGLIGIBLE = 1e-17
@@ -184,30 +185,46 @@ def _stays_at(n: int, k: int) -> tuple[float, ...]:
     return tuple(stays)
 
 
+@functools.lru_cache(maxsize=32)
+def _position_table(n: int) -> tuple[tuple[float, ...], tuple[int, ...], tuple[int, ...]]:
+    """Every (low, high) pair of middle positions a resample of n can have, with their cumulative
+    probabilities: one uniform and a bisection draw a resample's pair."""
+    if n % 2:
+        cdf = _order_statistic_cdf(n, (n + 1) // 2)
+        return cdf, tuple(range(n)), tuple(range(n))
+    k = n // 2
+    cdf, stays = _order_statistic_cdf(n, k), _stays_at(n, k)
+    cumulative, lows, highs = [], [], []
+    total = previous = 0.0
+    for i in range(n):
+        at_i, previous = cdf[i] - previous, cdf[i]
+        if at_i <= 0:
+            continue
+        total += at_i * stays[i]
+        cumulative.append(total), lows.append(i), highs.append(i)
+        moving = at_i * (1.0 - stays[i])  # P(X_(k) = i < X_(k+1))
+        above = 1.0  # P(X_(k+1) > j | X_(k) = i < X_(k+1)), from j = i
+        for j in range(i + 1, n):
+            if moving * above <= _NEGLIGIBLE:
+                break  # what is left above j cannot change a double of the cumulative sum
+            after = ((n - 1 - j) / (n - 1 - i)) ** (n - k)
+            total += moving * (above - after)
+            cumulative.append(total), lows.append(i), highs.append(j)
+            above = after
+    # Rounding leaves the total a few ulps off 1: clip, and make the last pair take any u below 1.
+    cumulative = [min(c, 1.0) for c in cumulative]
+    cumulative[-1] = 1.0
+    return tuple(cumulative), tuple(lows), tuple(highs)
+
+
 def _draw_median_positions(n: int, rng, count: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """`count` resamples' middle positions (low, high) in the sorted values; low == high for odd n."""
     from bisect import bisect_right
 
+    cumulative, lows, highs = _position_table(n)
     draw = rng.random
-    if n % 2:
-        cdf = _order_statistic_cdf(n, (n + 1) // 2)
-        low = tuple(bisect_right(cdf, draw()) for _ in range(count))
-        return low, low
-    k = n // 2
-    cdf, stays = _order_statistic_cdf(n, k), _stays_at(n, k)
-    power = 1 / (n - k)
-    low, high = [], []
-    for _ in range(count):
-        i = bisect_right(cdf, draw())
-        u, stay = draw(), stays[i]
-        if u < stay:
-            j = i
-        else:
-            above = 1.0 - (u - stay) / (1.0 - stay)  # uniform on (0, 1], reused for the minimum above i
-            j = min(n - 1, i + 1 + int((n - 1 - i) * (1.0 - above ** power)))
-        low.append(i)
-        high.append(j)
-    return tuple(low), tuple(high)
+    picks = [bisect_right(cumulative, draw()) for _ in range(count)]
+    return tuple(lows[p] for p in picks), tuple(highs[p] for p in picks)
 
 
 @functools.lru_cache(maxsize=64)
@@ -218,32 +235,69 @@ def _median_positions(n: int, seed: int) -> tuple[tuple[int, ...], tuple[int, ..
     return _draw_median_positions(n, random.Random(seed), BOOTSTRAP_RESAMPLES)
 
 
+@functools.lru_cache(maxsize=64)
+def _median_position_counts(n: int, seed: int) -> tuple[tuple[int, int, int], ...]:
+    """The same resamples as (low, high, how many resamples have them): a few dozen to a few hundred
+    distinct pairs instead of BOOTSTRAP_RESAMPLES, so a band sorts those, not every resample's median."""
+    from collections import Counter
+
+    low, high = _median_positions(n, seed)
+    return tuple((i, j, c) for (i, j), c in Counter(zip(low, high)).items())
+
+
+def _sorted_present(values: Iterable[Any]) -> list[float]:
+    return sorted(float(v) for v in numbers(values))
+
+
 def bootstrap_medians(values: Iterable[Any], name: str = "") -> list[float] | None:
     """BOOTSTRAP_RESAMPLES medians of resamples of the values; None below two values."""
-    present = numbers(values)
-    n = len(present)
+    data = _sorted_present(values)
+    n = len(data)
     if n < 2:
         return None
-    data = sorted(float(v) for v in present)
     low, high = _median_positions(n, _seed(name))
     if n % 2:
         return [data[i] for i in low]
     return [(data[i] + data[j]) / 2 for i, j in zip(low, high)]
 
 
+def _ranks(count: int) -> tuple[int, int]:
+    """Nearest ranks of the central BOOTSTRAP_LEVEL among `count` sorted samples."""
+    tail = (1 - BOOTSTRAP_LEVEL) / 2
+    return int(tail * (count - 1)), int(math.ceil((1 - tail) * (count - 1)))
+
+
 def central_interval(samples) -> tuple[float, float]:
     """The central BOOTSTRAP_LEVEL of the samples (nearest ranks)."""
-    tail = (1 - BOOTSTRAP_LEVEL) / 2
-    count = len(samples)
-    low_rank, high_rank = int(tail * (count - 1)), int(math.ceil((1 - tail) * (count - 1)))
+    low_rank, high_rank = _ranks(len(samples))
     ordered = sorted(samples)
     return float(ordered[low_rank]), float(ordered[high_rank])
 
 
 def median_interval(values: Iterable[Any], name: str = "") -> tuple[float, float] | None:
-    """95 % bootstrap interval of the median; None below two values."""
-    medians = bootstrap_medians(values, name)
-    return None if medians is None else central_interval(medians)
+    """95 % bootstrap interval of the median; None below two values.
+
+    The central_interval of bootstrap_medians(values, name), read from the counts of distinct
+    resampled positions rather than by sorting every resample's median."""
+    data = _sorted_present(values)
+    n = len(data)
+    if n < 2:
+        return None
+    counts = _median_position_counts(n, _seed(name))
+    # The same value per resample as bootstrap_medians gives (odd n: one position).
+    weighted = sorted((data[i], c) for i, _, c in counts) if n % 2 else \
+        sorted(((data[i] + data[j]) / 2, c) for i, j, c in counts)
+    low_rank, high_rank = _ranks(BOOTSTRAP_RESAMPLES)
+    low = high = None
+    seen = 0
+    for value, c in weighted:
+        seen += c
+        if low is None and seen > low_rank:
+            low = value
+        if seen > high_rank:
+            high = value
+            break
+    return float(low), float(high)
 
 
 @dataclass(frozen=True)

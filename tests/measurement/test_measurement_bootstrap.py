@@ -116,30 +116,27 @@ def test_the_check_rejects_a_wrong_formula(n):
 
 
 @pytest.mark.parametrize("n", (2, 3, 4, 5, 6))
-def test_the_position_tables_equal_full_enumeration(n):
+def test_the_position_table_equals_full_enumeration(n):
     exact = Counter()
     for picks in itertools.product(range(n), repeat=n):
         ordered = sorted(picks)
         exact[(ordered[(n - 1) // 2], ordered[n // 2])] += 1
-    total = n ** n
-    k = (n + 1) // 2 if n % 2 else n // 2
-    cdf = stats._order_statistic_cdf(n, k)
-    low_at = [sum(c for (i, _), c in exact.items() if i == pos) / total for pos in range(n)]
-    assert cdf == pytest.approx([sum(low_at[:pos + 1]) for pos in range(n)], abs=1e-14)
-    if n % 2 == 0:
-        stays = stats._stays_at(n, k)
-        for pos in range(n):
-            if low_at[pos]:
-                assert stays[pos] == pytest.approx(exact[(pos, pos)] / total / low_at[pos], abs=1e-12)
+    cumulative, lows, highs = stats._position_table(n)
+    table = {}
+    for c, before, pair in zip(cumulative, (0.0, *cumulative), zip(lows, highs)):
+        table[pair] = table.get(pair, 0.0) + c - before
+    assert {pair: p for pair, p in table.items() if p > 1e-15} == \
+        pytest.approx({pair: c / n ** n for pair, c in exact.items()}, abs=1e-14)
 
 
 def test_large_n_tables_are_distributions():
     for n in (1000, 1001):
+        cumulative, lows, highs = stats._position_table(n)
+        assert all(a <= b for a, b in zip(cumulative, cumulative[1:])) and cumulative[-1] == 1.0
+        assert all(low <= high for low, high in zip(lows, highs))
         k = (n + 1) // 2 if n % 2 else n // 2
-        cdf = stats._order_statistic_cdf(n, k)
-        assert all(a <= b for a, b in zip(cdf, cdf[1:])) and cdf[-1] == 1.0
         # E[U_(k)] = k/(n+1), and floor(n U) is on average half a position below n U.
-        mean = sum(1 - c for c in cdf[:-1])
+        mean = sum(low * (c - before) for c, before, low in zip(cumulative, (0.0, *cumulative), lows))
         assert mean == pytest.approx(n * k / (n + 1) - 0.5, abs=0.01)
 
 
@@ -171,3 +168,11 @@ def test_difference_judges_clear_shifts_and_keeps_noise_within():
     # Every resampled base median 0 (impossible to judge by): no interval, not a crash.
     zeros = difference([0.0, 5.0, 5.0], [1.0, 1.0, 1.0], base_medians=[0.0] * 5, other_medians=[1.0] * 5)
     assert (zeros.low, zeros.high, zeros.verdict) == (None, None, "too-few")
+
+
+@pytest.mark.parametrize("n", (2, 3, 4, 9, 10, 57, 100))
+def test_the_band_from_position_counts_is_the_band_of_every_resamples_median(n):
+    rng = random.Random(n)
+    for name in ("a", "run\0case"):
+        values = [round(rng.lognormvariate(0, 1), 2) for _ in range(n)]  # rounded: ties too
+        assert stats.median_interval(values, name) == central_interval(bootstrap_medians(values, name))
