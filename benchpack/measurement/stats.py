@@ -274,6 +274,20 @@ def central_interval(samples) -> tuple[float, float]:
     return float(ordered[low_rank]), float(ordered[high_rank])
 
 
+def _weighted_interval(weighted: list[tuple[float, int]], count: int) -> tuple[float, float]:
+    """central_interval of `count` samples given as (value, how many) pairs, sorted by value."""
+    low_rank, high_rank = _ranks(count)
+    low = None
+    seen = 0
+    for value, c in weighted:
+        seen += c
+        if low is None and seen > low_rank:
+            low = value
+        if seen > high_rank:
+            return float(low), float(value)
+    raise ValueError(f"{count} samples expected, {seen} given")
+
+
 def median_interval(values: Iterable[Any], name: str = "") -> tuple[float, float] | None:
     """95 % bootstrap interval of the median; None below two values.
 
@@ -285,19 +299,38 @@ def median_interval(values: Iterable[Any], name: str = "") -> tuple[float, float
         return None
     counts = _median_position_counts(n, _seed(name))
     # The same value per resample as bootstrap_medians gives (odd n: one position).
-    weighted = sorted((data[i], c) for i, _, c in counts) if n % 2 else \
-        sorted(((data[i] + data[j]) / 2, c) for i, j, c in counts)
-    low_rank, high_rank = _ranks(BOOTSTRAP_RESAMPLES)
-    low = high = None
-    seen = 0
-    for value, c in weighted:
-        seen += c
-        if low is None and seen > low_rank:
-            low = value
-        if seen > high_rank:
-            high = value
-            break
-    return float(low), float(high)
+    weighted = [(data[i], c) for i, _, c in counts] if n % 2 else \
+        [((data[i] + data[j]) / 2, c) for i, j, c in counts]
+    weighted.sort()
+    return _weighted_interval(weighted, BOOTSTRAP_RESAMPLES)
+
+
+@functools.lru_cache(maxsize=64)
+def _paired_position_counts(n_a: int, seed_a: int, n_b: int, seed_b: int) -> tuple[tuple[int, ...], ...]:
+    """Resample r of one side beside resample r of the other (the ratio's bootstrap pairs them so),
+    counted by distinct (low_a, high_a, low_b, high_b): one count table serves every metric of two runs."""
+    from collections import Counter
+
+    (low_a, high_a), (low_b, high_b) = _median_positions(n_a, seed_a), _median_positions(n_b, seed_b)
+    return tuple((*key, c) for key, c in Counter(zip(low_a, high_a, low_b, high_b)).items())
+
+
+def _ratio_interval(a: list, b: list, names: tuple[str, str]) -> tuple[float, float] | None:
+    """central_interval of the ratios of bootstrap_medians(b, names[1]) to bootstrap_medians(a, names[0]),
+    resample by resample, leaving out a base median of 0; None when every one is 0."""
+    data_a, data_b = sorted(float(v) for v in a), sorted(float(v) for v in b)
+    n_a, n_b = len(data_a), len(data_b)
+    weighted, valid = [], 0
+    for low_a, high_a, low_b, high_b, c in _paired_position_counts(n_a, _seed(names[0]), n_b, _seed(names[1])):
+        base = data_a[low_a] if n_a % 2 else (data_a[low_a] + data_a[high_a]) / 2
+        if base != 0:
+            other = data_b[low_b] if n_b % 2 else (data_b[low_b] + data_b[high_b]) / 2
+            weighted.append((other / base, c))
+            valid += c
+    if not valid:
+        return None
+    weighted.sort()
+    return _weighted_interval(weighted, valid)
 
 
 @dataclass(frozen=True)
@@ -330,14 +363,18 @@ def difference(base: Iterable[Any], other: Iterable[Any], *, base_medians=None, 
     ratio = statistics.median(b) / base_median
     if len(a) < MIN_FOR_VERDICT or len(b) < MIN_FOR_VERDICT:
         return Difference(ratio, None, None, "too-few")
-    base_medians = bootstrap_medians(a, names[0]) if base_medians is None else base_medians
-    other_medians = bootstrap_medians(b, names[1]) if other_medians is None else other_medians
-    ratios = [o / b for b, o in zip(base_medians, other_medians) if b != 0]
-    if not ratios:
+    if base_medians is None and other_medians is None:
+        interval = _ratio_interval(a, b, names)
+    else:
+        base_medians = bootstrap_medians(a, names[0]) if base_medians is None else base_medians
+        other_medians = bootstrap_medians(b, names[1]) if other_medians is None else other_medians
+        ratios = [o / m for m, o in zip(base_medians, other_medians) if m != 0]
+        interval = central_interval(ratios) if ratios else None
+    if interval is None:
         # Every resampled base median was 0 (a base median that is not 0 makes this all but
         # impossible): no interval to judge by.
         return Difference(ratio, None, None, "too-few")
-    low, high = central_interval(ratios)
+    low, high = interval
     verdict = "outside-noise" if low > 1 or high < 1 else "within-noise"
     return Difference(ratio, low, high, verdict)
 

@@ -176,3 +176,18 @@ def test_the_band_from_position_counts_is_the_band_of_every_resamples_median(n):
     for name in ("a", "run\0case"):
         values = [round(rng.lognormvariate(0, 1), 2) for _ in range(n)]  # rounded: ties too
         assert stats.median_interval(values, name) == central_interval(bootstrap_medians(values, name))
+
+
+@pytest.mark.parametrize("sizes", [(3, 3), (4, 7), (10, 10), (100, 101)])
+def test_the_ratio_interval_from_paired_counts_is_that_of_every_resamples_ratio(sizes):
+    rng = random.Random(sum(sizes))
+    base = [round(rng.lognormvariate(0, 0.3), 2) for _ in range(sizes[0])]
+    other = [round(rng.lognormvariate(0.1, 0.3), 2) for _ in range(sizes[1])]
+    base[0] = 0.0  # some resampled base medians may be 0: left out in both forms
+    names = ("run-a\0case", "run-b\0case")
+    base_medians, other_medians = bootstrap_medians(base, names[0]), bootstrap_medians(other, names[1])
+    listed = difference(base, other, base_medians=base_medians, other_medians=other_medians)
+    counted = difference(base, other, names=names)
+    assert counted == listed
+    assert (counted.low, counted.high) == central_interval(
+        [o / b for b, o in zip(base_medians, other_medians) if b != 0])
