@@ -78,9 +78,9 @@ def percentile(values: Iterable[Any], pct: float) -> float | int | None:
 
 # A percentile bootstrap of the median: resample a case's values with
 # replacement, take the median of each resample, and keep the central 95 % of
-# those medians. Every resampling is seeded from a stable name (the run, case
-# and metric), so the same rows always print the same band, and two runs are
-# resampled independently. With n values the median of a resample can only
+# those medians. Every resampling is seeded from a stable name (the run and
+# case; its metrics share the resampled positions), so the same rows always
+# print the same band, and two runs are resampled independently. With n values the median of a resample can only
 # take a few distinct values, so small n gives wide, honest bands (n = 3:
 # close to min..max).
 BOOTSTRAP_RESAMPLES = 2000
@@ -110,7 +110,7 @@ PERCENTILE_MIN_N = {50: 1, 90: 10, 99: 100}
 # exactly the distribution of resampling the values (tests/measurement/
 # test_measurement_bootstrap.py holds it against brute-force resampling).
 
-# Tail terms below this share of the running sum do not change a double.
+# A probability below this share of a sum of at most 1 does not change a double of it.
 _NEGLIGIBLE = 1e-17
 
 
@@ -201,7 +201,9 @@ def _position_table(n: int) -> tuple[tuple[float, ...], tuple[int, ...], tuple[i
         if at_i <= 0:
             continue
         total += at_i * stays[i]
-        cumulative.append(total), lows.append(i), highs.append(i)
+        cumulative.append(total)
+        lows.append(i)
+        highs.append(i)
         moving = at_i * (1.0 - stays[i])  # P(X_(k) = i < X_(k+1))
         above = 1.0  # P(X_(k+1) > j | X_(k) = i < X_(k+1)), from j = i
         for j in range(i + 1, n):
@@ -209,7 +211,9 @@ def _position_table(n: int) -> tuple[tuple[float, ...], tuple[int, ...], tuple[i
                 break  # what is left above j cannot change a double of the cumulative sum
             after = ((n - 1 - j) / (n - 1 - i)) ** (n - k)
             total += moving * (above - after)
-            cumulative.append(total), lows.append(i), highs.append(j)
+            cumulative.append(total)
+            lows.append(i)
+            highs.append(j)
             above = after
     # Rounding leaves the total a few ulps off 1: clip, and make the last pair take any u below 1.
     cumulative = [min(c, 1.0) for c in cumulative]
