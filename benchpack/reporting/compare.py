@@ -31,7 +31,7 @@ from benchpack.errors import BenchpackError, Problem
 from benchpack.lanes import aggregate as lanes
 from benchpack.results import metrics as metric_registry
 from benchpack.results.resultdir import RUN_FILE, ResultDir, field
-from benchpack.measurement.stats import bootstrap_medians, central_interval, difference, is_number, median, percentiles
+from benchpack.measurement.stats import difference, is_number, median, median_interval, percentiles
 
 FORMAT_VERSION = 2
 
@@ -304,22 +304,19 @@ def _set_noise(case: str, stats: list[CaseStats], groups: list[list[dict]]) -> N
 
     Each run's values are resampled once (seeded by run and case; every
     metric reads the same resampled positions of its sorted values), and the
-    same resampled medians give its band and its side of every ratio."""
+    same resamples give its band and its side of every ratio."""
     values: list[dict[str, list]] = []
-    resampled: list[dict[str, Any]] = []
     for s, rows in zip(stats, groups):
         ok_rows = [r for r in rows if r["ok"] is True]
         values.append({name: [METRICS[name](r) for r in ok_rows] for name in BAND_METRICS})
-        resampled.append({})
         if not s.present:
             continue
         for name in BAND_METRICS:
             if name == "prefill_tps" and s.medians.get("prefill_tps") is None:
                 continue  # no prefill rate (cached, unknown or not comparable): no band either
-            medians = bootstrap_medians(values[-1][name], f"{s.run}\0{case}")
-            if medians is not None:
-                resampled[-1][name] = medians
-                s.bands[name] = list(central_interval(medians))
+            band = median_interval(values[-1][name], _resample_name(s, case))
+            if band is not None:
+                s.bands[name] = list(band)
     present = [i for i, s in enumerate(stats) if s.present]
     if len(present) < 2:
         return
@@ -329,9 +326,13 @@ def _set_noise(case: str, stats: list[CaseStats], groups: list[list[dict]]) -> N
             if name == "prefill_tps" and stats[i].medians.get("prefill_tps") is None:
                 continue
             diff = difference(values[first][name], values[i][name],
-                              base_medians=resampled[first].get(name), other_medians=resampled[i].get(name))
+                              names=(_resample_name(stats[first], case), _resample_name(stats[i], case)))
             if diff is not None:
                 stats[i].vs_first[name] = diff.to_dict()
+
+
+def _resample_name(s: CaseStats, case: str) -> str:
+    return f"{s.run}\0{case}"
 
 
 def _warnings(runs: list[RunInfo], results: list[ResultDir], labels: list[str], cases: list[CaseComparison]) -> list[CompareWarning]:

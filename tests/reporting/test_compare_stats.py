@@ -31,17 +31,14 @@ def test_it_keeps_p50_equal_to_the_median_and_p90_within_range(values):
 
 
 def test_bootstrap_medians_are_the_medians_of_resamples_and_repeatable():
-    import numpy as np
-
-    from benchpack.measurement.stats import BOOTSTRAP_RESAMPLES, _seed, bootstrap_medians, median_interval
+    # That they are distributed as real resampling's medians: tests/measurement/test_measurement_bootstrap.py.
+    from benchpack.measurement.stats import BOOTSTRAP_RESAMPLES, bootstrap_medians, median_interval
 
     for values in ([0.3, 0.1, 0.2], [4.0, 1.0, 3.0, 2.0], [float(v) for v in range(17)]):
         medians = bootstrap_medians(values, "run\0case")
         assert len(medians) == BOOTSTRAP_RESAMPLES
-        # Same as resampling the values themselves with the same positions.
-        picks = np.random.default_rng(_seed("run\0case")).integers(0, len(values), (BOOTSTRAP_RESAMPLES, len(values)))
-        assert np.allclose(np.sort(medians), np.sort(np.median(np.sort(values)[picks], axis=1)))
-        assert np.array_equal(medians, bootstrap_medians(values, "run\0case"))
+        assert min(values) <= min(medians) and max(medians) <= max(values)
+        assert medians == bootstrap_medians(values, "run\0case")
     assert bootstrap_medians([1.0], "x") is None and median_interval([None, 2.0]) is None
     low, high = median_interval([0.1, 0.2, 0.3])
     assert 0.1 <= low <= 0.2 <= high <= 0.3
@@ -51,4 +48,4 @@ def test_two_runs_are_resampled_independently():
     from benchpack.measurement.stats import bootstrap_medians
 
     values = [float(v) for v in range(9)]
-    assert not (bootstrap_medians(values, "one\0a") == bootstrap_medians(values, "two\0a")).all()
+    assert bootstrap_medians(values, "one\0a") != bootstrap_medians(values, "two\0a")

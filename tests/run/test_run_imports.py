@@ -3,13 +3,20 @@
 `benchpack run` is often short: a hundred requests. What the process imports
 before its first request is then a large share of its CPU per chunk, so the
 modules a plain-http run never needs stay out: httpx's command-line client
-(click, rich, pygments), rich (only a terminal's bar), numpy (only the summary's bootstrap bands, after the
-last request), and httpx's own transport with its SSL context (https only).
+(click, rich, pygments), rich (only a terminal's bar), numpy (nowhere in the core: the
+summary's bootstrap bands are pure Python, benchpack/measurement/stats.py), and httpx's own transport with
+its SSL context (https only). `compare` and `report` read what a run wrote and stay as light.
 """
 
 import json
+import re
 import subprocess
 import sys
+
+import pytest
+
+from benchpack.refserver.server import RefServer
+from tests.run.test_runner_support import chat_case, write_pack
 
 # jsonschema is also kept out of the pack loader, on the CLI's branch (h18); scoring imports it only for a
 # json-schema check. Importing `ssl` is cheap; building a context (httpcore's transport) is what costs.
@@ -37,3 +44,61 @@ def test_building_the_adapter_client_and_a_plain_progress_sink_imports_nothing_h
 def test_httpx_still_works_without_its_cli_module():
     code = "import benchpack, httpx\nassert httpx.Client and httpx.Timeout(1.0)\nassert callable(httpx.main)"
     assert imported_by(code) == []
+
+
+# The whole command in a fresh interpreter: benchpack.cli.main as the console script calls it, then what
+# it left in sys.modules. A command that exits (SystemExit) still reports.
+CLI_PROBE = """
+import json, sys
+from benchpack.cli import main
+for argv in {argvs!r}:
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    if code:
+        raise SystemExit(f"benchpack {{argv[0]}} exited {{code}}")
+print(json.dumps([m for m in {heavy!r} if sys.modules.get(m) is not None]))
+"""
+
+
+def cli_imports(*argvs: list[str]) -> tuple[list[str], str]:
+    done = subprocess.run([sys.executable, "-c", CLI_PROBE.format(argvs=[list(map(str, a)) for a in argvs],
+                                                                   heavy=HEAVY)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    return json.loads(lines[-1]), "\n".join(lines[:-1])
+
+
+@pytest.fixture(scope="module")
+def server():
+    with RefServer(responses=["Paris is the capital."], ttft_s=0.002, itl_s=0.001) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def two_runs(server, tmp_path_factory):
+    """Two result dirs of two cases x 4 repetitions: enough rows for bands and verdicts."""
+    root = tmp_path_factory.mktemp("imports")
+    pack = write_pack(root / "pack", [chat_case("alpha"), chat_case("beta", "Say Rome.")], repetitions=4, stream=True)
+    outs = [root / "first", root / "second"]
+    runs = [["run", pack, "--adapter", "openai-chat", "--model", "ref", "--endpoint", server.url, "--out", out]
+            for out in outs]
+    loaded, printed = cli_imports(*runs)
+    return outs, loaded, printed
+
+
+def test_a_whole_run_with_its_summary_imports_nothing_heavy(two_runs):
+    _, loaded, printed = two_runs
+    assert "±" in printed, f"the end-of-run summary printed no bands, so the bands' path was not run:\n{printed}"
+    assert loaded == []
+
+
+@pytest.mark.parametrize("command", [["compare"], ["compare", "--json"], ["report"], ["report", "--json"]])
+def test_compare_and_report_import_nothing_heavy(two_runs, command):
+    outs, _, _ = two_runs
+    loaded, printed = cli_imports([*command, *outs])
+    # A verdict needs the bootstrap, so the bands' path ran (text: "within the noise", JSON: "within-noise").
+    assert re.search(r"(within|outside)[ -](the )?noise", printed), printed[-2000:]
+    assert loaded == []
