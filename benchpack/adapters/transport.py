@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -200,6 +201,7 @@ class ClientOwningAdapter:
         self._injected = client is not None
         self._plain: PlainClient | None = None  # made for an http:// endpoint when none was injected
         self._plain_urls: dict[str, bool] = {}
+        self._making = threading.Lock()  # the concurrency lane's threads may all ask for the client at once
 
     @property
     def client(self) -> Any:
@@ -235,13 +237,15 @@ class ClientOwningAdapter:
         what a request costs.
         """
         if self._goes_plain(url):
-            first_use = self._plain is None
-            if first_use:
-                self._plain = PlainClient()
-            client = self._plain
-        else:
-            first_use = self._client is None
-            client = self.client
+            if self._plain is None:
+                with self._making:  # the others wait until the first name lookup is done too
+                    if self._plain is None:
+                        plain = PlainClient()
+                        warm_name_lookup(url)
+                        self._plain = plain
+            return self._plain
+        first_use = self._client is None
+        client = self.client
         if first_use:
             warm_name_lookup(url)
         return client
