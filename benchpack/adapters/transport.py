@@ -23,7 +23,6 @@ import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
-
 from urllib.parse import urlsplit
 
 from benchpack.adapters import wire
