@@ -5,8 +5,9 @@
 response streams: per read it only calls recv(), reads the clock and
 appends, and leaves the framing to `ChunkedDecoder.decode_reads` in
 batches (docs/measurement.md says why). `chunked_pieces` is the plain
-iterator form for httpx. The connection is anything with `sock`, `buf`,
-`key`, `complete` and `check_quiet` (fasttransport._Conn).
+iterator form. The connection is anything with `sock`, `buf`,
+`key`, `complete` and `check_quiet` (wire.Conn). Errors are
+wire's own (wireerrors).
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ import socket
 import time
 from typing import Any, Iterator
 
-import httpx
-
 from benchpack.adapters import rxstamp
+from benchpack.adapters.wireerrors import ReadError, RemoteProtocolError
 
 _CRLF = b"\r\n"
 _READ = 65536
@@ -54,7 +54,7 @@ class ChunkedDecoder:
                 if len(buf) < 2:
                     break
                 if buf[:2] != _CRLF:
-                    raise httpx.RemoteProtocolError("malformed chunked body: missing CRLF after chunk")
+                    raise RemoteProtocolError("malformed chunked body: missing CRLF after chunk")
                 buf = buf[2:]
                 remaining = -1
             end = buf.find(_CRLF)
@@ -69,7 +69,7 @@ class ChunkedDecoder:
             try:
                 remaining = int(line.split(b";", 1)[0], 16)
             except ValueError:
-                raise httpx.RemoteProtocolError(f"malformed chunk size line: {line[:40]!r}") from None
+                raise RemoteProtocolError(f"malformed chunk size line: {line[:40]!r}") from None
             if remaining == 0:
                 remaining = -3
         self.buf = buf
@@ -172,13 +172,13 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
                     return "pause"
                 continue
             except OSError as exc:
-                raise httpx.ReadError(str(exc)) from exc
+                raise ReadError(str(exc)) from exc
             if not data:
                 decoder.decode_reads(wire_times, wire, times, reads)
                 if decoder.done:  # the peer closed right after a complete body
                     conn.complete = True
                     return "end"
-                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+                raise RemoteProtocolError("peer closed connection without sending complete message body")
             quiet_since = None
             add_time(stamp)
             add(data)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import msgspec
 
 from benchpack.adapters.base import (
@@ -158,7 +157,7 @@ class OllamaGenerateAdapter(ClientOwningAdapter):
     new_state = _Generation
 
     @staticmethod
-    def _read_stream(response: httpx.Response, gen: _Generation, trace: StreamTrace, timeout_s: float) -> None:
+    def _read_stream(response: Any, gen: _Generation, trace: StreamTrace, timeout_s: float) -> None:
         lines = _Lines()
         read_timed(response, trace, timeout_s, lambda times, reads: lines.take(times, reads, gen, trace),
                    lambda: gen.error is not None)

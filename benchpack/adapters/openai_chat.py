@@ -17,7 +17,6 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import msgspec
 
 from benchpack.adapters.base import (
@@ -187,7 +186,7 @@ class OpenAIChatAdapter(ClientOwningAdapter):
     new_state = _Stream
 
     @staticmethod
-    def _read_stream(response: httpx.Response, state: _Stream, trace: StreamTrace, timeout_s: float) -> None:
+    def _read_stream(response: Any, state: _Stream, trace: StreamTrace, timeout_s: float) -> None:
         parser = SSEParser()
         taken = 0
 

@@ -1,23 +1,33 @@
 """The HTTP client adapters share, and endpoint trouble turned into error text.
 
-One `httpx.Client` per adapter instance keeps the connection alive between
+One client per adapter instance keeps the connection alive between
 executions, so a measured request does not pay a TCP handshake that a
-warmed-up real client would not pay either. Plain-http traffic goes through
-`FastHTTPTransport` (see that module for why).
+warmed-up real client would not pay either. Which client:
+
+* an `http://` endpoint, no client injected: `wire.PlainClient`, which
+  needs no httpx (importing httpx, with ssl, email and idna, costs about as
+  much CPU as a 16-stream run's whole request work; docs/measurement.md);
+* an injected client (a runner host's pinned one, a test's mock) or an
+  `https://` endpoint: httpx, imported then (adapters.httpclient.LeanClient
+  over fasttransport.FastHTTPTransport, the same wire code for http://).
+
+Both carry the timed request the same way (wire.arrival_reader and the
+kernel stamps) and fail with the same words (describe_transport_error).
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
 
-import httpx
-
+from benchpack.adapters import wire
 from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace
-from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, last_arrival, request_sent
+from benchpack.adapters.wire import PlainClient, arrival_reader, last_arrival, request_sent
 from benchpack.measurement.window import timed_window
 
 perf_counter = time.perf_counter
@@ -30,89 +40,85 @@ STREAM_HEADERS = {"Accept-Encoding": "identity", "Accept": "text/event-stream, a
 JSON_STREAM_HEADERS = {**STREAM_HEADERS, "Content-Type": "application/json"}
 
 
-class LeanClient(httpx.Client):
-    """The adapters' own client: an httpx.Client over FastHTTPTransport, with a short way for the request they time.
-
-    Through `post_stream`, a JSON POST to an http:// URL goes straight to the
-    transport while the client is as `make_client` built it (no cookies
-    stored, no auth, no event hooks, default headers): httpx.Client's
-    request building, auth and redirect flow, cookie extraction and request
-    logging then have nothing to do, and skipping them saves about half a
-    millisecond of CPU per request (docs/measurement.md). The request sent is
-    the same: the client's default headers merged with the adapter's, the
-    same timeouts. Anything else takes the full httpx path.
-    """
-
-    def __init__(self, transport: FastHTTPTransport | None = None) -> None:
-        # A caller may pass its own FastHTTPTransport (a runner host's PinnedTransport).
-        self._fast = transport or FastHTTPTransport()
-        super().__init__(transport=self._fast, timeout=httpx.Timeout(600.0), follow_redirects=False)
-        self._default_headers = self.headers.multi_items()
-        self._json_headers = httpx.Headers(self.headers)
-        self._json_headers.update(JSON_STREAM_HEADERS)
-        self._urls: dict[str, httpx.URL] = {}
-
-    def can_go_direct(self, url: str) -> bool:
-        return (url.startswith("http://") and not self.is_closed and not self.cookies and self.auth is None
-                and not any(self.event_hooks.values()) and self.headers.multi_items() == self._default_headers)
-
-    @contextmanager
-    def direct_post(self, url: str, payload: bytes, timeout: httpx.Timeout) -> Iterator[httpx.Response]:
-        parsed = self._urls.get(url)
-        if parsed is None:
-            if len(self._urls) > 64:
-                self._urls.clear()
-            parsed = self._urls[url] = httpx.URL(url)
-        request = httpx.Request("POST", parsed, content=payload, headers=self._json_headers,
-                                extensions={"timeout": timeout.as_dict()})
-        response = self._fast.handle_request(request)
-        response.request = request
-        try:
-            if "set-cookie" in response.headers:  # as httpx.Client would keep them
-                self.cookies.extract_cookies(response)
-            yield response
-        finally:
-            response.close()
+# The plain client's head for the timed POST: the same names, values and order as the httpx path's.
+_JSON_HEADER_LINES = [(name.encode(), value.encode()) for name, value in JSON_STREAM_HEADERS.items()]
 
 
-def make_client() -> httpx.Client:
+def make_client() -> Any:
+    """The adapters' httpx client (LeanClient); httpx is imported here, for the httpx path only."""
+    from benchpack.adapters.httpclient import LeanClient
+
     return LeanClient()
 
 
+def __getattr__(name: str) -> Any:
+    # LeanClient is httpx's side (adapters.httpclient): importing this module must not import httpx,
+    # so it is looked up there when asked for.
+    if name == "LeanClient":
+        from benchpack.adapters import httpclient
+
+        return getattr(httpclient, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @contextmanager
-def post_stream(client: httpx.Client, url: str, payload: bytes, timeout_s: float) -> Iterator[httpx.Response]:
-    """POST a JSON body and yield the response with its body not read yet."""
-    timeout = request_timeout(timeout_s)
-    if isinstance(client, LeanClient) and client.can_go_direct(url):
-        with client.direct_post(url, payload, timeout) as response:
+def post_stream(client: Any, url: str, payload: bytes, timeout_s: float) -> Iterator[Any]:
+    """POST a JSON body and yield the response with its body not read yet (PlainClient or an httpx client)."""
+    if isinstance(client, PlainClient):
+        with client.post_json(url, payload, timeout_s, _JSON_HEADER_LINES) as response:
             yield response
     else:
-        with client.stream("POST", url, content=payload, timeout=timeout, headers=JSON_STREAM_HEADERS) as response:
+        from benchpack.adapters.httpclient import post_stream as httpx_post_stream
+
+        with httpx_post_stream(client, url, payload, timeout_s) as response:
             yield response
 
 
 def warm_name_lookup(url: str) -> None:
     """Resolve the URL's host once, untimed; a failure is left for the request to report."""
     try:
-        parsed = httpx.URL(url)
-        socket.getaddrinfo(parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80),
-                           type=socket.SOCK_STREAM)
-    except (OSError, httpx.InvalidURL, UnicodeError):
+        parsed = urlsplit(url)
+        if parsed.hostname:
+            socket.getaddrinfo(parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80),
+                               type=socket.SOCK_STREAM)
+    except (OSError, ValueError, UnicodeError):
         pass
 
 
-def request_timeout(timeout_s: float) -> httpx.Timeout:
-    return httpx.Timeout(timeout_s)
+def transport_errors(client: Any) -> type[Exception]:
+    """What a request through `client` raises for endpoint trouble: wire's errors, or httpx's."""
+    if isinstance(client, PlainClient):
+        return wire.TransportError
+    import httpx  # the httpx path: already imported with its client
+
+    return httpx.HTTPError
 
 
-def describe_transport_error(exc: httpx.HTTPError, url: str, timeout_s: float, events_seen: int) -> str:
-    if isinstance(exc, httpx.ConnectTimeout):
+def _error_kind(exc: BaseException) -> str | None:
+    if isinstance(exc, wire.TransportError):
+        for cls, kind in _WIRE_KINDS:
+            if isinstance(exc, cls):
+                return kind
+        return None
+    from benchpack.adapters.httpclient import error_kind
+
+    return error_kind(exc)
+
+
+_WIRE_KINDS = ((wire.ConnectTimeout, "connect timeout"), (wire.ConnectError, "connect"),
+               (wire.TimeoutException, "timeout"), (wire.RemoteProtocolError, "protocol"))
+
+
+def describe_transport_error(exc: Exception, url: str, timeout_s: float, events_seen: int) -> str:
+    """The row's error text for endpoint trouble; the same words whichever path (wire or httpx) failed."""
+    kind = _error_kind(exc)
+    if kind == "connect timeout":
         return f"timed out after {timeout_s:g}s connecting to {url}"
-    if isinstance(exc, httpx.ConnectError):
+    if kind == "connect":
         return f"cannot connect to {url}: {exc}"
-    if isinstance(exc, httpx.TimeoutException):
+    if kind == "timeout":
         return f"timed out after {timeout_s:g}s waiting for {url} ({events_seen} events received)"
-    if isinstance(exc, httpx.RemoteProtocolError):
+    if kind == "protocol":
         if events_seen:
             return f"connection closed mid-stream after {events_seen} events: {exc}"
         return f"connection closed by {url}: {exc}"
@@ -143,7 +149,7 @@ def describe_http_error(status: int, body: Any) -> str:
     return f"HTTP {status}: {message[:300]}"
 
 
-def read_timed(response: httpx.Response, trace: StreamTrace, timeout_s: float,
+def read_timed(response: Any, trace: StreamTrace, timeout_s: float,
                take: Callable[[list[float], list[bytes]], None], failed: Callable[[], bool]) -> None:
     """Read a streamed body, each network read stamped with its arrival time.
 
@@ -189,11 +195,16 @@ class ClientOwningAdapter:
     request_body: Callable[[AdapterRequest], dict]
     new_state: Callable[[], Any]
 
-    def __init__(self, client: httpx.Client | None = None) -> None:
-        self._client = client
+    def __init__(self, client: Any = None) -> None:
+        self._client = client  # injected (httpx), or the httpx client made for an https:// endpoint
+        self._injected = client is not None
+        self._plain: PlainClient | None = None  # made for an http:// endpoint when none was injected
+        self._plain_urls: dict[str, bool] = {}
+        self._making = threading.Lock()  # the concurrency lane's threads may all ask for the client at once
 
     @property
-    def client(self) -> httpx.Client:
+    def client(self) -> Any:
+        """The httpx client: the injected one, else one made now (httpx is imported then)."""
         if self._client is None:
             self._client = make_client()
         return self._client
@@ -201,17 +212,37 @@ class ClientOwningAdapter:
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
+        if self._plain is not None:
+            self._plain.close()
 
-    def _prepared_client(self, url: str) -> httpx.Client:
-        """The client, ready before a timed request.
+    def _goes_plain(self, url: str) -> bool:
+        if self._injected:
+            return False  # an injected client carries every request (a runner host's pins it to one address)
+        plain = self._plain_urls.get(url)
+        if plain is None:
+            if len(self._plain_urls) > 64:
+                self._plain_urls.clear()
+            plain = self._plain_urls[url] = wire.plain_url(url)
+        return plain
+
+    def _prepared_client(self, url: str) -> Any:
+        """The client for `url`, ready before a timed request.
 
         The first request of a fresh process would otherwise pay, inside
-        its clock, for building the client (tens of milliseconds: an SSL
-        context among others) and for the C library's first name lookup
+        its clock, for building the client (for httpx, tens of milliseconds:
+        an SSL context among others) and for the C library's first name lookup
         (loading the resolver configuration, a few milliseconds even for
         127.0.0.1). A warmed-up client pays neither, so neither is part of
         what a request costs.
         """
+        if self._goes_plain(url):
+            if self._plain is None:
+                with self._making:  # the others wait until the first name lookup is done too
+                    if self._plain is None:
+                        plain = PlainClient()
+                        warm_name_lookup(url)
+                        self._plain = plain
+            return self._plain
         first_use = self._client is None
         client = self.client
         if first_use:
@@ -232,6 +263,7 @@ class ClientOwningAdapter:
         # The client, and the process's first name lookup, are made here,
         # before the clock starts: nothing but the request itself is timed.
         client = self._prepared_client(url)
+        endpoint_trouble = transport_errors(client)
         with timed_window():
             trace.start = perf_counter()
             try:
@@ -253,7 +285,7 @@ class ClientOwningAdapter:
                         raw = response.read()
                         trace.end = perf_counter()
                         response_payload = self._take_whole(raw, state)
-            except httpx.HTTPError as exc:
+            except endpoint_trouble as exc:
                 if trace.end is None:
                     trace.end = perf_counter()
                 if state.error is None:  # an earlier malformed or error event is the first thing that went wrong

@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-
+from benchpack.adapters import wire
 from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
 
 PROBE_TIMEOUT_S = 3.0
@@ -102,8 +101,9 @@ def server_base(endpoint: str) -> str:
 
 
 class _Prober:
-    def __init__(self, base: str, client: httpx.Client, info: ServerInfo):
+    def __init__(self, base: str, client: Any, info: ServerInfo):
         self.base, self.client, self.info = base, client, info
+        self.errors = _client_errors(client)
 
     def ask(self, method: str, path: str, body: dict | None = None) -> Any:
         """The JSON a probe returned, or None (recorded either way)."""
@@ -111,7 +111,7 @@ class _Prober:
         self.info.probes.append(record)
         try:
             response = self.client.request(method, self.base + path, json=body, timeout=PROBE_TIMEOUT_S)
-        except httpx.HTTPError as exc:
+        except self.errors as exc:
             record["result"] = f"no answer ({type(exc).__name__})"
             return None
         record["result"] = f"HTTP {response.status_code}"
@@ -129,21 +129,37 @@ class _Prober:
             return None
 
 
-def probe_client() -> httpx.Client:
-    """A plain client for the probes. Over the adapters' transport, which builds httpx's own (and its SSL
-    context: tens of ms of CPU, a share of a short run's whole cost) only for an https:// URL."""
+def probe_client(base: str | None = None) -> Any:
+    """A client for the probes of the server at `base` (None: a plain http:// one). For a plain http:// server,
+    wire's PlainClient: no
+    httpx (whose import is a share of a short run's whole cost); else an httpx client over the adapters'
+    transport, which builds httpx's own (and its SSL context: tens of ms of CPU) only for an https:// URL."""
+    if base is None or wire.plain_url(base):
+        return wire.PlainClient(kernel_stamps=False)
+    import httpx
+
     from benchpack.adapters.fasttransport import FastHTTPTransport
 
     return httpx.Client(transport=FastHTTPTransport(kernel_stamps=False), follow_redirects=False)
 
 
-def probe_server(adapter_id: str, endpoint: str, model: str, *, client: httpx.Client | None = None) -> ServerInfo:
+def _client_errors(client: Any) -> type[Exception]:
+    """What a probe through `client` raises when the server does not answer: wire's errors, or httpx's."""
+    if isinstance(client, wire.PlainClient):
+        return wire.TransportError
+    import httpx  # an httpx client: httpx is loaded already
+
+    return httpx.HTTPError
+
+
+def probe_server(adapter_id: str, endpoint: str, model: str, *, client: Any = None) -> ServerInfo:
     """Ask the server what it is and how it is configured; never raises for a silent server."""
     own = client is None
-    client = client or probe_client()
+    base = server_base(endpoint)
+    client = client or probe_client(base)
     info = ServerInfo()
     try:
-        prober = _Prober(server_base(endpoint), client, info)
+        prober = _Prober(base, client, info)
         if adapter_id == "ollama-generate":
             _probe_ollama(prober, model)
         else:
@@ -164,14 +180,15 @@ def announced_runtime(info: ServerInfo) -> tuple[str | None, str | None]:
 
 
 def probe_loaded_model(adapter_id: str, endpoint: str, model: str, info: ServerInfo, *,
-                       client: httpx.Client | None = None) -> None:
+                       client: Any = None) -> None:
     """After the run: what only a loaded model reports (Ollama's /api/ps)."""
     if adapter_id != "ollama-generate" or info.runtime_name != "ollama":
         return
     own = client is None
-    client = client or probe_client()
+    base = server_base(endpoint)
+    client = client or probe_client(base)
     try:
-        _probe_ollama_ps(_Prober(server_base(endpoint), client, info), model)
+        _probe_ollama_ps(_Prober(base, client, info), model)
     finally:
         if own:
             client.close()

@@ -3,8 +3,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchpack.adapters import wire
 from benchpack.adapters.chunked import ChunkedDecoder, chunked_pieces, read_chunked_arrivals
-from benchpack.adapters.fasttransport import FastHTTPTransport, _Conn, _sized
+from benchpack.adapters.fasttransport import FastHTTPTransport
+from benchpack.adapters.wire import Conn as _Conn
+from benchpack.adapters.wire import sized as _sized
 from benchpack.refserver.server import RefServer
 
 
@@ -57,7 +60,7 @@ def test_it_reports_a_body_cut_short_as_a_protocol_error():
 
 
 def test_it_rejects_a_malformed_chunk_size():
-    with pytest.raises(httpx.RemoteProtocolError, match="chunk size"):
+    with pytest.raises(wire.RemoteProtocolError, match="chunk size"):
         b"".join(chunked_pieces(FakeConn([b"zz\r\nhello\r\n0\r\n\r\n"])))
 
 
@@ -154,13 +157,13 @@ def test_it_pauses_when_the_stream_goes_quiet_and_can_go_on():
 def test_it_times_out_a_stream_quiet_for_longer_than_the_read_timeout_and_keeps_what_arrived():
     conn = timed_conn([b"2\r\nok\r\n", None, None, None], read_timeout=0.0)
     times, reads = [], []
-    with pytest.raises(httpx.ReadTimeout):
+    with pytest.raises(wire.ReadTimeout):
         read_chunked_arrivals(conn, ChunkedDecoder(), times, reads, float("inf"))
     assert reads == [b"ok"]
 
 
 def test_it_reports_a_peer_that_closes_mid_body_as_a_protocol_error():
-    with pytest.raises(httpx.RemoteProtocolError):
+    with pytest.raises(wire.RemoteProtocolError):
         read_timed([b"5\r\nhel", b""])
 
 

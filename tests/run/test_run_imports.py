@@ -10,6 +10,7 @@ its SSL context (https only). `compare` and `report` read what a run wrote and s
 
 import json
 import re
+import socket
 import subprocess
 import sys
 
@@ -102,3 +103,66 @@ def test_compare_and_report_import_nothing_heavy(two_runs, command):
     # A verdict needs the bootstrap, so the bands' path ran (text: "within the noise", JSON: "within-noise").
     assert re.search(r"(within|outside)[ -](the )?noise", printed), printed[-2000:]
     assert loaded == []
+
+
+# A plain http:// run sends through benchpack.adapters.wire and never imports httpx (with ssl, email, idna,
+# http.cookiejar: about 0.13 s of CPU, as much as a 16-stream run's whole request work).
+WIRE_ONLY = ("httpx", "httpcore", "ssl")
+
+
+def _watched_run(tmp_path, endpoint: str, *, cli: bool, client: str = "None") -> dict:
+    """A subprocess runs a one-case pack against `endpoint` (through the CLI, or run_pack with `client`
+    injected) and says which of WIRE_ONLY it imported by the end of run_pack and by the end of the process."""
+    from tests.run.test_runner_support import chat_case, write_pack
+
+    pack = write_pack(tmp_path / "pack", [chat_case("one"), chat_case("two")], repetitions=2, stream=True)
+    out = tmp_path / "out"
+    call = (f"rc = main(['run', {str(pack)!r}, '--adapter', 'openai-chat', '--model', 'ref', '--endpoint', "
+            f"{endpoint!r}, '--out', {str(out)!r}, '--host-label', 'h'])" if cli else
+            f"from benchpack.packs.loader import load_pack\nfrom benchpack.adapters import get_adapter\n"
+            f"client = {client}\n"
+            f"outcome = runner.run_pack(load_pack({str(pack)!r}), runner.RunOptions(adapter='openai-chat', "
+            f"model='ref', endpoint={endpoint!r}, out={str(out)!r}, host_label='h', run_metadata=None, "
+            f"probe_server=True), adapter=get_adapter('openai-chat', client), probe_client=client)\nrc = 0")
+    code = (f"import json, sys\nfrom benchpack.run import runner\nfrom benchpack.cli import main\n"
+            f"seen = {{}}\nrun_pack = runner.run_pack\n"
+            f"def watched(*args, **kwargs):\n    outcome = run_pack(*args, **kwargs)\n"
+            f"    seen['run'] = [m for m in {WIRE_ONLY!r} if m in sys.modules]\n    return outcome\n"
+            f"runner.run_pack = watched\n{call}\n"
+            f"print(json.dumps({{'rc': rc, 'run': seen['run'], "
+            f"'process': [m for m in {WIRE_ONLY!r} if m in sys.modules]}}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = [json.loads(line) for line in (out / "run.jsonl").read_text().splitlines()]
+    report["errors"] = [row.get("error") for row in rows]
+    return report
+
+
+def test_a_run_against_an_http_endpoint_never_imports_httpx(tmp_path):
+    from benchpack.refserver.server import RefServer
+
+    with RefServer(ttft_s=0.002, itl_s=0.001, default_tokens=4, models=["ref"]) as srv:
+        through_cli = _watched_run(tmp_path / "cli", srv.openai_url, cli=True)
+        request_path = _watched_run(tmp_path / "runner", srv.openai_url, cli=False)
+    assert through_cli["rc"] == 0 and through_cli["errors"] == [None] * 4
+    assert "httpx" not in through_cli["process"] and "httpcore" not in through_cli["process"]
+    # The requests and probes need no ssl either. (The CLI may still import it for other reasons: the run
+    # summary's reporting modules import xml.sax.saxutils, which imports urllib.request.)
+    assert request_path["errors"] == [None] * 4 and request_path["run"] == []
+
+
+def test_an_injected_httpx_client_or_an_https_endpoint_still_takes_the_httpx_path(tmp_path):
+    from benchpack.refserver.server import RefServer
+
+    with RefServer(ttft_s=0.002, itl_s=0.001, default_tokens=4, models=["ref"]) as srv:
+        injected = _watched_run(tmp_path / "injected", srv.openai_url, cli=False,
+                                client="__import__('benchpack.adapters.transport').adapters.transport.make_client()")
+    assert injected["errors"] == [None] * 4 and "httpx" in injected["run"]
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    https = _watched_run(tmp_path / "https", f"https://127.0.0.1:{port}/v1", cli=True)
+    assert "httpx" in https["run"] and "ssl" in https["run"]
+    assert all(error.startswith(f"cannot connect to https://127.0.0.1:{port}/v1/chat/completions: ")
+               for error in https["errors"])
