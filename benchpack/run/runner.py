@@ -15,6 +15,7 @@ An endpoint that fails (refused, HTTP error, dies mid-stream) gives an
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shutil
 import threading
@@ -37,6 +38,7 @@ from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
 from benchpack.run.hardware import collect_hardware, write_hardware
 from benchpack.lanes import runs as lane_runs
+from benchpack.measurement import sched
 from benchpack.measurement.energy import EnergyMeter
 from benchpack.run.progress import NullProgress, ProgressSink
 from benchpack.results.resultdir import RUN_FILE, read_rows
@@ -445,18 +447,36 @@ class _Run:
             self.progress.execution_finished(case.id, repetition, False, row)
 
     def execute(self) -> str | None:
-        defaults = self.pack.defaults
         with open(self.out / RUN_FILE, "a", encoding="utf-8") as run_file:
             self.run_file = run_file
             if lane_runs.runs_base(self.options.lanes):
-                for case in self.pack.cases:
-                    for number in range(1, defaults.warmup + 1):
-                        self.warmup(case, number)
-                    for repetition in range(1, defaults.repetitions + 1):
-                        abort = self.measured(case, repetition, run_file)
-                        if abort:
-                            return abort
+                abort = self._base_cases(run_file)
+                if abort:
+                    return abort
             lane_runs.run_lanes(self)
+        return None
+
+    def _base_cases(self, run_file) -> str | None:
+        """The base cases, one request after another from this thread.
+
+        This thread times every one of them, so it asks for short scheduler
+        turns once for the whole sequence (`sched.shortened`; each request's
+        timed window then finds them set and makes no system call) and gets
+        its usual turns back after the last one. Not for repo-task cases:
+        their executor starts the candidate's processes from this thread,
+        and those would inherit the short turns.
+        """
+        defaults = self.pack.defaults
+        hold = (sched.shortened() if not any(case.kind == REPO_TASK for case in self.pack.cases)
+                else contextlib.nullcontext())
+        with hold:
+            for case in self.pack.cases:
+                for number in range(1, defaults.warmup + 1):
+                    self.warmup(case, number)
+                for repetition in range(1, defaults.repetitions + 1):
+                    abort = self.measured(case, repetition, run_file)
+                    if abort:
+                        return abort
         return None
 
 
