@@ -92,9 +92,22 @@ def test_it_records_a_failing_endpoint_and_goes_on(tmp_path):
     assert "| a | openai-chat | test-model | no |" in (outcome.out / "summary.md").read_text()
 
 
-def test_it_keeps_the_rows_done_when_interrupted(tmp_path):
+def test_it_keeps_the_rows_done_when_interrupted(tmp_path, monkeypatch):
+    import os
+
+    synced, real_fsync = [], os.fsync
+    sizes = []
+
+    def fsync(fd):
+        synced.append(fd)
+        sizes.append(os.fstat(fd).st_size)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     pack = make_pack(tmp_path, ["a", "b", "c", "d"])
     outcome = run_pack(pack, options(tmp_path), adapter=ScriptedAdapter({3: KeyboardInterrupt}))
+    # Ctrl-C between batched fsyncs: the rows written so far are fsynced on the way out, all of them.
+    assert sizes and sizes[-1] == (outcome.out / "run.jsonl").stat().st_size
 
     assert outcome.interrupted
     rows = read_rows(outcome.out / "run.jsonl")
