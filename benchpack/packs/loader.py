@@ -130,11 +130,11 @@ def bundled_packs_dir() -> Path:
 def resolve_pack_path(name_or_path: str) -> Path:
     """A pack directory or manifest path as given, else a bundled pack: `ID` is its newest
     version, `ID@VERSION` any released one (benchpack/packs/catalogue.py)."""
-    from benchpack.packs import catalogue
-
     candidate = Path(name_or_path)
     if candidate.exists():
         return candidate
+    from benchpack.packs import catalogue  # only for a bundled pack's id: a path needs no catalogue
+
     pack_id, _, version = name_or_path.partition("@")
     if ID_RE.fullmatch(pack_id):
         entry = catalogue.find(pack_id, version or None)

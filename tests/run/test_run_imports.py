@@ -47,6 +47,7 @@ NOT_BEFORE_THE_FIRST_REQUEST = (
     "psutil",  # hardware.json reads RAM and CPUs with sysconf
     "plistlib",  # macOS energy (powermetrics) only
     "difflib",  # only to name the nearest pack id of one that was not found
+    "benchpack.packs.catalogue",  # only for a bundled pack named by its id, not a pack directory
     "xml.sax", "benchpack.reporting.charts", "benchpack.reporting.lanes",  # charts of a report's lanes
     "benchpack.reporting.report", "benchpack.reporting.compare", "benchpack.results.plausibility",
     "benchpack.commands.compare", "benchpack.commands.registry", "benchpack.commands.report",
@@ -63,7 +64,7 @@ def test_what_the_run_imports_before_its_first_request_leaves_out_the_rest():
     """The modules `benchpack run` imports up to its first request: the CLI with only the run command,
     commands.run's handler imports, the runner, the pack loader, the hardware probe (not GPUs' libraries)."""
     code = ("import argparse\nfrom benchpack.cli import build_parser\nbuild_parser('run')\n"
-            "from benchpack.packs.loader import load_pack, resolve_pack_path\n"
+            "from benchpack.packs.loader import load_pack, resolve_pack_path\nresolve_pack_path('.')\n"
             "from benchpack.run.progress import progress_for\nfrom benchpack.reporting.run_summary import count_rows\n"
             "from benchpack.run.metadata import load_run_metadata\n"
             "from benchpack.run.runner import RunOptions, effective_pack, run_pack\n"
