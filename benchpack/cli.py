@@ -15,7 +15,6 @@ import sys
 
 from benchpack import __version__
 from benchpack.errors import BenchpackError
-from benchpack.measurement.gcpause import gc_paused
 
 # Order is the order shown in `benchpack --help`.
 COMMAND_MODULES = [
@@ -55,13 +54,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    # Start-up creates tens of thousands of objects (modules, functions, classes) that live until the
-    # process exits: collector passes over them while they are made find nothing to free, and cost a
-    # short run ~10 % of its start-up CPU. Paused while the parser is built; a command's handler
-    # pauses it again around its own imports (commands/run.py).
-    with gc_paused():
-        parser = build_parser(argv[0] if argv else None)
-        args = parser.parse_args(argv)
+    parser = build_parser(argv[0] if argv else None)
+    args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

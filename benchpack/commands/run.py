@@ -84,31 +84,10 @@ def default_out(host_label: str | None, today: str | None = None) -> Path:
 
 
 def handle(args: argparse.Namespace) -> int:
-    import gc
-
-    from benchpack.measurement.gcpause import gc_paused
-
-    # The collector is paused while the run's modules are imported (nothing they make is garbage;
-    # see benchpack/cli.py), and what they made is then frozen: the collections during the run
-    # (between requests, never inside one) need not walk the ~100k objects of the imports again.
-    with gc_paused():
-        import benchpack.packs.loader
-        import benchpack.reporting.run_summary
-        import benchpack.run.metadata
-        import benchpack.run.progress
-        import benchpack.run.runner  # noqa: F401
-    gc.freeze()
-    try:
-        return _run(args)
-    finally:
-        gc.unfreeze()  # a caller in the same process (tests) gets its collector as it was
-
-
-def _run(args: argparse.Namespace) -> int:
     from benchpack.packs.loader import load_pack, resolve_pack_path
+    from benchpack.run.progress import progress_for
     from benchpack.reporting.run_summary import count_rows
     from benchpack.run.metadata import load_run_metadata
-    from benchpack.run.progress import progress_for
     from benchpack.run.runner import RunOptions, effective_pack, run_pack
 
     pack = load_pack(resolve_pack_path(args.pack))

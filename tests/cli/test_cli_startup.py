@@ -80,23 +80,3 @@ def test_a_commands_help_is_the_same_from_its_own_parser_and_the_whole_one(argv,
             parser.parse_args(argv)
         texts.append(capsys.readouterr().out)
     assert texts[0] == texts[1] and texts[0]
-
-
-def test_the_run_command_pauses_the_collector_for_its_imports_and_gives_it_back(tmp_path, monkeypatch):
-    """Start-up makes no garbage worth a collector pass; the caller's collector state comes back as it was."""
-    import gc
-
-    import benchpack.commands.run as command
-
-    seen = {}
-
-    def fake_run(args):
-        seen["enabled"], seen["frozen"] = gc.isenabled(), gc.get_freeze_count()
-        return 0
-
-    monkeypatch.setattr(command, "_run", fake_run)
-    assert gc.isenabled()
-    gc.unfreeze()
-    assert command.handle(None) == 0
-    assert seen["enabled"] and seen["frozen"] > 0  # collecting again for the run, the imports' objects frozen
-    assert gc.isenabled() and gc.get_freeze_count() == 0
