@@ -39,7 +39,7 @@ returned: when the last byte was handed to the kernel.
 
 from __future__ import annotations
 
-import platform
+import os
 import socket
 import struct
 import sys
@@ -66,7 +66,7 @@ _NS = 1_000_000_000
 
 
 def _supported() -> bool:
-    return (sys.platform.startswith("linux") and platform.machine().lower() in _GENERIC_ARCHES
+    return (sys.platform.startswith("linux") and os.uname().machine.lower() in _GENERIC_ARCHES  # what platform.machine() reads
             and hasattr(socket.socket, "recvmsg")
             and time.get_clock_info("perf_counter").implementation == "clock_gettime(CLOCK_MONOTONIC)")
 

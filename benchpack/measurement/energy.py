@@ -40,12 +40,10 @@ readings that overlap a counted one (RAPL `core`/`uncore` inside a package,
 from __future__ import annotations
 
 import os
-import plistlib
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -302,6 +300,8 @@ POWERMETRICS_DOMAINS = (("cpu_energy", "cpu"), ("gpu_energy", "gpu"), ("ane_ener
 
 def powermetrics_energy(output: bytes) -> tuple[dict[str, float], int]:
     """mJ per domain summed over every complete sample in powermetrics' `-f plist` output, and the sample count."""
+    import plistlib  # macOS only: not on every run's import path
+
     totals: dict[str, float] = {}
     samples = 0
     for blob in output.split(b"\0"):
@@ -342,6 +342,8 @@ class PowermetricsSource:
         return None, "powermetrics needs root: run as root or allow it in sudoers (NOPASSWD)"
 
     def begin(self) -> tuple[subprocess.Popen, Path]:
+        import tempfile  # macOS only: not on every run's import path
+
         handle, name = tempfile.mkstemp(prefix="benchpack-powermetrics-", suffix=".plist")
         os.close(handle)
         process = subprocess.Popen(

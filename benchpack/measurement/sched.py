@@ -20,14 +20,23 @@ would inherit it (the kernel's rule); nothing the adapters run in their
 timed window starts one. Elsewhere (other kernels, other systems, a
 real-time policy already set, a seccomp filter) nothing changes and
 `shortened()` is a no-op.
+
+Blocks nest: inside a thread's `shortened()` block, a `shortened()` of the
+same or a longer slice makes no system call and yields True (the turns are
+already short). So a thread that times request after request (the runner's
+single stream) asks once, around the whole sequence, and each request's
+timed window costs nothing here: setting and restoring the slice per request
+cost two `sched_setattr` calls (and one `sched_getattr`) each time, and a
+restore can make the kernel reschedule the thread at once.
 """
 
 from __future__ import annotations
 
 import ctypes
-import platform
+import os
 import struct
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -43,11 +52,13 @@ class _Syscalls:
     def __init__(self) -> None:
         self.setattr_nr = self.getattr_nr = None
         self.libc = None
-        if sys.platform.startswith("linux") and platform.machine() in _NUMBERS:
+        # os.uname() is what platform.machine() reads; `platform` itself is not needed on the run path.
+        machine = os.uname().machine if hasattr(os, "uname") else ""
+        if sys.platform.startswith("linux") and machine in _NUMBERS:
             try:
                 self.libc = ctypes.CDLL(None, use_errno=True)
                 self.libc.syscall.restype = ctypes.c_long
-                self.setattr_nr, self.getattr_nr = _NUMBERS[platform.machine()]
+                self.setattr_nr, self.getattr_nr = _NUMBERS[machine]
             except OSError:
                 self.libc = None
 
@@ -69,6 +80,8 @@ class _Syscalls:
 
 
 _sys = _Syscalls()
+# Per thread: the slice an enclosing `shortened()` block of this thread set, None outside any.
+_held = threading.local()
 # Set to False to measure without it (bench/measurement.py's ablation).
 enabled = True
 
@@ -89,14 +102,25 @@ def _with_runtime(attr: tuple, runtime_ns: int) -> tuple:
 
 @contextmanager
 def shortened(slice_ns: int = SHORT_SLICE_NS) -> Iterator[bool]:
-    """For the block, ask for `slice_ns` turns for the calling thread; yields whether the kernel took it."""
+    """For the block, ask for `slice_ns` turns for the calling thread; yields whether the kernel took it.
+
+    Inside an enclosing block of the same thread that already set a slice this short, nothing is asked
+    (no system call) and it yields True; the enclosing block restores the slice when it ends.
+    """
+    held = getattr(_held, "slice_ns", None)
+    if held is not None and held <= slice_ns:
+        yield True
+        return
     attr = _sys.get() if enabled else None
     if attr is None or attr[1] not in _FAIR_POLICIES or attr[5] <= slice_ns:
         yield False
         return
     changed = _sys.set(_with_runtime(attr, slice_ns))
+    if changed:
+        _held.slice_ns = slice_ns
     try:
         yield changed
     finally:
         if changed:
+            _held.slice_ns = held
             _sys.set(_with_runtime(attr, attr[5]))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import difflib
 import json
 import math
 import os
@@ -131,11 +130,11 @@ def bundled_packs_dir() -> Path:
 def resolve_pack_path(name_or_path: str) -> Path:
     """A pack directory or manifest path as given, else a bundled pack: `ID` is its newest
     version, `ID@VERSION` any released one (benchpack/packs/catalogue.py)."""
-    from benchpack.packs import catalogue
-
     candidate = Path(name_or_path)
     if candidate.exists():
         return candidate
+    from benchpack.packs import catalogue  # only for a bundled pack's id: a path needs no catalogue
+
     pack_id, _, version = name_or_path.partition("@")
     if ID_RE.fullmatch(pack_id):
         entry = catalogue.find(pack_id, version or None)
@@ -151,6 +150,8 @@ def resolve_pack_path(name_or_path: str) -> Path:
             raise PackError(Problem(name_or_path, "", f"no version {version} of bundled pack {pack_id!r} "
                                     f"({bundled_versions})"))
     bundled = sorted(v.id for v in catalogue.newest_versions())
+    import difflib  # only to name the nearest id of a pack that was not found
+
     nearest = difflib.get_close_matches(pack_id, bundled, n=1, cutoff=0.6)
     if nearest:
         reason = f"no such pack directory or bundled pack id; did you mean {nearest[0]!r}? (`benchpack list` shows all)"

@@ -22,7 +22,6 @@ from benchpack.run.cache_state import CACHED
 from benchpack.reporting.compare import CaseComparison, CaseStats, Comparison, RunInfo, compare_runs
 from benchpack.errors import BenchpackError
 from benchpack.lanes.aggregate import group_label
-from benchpack.reporting.lanes import lane_blocks
 from benchpack.reporting.document import (
     DASH,
     Block,
@@ -35,6 +34,16 @@ from benchpack.reporting.document import (
 )
 from benchpack.results.resultdir import HARDWARE_FILE, RUN_METADATA_FILE, ResultDir, field
 from benchpack.measurement.stats import is_number, median, spread
+
+
+
+def _lane_blocks(*args: Any) -> list[Block]:
+    # reporting.lanes draws the lanes' charts (reporting.charts, xml.sax): imported only when a
+    # document has lanes to show, not by `benchpack run`'s end-of-run table (run_cases_table).
+    from benchpack.reporting.lanes import lane_blocks
+
+    return lane_blocks(*args)
+
 
 # The sections of run-metadata.json that are objects when present.
 METADATA_SECTIONS = ("runtime", "model", "operating_conditions")
@@ -278,7 +287,7 @@ def compare_blocks(comparison: Comparison, results: list[ResultDir] | None = Non
     spread_table = percentile_table(comparison)
     if spread_table:
         blocks += [Heading("Percentiles (cases with 10 or more ok rows)", level + 1), spread_table]
-    blocks += lane_blocks(comparison.lanes, level + 1, charts)
+    blocks += _lane_blocks(comparison.lanes, level + 1, charts)
     if with_warnings:
         blocks += [Heading("Warnings", level + 1), Bullets(warnings_list(comparison))]
     blocks.append(Paragraph(PARITY_LEGEND, muted=True))
@@ -356,7 +365,7 @@ def report_blocks(results: list[ResultDir], model_call_summarizer: Any = _UNSET,
         blocks += compare_blocks(comparison, results, 2, heading="Across runs", with_runs=False, with_warnings=False,
                                  charts=charts, case_columns=case_columns)
     else:
-        blocks += lane_blocks(comparison.lanes, 2, charts)
+        blocks += _lane_blocks(comparison.lanes, 2, charts)
     labels = [run.label for run in comparison.runs]
     blocks += [Heading("Warnings", 2), Bullets(warnings_list(comparison) + run_metadata_warnings(labels, results))]
     for run, result in zip(comparison.runs, results):

@@ -9,12 +9,13 @@ error: exit status 0 unless `--fail-on-check`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from benchpack.reporting.compare import compare_runs
-from benchpack.reporting.report import run_cases_table
-from benchpack.reporting.document import Block, Bullets, Heading, Paragraph
-from benchpack.results import plausibility
-from benchpack.results.resultdir import ResultDir
+# The table's modules (compare, report, plausibility, the document blocks) are imported by
+# summary_blocks, after the last request: `benchpack run` imports this module before its first one.
+if TYPE_CHECKING:
+    from benchpack.reporting.document import Block
+    from benchpack.results.resultdir import ResultDir
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,11 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 
 def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: str | None) -> list[Block]:
+    from benchpack.reporting.compare import compare_runs
+    from benchpack.reporting.document import Bullets, Heading, Paragraph
+    from benchpack.reporting.report import run_cases_table
+    from benchpack.results import plausibility
+
     blocks: list[Block] = []
     if result.rows:
         single = compare_runs([result])

@@ -7,7 +7,7 @@ A `msgspec.Struct` family. Everything else is derived from it:
   `Timing` and `Tokens`;
 * bundle checks decode every row with `Row` in C, and a row it refuses gets
   its messages from `ROW_SCHEMA`, the JSON Schema *generated* from `Row`
-  (`msgspec.json.schema`) — the two can no longer disagree;
+  (`msgspec.json.schema`, on first use) — the two can no longer disagree;
 * the local registry's columns and fast path (`benchpack.registry.rows`)
   take their timing and token fields from `TIMING_NUMBERS` / `TOKEN_COUNTS`.
 
@@ -140,5 +140,14 @@ TOKEN_KEYS: tuple[str, ...] = Tokens.__struct_fields__
 TIMING_NUMBERS: tuple[str, ...] = tuple(k for k in TIMING_KEYS if k != "rate_source")
 TOKEN_COUNTS: tuple[str, ...] = tuple(k for k in TOKEN_KEYS if k != "source")
 
-ROW_SCHEMA: dict = {"$schema": "https://json-schema.org/draft/2020-12/schema", **msgspec.json.schema(Row)}
 ROW_DECODER = msgspec.json.Decoder(Row)
+
+
+def __getattr__(name: str) -> dict:
+    """`ROW_SCHEMA`, generated on first use: generating it (msgspec.inspect) is a cost `benchpack run`,
+    which imports this module for the row's keys, would otherwise pay without using the schema."""
+    if name != "ROW_SCHEMA":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **msgspec.json.schema(Row)}
+    globals()["ROW_SCHEMA"] = schema
+    return schema

@@ -23,6 +23,7 @@ cannot tell; the count is the length of `gpus`.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import socket
@@ -31,7 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-import psutil
+# psutil is imported only where the system calls below are missing: its import costs tens of
+# milliseconds of CPU, a share of a short run's whole cost (docs/measurement.md, "The whole process's cost").
 
 PROBE_TIMEOUT_S = 10.0
 CPUINFO = Path("/proc/cpuinfo")
@@ -64,11 +66,41 @@ def _hostname() -> str | None:
 
 
 def _ram_mb() -> int | None:
+    # Physical pages × page size is the total psutil reports (Linux: /proc/meminfo's MemTotal, the same
+    # kernel figure; macOS: hw.memsize); psutil only where sysconf cannot say.
+    if "SC_PHYS_PAGES" in os.sysconf_names and "SC_PAGE_SIZE" in os.sysconf_names:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024))
+    import psutil
+
     return int(psutil.virtual_memory().total // (1024 * 1024))
 
 
 def _cpu_count() -> int | None:
-    return psutil.cpu_count(logical=True)
+    # The logical CPUs online: what psutil.cpu_count(logical=True) reads on Linux and macOS too.
+    return os.cpu_count()
+
+
+def _os_text() -> str:
+    """platform.platform(), without the `uname -p` process it starts on Linux.
+
+    On Linux platform.platform() is system-release-machine-processor-with-libc, where the processor
+    comes from `uname -p` and is left out when it is `unknown` or equals the machine — what GNU
+    uname prints on Linux. Starting that process is a cost of every run (its CPU is the run's:
+    wait4 counts children), so on Linux the string is formed here from os.uname() and libc_ver().
+    """
+    if not sys.platform.startswith("linux"):
+        return platform.platform()
+    uname = os.uname()
+    libc, version = platform.libc_ver()
+    parts = (uname.sysname, uname.release, uname.machine, "with", libc + version)
+    text = "-".join(part.strip() for part in parts if part)
+    for char, replacement in ((" ", "_"), ("/", "-"), ("\\", "-"), (":", "-"), (";", "-"), ('"', "-"), ("(", "-"),
+                              (")", "-")):
+        text = text.replace(char, replacement)
+    text = text.replace("unknown", "")
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text.rstrip("-")
 
 
 def linux_cpu_model(cpuinfo_text: str) -> str | None:
@@ -276,7 +308,7 @@ def collect_hardware(host_label: str | None = None) -> dict:
     return {
         "hostname": host_label if host_label else _safe(_hostname),
         "platform": system,
-        "os": _safe(platform.platform),
+        "os": _safe(_os_text),
         "kernel": _safe(platform.release) or None,
         "cpu_model": specific.get("cpu_model"),
         "cpu_count": _safe(_cpu_count),

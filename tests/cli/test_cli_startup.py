@@ -49,3 +49,34 @@ def test_list_shows_what_the_full_loader_reads():
         pack = load_pack(entry.path)
         assert (entry.id, entry.version, entry.description) == (pack.id, pack.version, pack.description)
         assert entry.case_kinds == tuple(c.kind for c in pack.cases)
+
+
+def test_a_named_command_builds_only_its_own_parser():
+    probe = ("import sys\nfrom benchpack.cli import main\ntry:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith('benchpack.commands.')), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "['benchpack.commands.run']"
+
+
+def test_every_command_module_registers_the_command_it_is_named_after():
+    import argparse
+
+    from benchpack.cli import COMMANDS, build_parser
+
+    for name in COMMANDS:
+        parser = build_parser(name)
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        assert list(subparsers.choices) == [name]
+    assert set(build_parser()._subparsers._group_actions[0].choices) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("argv", [["run", "--help"], ["registry", "--help"], ["compare", "--help"]])
+def test_a_commands_help_is_the_same_from_its_own_parser_and_the_whole_one(argv, capsys):
+    from benchpack.cli import build_parser
+
+    texts = []
+    for parser in (build_parser(argv[0]), build_parser()):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+        texts.append(capsys.readouterr().out)
+    assert texts[0] == texts[1] and texts[0]

@@ -127,3 +127,72 @@ def test_short_turns_keep_nice_and_the_reset_on_fork_flag_and_restore_the_slice(
         assert changed
     assert calls == [(56, 0, 0x01, 5, 0, sched.SHORT_SLICE_NS, 0, 0, 0, 1024),
                      (56, 0, 0x01, 5, 0, 2_800_000, 0, 0, 0, 1024)]
+
+
+def _fake_kernel(monkeypatch, slice_ns: int = 2_800_000) -> list:
+    """sched's system calls replaced by a per-thread slice kept here; returns the log of set() calls."""
+    slices: dict[int, int] = {}
+    calls = []
+
+    def get():
+        return (56, 0, 0, 0, 0, slices.get(threading.get_ident(), slice_ns), 0, 0, 0, 1024)
+
+    def set_(attr):
+        calls.append((threading.get_ident(), attr[5]))
+        slices[threading.get_ident()] = attr[5]
+        return True
+
+    monkeypatch.setattr(sched._sys, "get", get)
+    monkeypatch.setattr(sched._sys, "set", set_)
+    return calls
+
+
+def test_a_block_inside_a_block_of_the_same_thread_makes_no_system_call(monkeypatch):
+    calls = _fake_kernel(monkeypatch)
+    me = threading.get_ident()
+    with sched.shortened() as outer:
+        assert outer and calls == [(me, sched.SHORT_SLICE_NS)]
+        for _ in range(3):
+            with timed_window():
+                pass
+            with sched.shortened() as inner:
+                assert inner  # the turns are short: say so, as the enclosing block did
+        assert calls == [(me, sched.SHORT_SLICE_NS)]
+    assert calls == [(me, sched.SHORT_SLICE_NS), (me, 2_800_000)]  # restored once, at the outer end
+    with sched.shortened():  # and a later block asks again
+        pass
+    assert len(calls) == 4
+
+
+def test_a_block_held_by_one_thread_does_not_count_for_another(monkeypatch):
+    calls = _fake_kernel(monkeypatch)
+    seen = []
+
+    def other():
+        with sched.shortened() as changed:
+            seen.append(changed)
+
+    with sched.shortened():
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    assert seen == [True]
+    assert [slice_ns for ident, slice_ns in calls if ident == thread.ident] == [sched.SHORT_SLICE_NS, 2_800_000]
+
+
+def test_an_inner_block_asking_for_a_shorter_slice_than_the_enclosing_one_still_asks(monkeypatch):
+    calls = _fake_kernel(monkeypatch)
+    with sched.shortened(1_000_000):
+        with sched.shortened(sched.SHORT_SLICE_NS):
+            pass
+    assert [slice_ns for _, slice_ns in calls] == [1_000_000, sched.SHORT_SLICE_NS, 1_000_000, 2_800_000]
+
+
+@needs(_supports_custom_slices, "kernel without EEVDF custom slices (Linux < 6.12) or not Linux")
+def test_nested_blocks_keep_the_short_slice_until_the_outer_one_ends():
+    before = sched.current_slice_ns()
+    with sched.shortened():
+        with timed_window():
+            assert sched.current_slice_ns() == sched.SHORT_SLICE_NS
+        assert sched.current_slice_ns() == sched.SHORT_SLICE_NS  # the window did not restore it
+    assert sched.current_slice_ns() == before

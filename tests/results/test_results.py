@@ -5,7 +5,7 @@ import pytest
 
 from benchpack.adapters.base import AdapterResult
 from benchpack.results.resultdir import load_result_dir
-from benchpack.results.rows import append_row, build_row, render_summary, write_summary
+from benchpack.results.rows import RowLog, append_row, build_row, render_summary, write_summary
 from tests.data_paths import REAL_RESULTS
 
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
@@ -49,6 +49,51 @@ def test_it_appends_rows_as_json_lines(tmp_path):
         append_row(fh, {"case": "a"})
         append_row(fh, {"case": "ü"})
     assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == [{"case": "a"}, {"case": "ü"}]
+
+
+def _counting_fsync(monkeypatch) -> list:
+    import os
+
+    synced, real = [], os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    return synced
+
+
+def test_a_row_log_hands_every_row_to_the_os_at_once_and_fsyncs_in_batches(tmp_path, monkeypatch):
+    synced = _counting_fsync(monkeypatch)
+    path = tmp_path / "run.jsonl"
+    clock = [100.0]
+    monkeypatch.setattr("benchpack.results.rows.time.monotonic", lambda: clock[0])
+    log = RowLog(path, sync_interval_s=0.5)
+    for n in range(3):
+        log.append({"case": "ü", "n": n})
+        clock[0] += 0.125
+        # readable by another process at once (flushed to the OS), before any fsync
+        assert [json.loads(line)["n"] for line in path.read_text(encoding="utf-8").splitlines()] == list(range(n + 1))
+    assert synced == []
+    clock[0] += 0.125  # 0.5 s since the log opened: the next row is fsynced with those before it
+    log.append({"case": "a", "n": 3})
+    assert len(synced) == 1
+    log.append({"case": "a", "n": 4})
+    assert len(synced) == 1
+    log.close()
+    assert len(synced) == 2  # the rest on close
+    log.close()
+    assert len(synced) == 2
+    with path.open("a") as fh:  # the same lines append_row writes
+        append_row(fh, {"case": "ü", "n": 5})
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == json.dumps({"case": "ü", "n": 0}, ensure_ascii=False)
+    assert [json.loads(line)["n"] for line in lines] == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_row_log_fsyncs_on_the_way_out_of_an_exception(tmp_path, monkeypatch):
+    synced = _counting_fsync(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        with RowLog(tmp_path / "run.jsonl", sync_interval_s=3600) as log:
+            log.append({"case": "a"})
+            raise KeyboardInterrupt
+    assert len(synced) == 1 and json.loads((tmp_path / "run.jsonl").read_text()) == {"case": "a"}
 
 
 @pytest.mark.parametrize("result_dir", REAL_DIRS, ids=lambda p: p.name)

@@ -1,4 +1,5 @@
 import json
+import os
 import stat
 import sys
 import types
@@ -43,9 +44,10 @@ def test_it_gives_nulls_when_every_probe_fails(bin_dir, tmp_path, monkeypatch):
     def broken():
         raise OSError("no /proc")
 
-    monkeypatch.setattr(hardware.psutil, "virtual_memory", broken)
-    monkeypatch.setattr(hardware.psutil, "cpu_count", broken)
+    monkeypatch.setattr(hardware.os, "sysconf", broken)
+    monkeypatch.setattr(hardware.os, "cpu_count", broken)
     monkeypatch.setattr(hardware.socket, "gethostname", broken)
+    monkeypatch.setattr(hardware.os, "uname", broken)
     monkeypatch.setattr(hardware.platform, "platform", broken)
     data = collect_hardware()
     assert data["hostname"] is None and data["os"] is None
@@ -221,3 +223,26 @@ def test_it_keeps_a_gpu_whose_memory_is_not_a_number_and_a_name_with_commas():
 def test_rocm_smi_cards_sort_by_number():
     data = {f"card{i}": {"Card Series": f"GPU {i}", "GFX Version": "gfx942"} for i in (10, 2, 1)}
     assert [g["model"] for g in rocm_gpus(json.dumps(data))] == ["GPU 1", "GPU 2", "GPU 10"]
+
+
+def test_ram_and_cpu_count_are_what_psutil_says_without_importing_it():
+    psutil = pytest.importorskip("psutil")
+    assert hardware._ram_mb() == psutil.virtual_memory().total // (1024 * 1024)
+    assert hardware._cpu_count() == psutil.cpu_count(logical=True)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux form of platform.platform()")
+def test_the_os_string_is_platform_platform_without_starting_uname(monkeypatch):
+    import platform
+    import subprocess as real_subprocess
+
+    processor = real_subprocess.run(["uname", "-p"], capture_output=True, text=True).stdout.strip()
+    expected = platform.platform()
+    started = []
+    monkeypatch.setattr(real_subprocess, "Popen", lambda *a, **k: started.append(a) or (_ for _ in ()).throw(OSError()))
+    text = hardware._os_text()
+    assert started == []
+    if processor in ("unknown", "", os.uname().machine):  # what GNU uname prints on Linux
+        assert text == expected
+    else:  # a uname that names the processor: platform() has it between the machine and "with"
+        assert text == expected.replace(f"-{processor}", "", 1)

@@ -42,6 +42,52 @@ def test_building_the_adapter_client_and_a_plain_progress_sink_imports_nothing_h
     assert imported_by(code) == []
 
 
+# Imported by nothing `benchpack run` does before its last request (the modules it needs after it,
+# for the end-of-run table, are imported then): each was once on the path (docs/measurement.md).
+NOT_BEFORE_THE_FIRST_REQUEST = (
+    "psutil",  # hardware.json reads RAM and CPUs with sysconf
+    "plistlib",  # macOS energy (powermetrics) only
+    "difflib",  # only to name the nearest pack id of one that was not found
+    "benchpack.packs.catalogue",  # only for a bundled pack named by its id, not a pack directory
+    "xml.sax", "benchpack.reporting.charts", "benchpack.reporting.lanes",  # charts of a report's lanes
+    "benchpack.reporting.report", "benchpack.reporting.compare", "benchpack.results.plausibility",
+    "benchpack.commands.compare", "benchpack.commands.registry", "benchpack.commands.report",
+)
+
+
+def loaded(code: str, names: tuple[str, ...]) -> list[str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps([m for m in {names!r} if m in sys.modules]))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_what_the_run_imports_before_its_first_request_leaves_out_the_rest():
+    """The modules `benchpack run` imports up to its first request: the CLI with only the run command,
+    commands.run's handler imports, the runner, the pack loader, the hardware probe (not GPUs' libraries)."""
+    code = ("import argparse\nfrom benchpack.cli import build_parser\nbuild_parser('run')\n"
+            "from benchpack.packs.loader import load_pack, resolve_pack_path\nresolve_pack_path('.')\n"
+            "from benchpack.run.progress import progress_for\nfrom benchpack.reporting.run_summary import count_rows\n"
+            "from benchpack.run.metadata import load_run_metadata\n"
+            "from benchpack.run.runner import RunOptions, effective_pack, run_pack\n"
+            "from benchpack.run.hardware import collect_hardware\ncollect_hardware()\n"
+            "from benchpack.adapters import get_adapter\nget_adapter('openai-chat').client")
+    assert loaded(code, NOT_BEFORE_THE_FIRST_REQUEST) == []
+
+
+def test_collecting_the_hardware_starts_no_process_on_linux():
+    if not sys.platform.startswith("linux"):
+        return
+    code = ("import subprocess\nstarted = []\nreal = subprocess.Popen.__init__\n"
+            "def init(self, *a, **k):\n    started.append(a[0] if a else k.get('args'))\n    real(self, *a, **k)\n"
+            "subprocess.Popen.__init__ = init\n"
+            "from benchpack.run.hardware import collect_hardware\ncollect_hardware()\n"
+            "import json\nprint(json.dumps([list(a) if isinstance(a, (list, tuple)) else a for a in started]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    started = json.loads(out.stdout.strip().splitlines()[-1])
+    gpu_tools = {"nvidia-smi", "rocm-smi"}  # a GPU machine's probes: hardware.json needs them
+    assert [argv for argv in started if argv[0] not in gpu_tools] == []
+
+
 def test_httpx_still_works_without_its_cli_module():
     code = "import benchpack, httpx\nassert httpx.Client and httpx.Timeout(1.0)\nassert callable(httpx.main)"
     assert imported_by(code) == []

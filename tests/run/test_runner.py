@@ -92,9 +92,22 @@ def test_it_records_a_failing_endpoint_and_goes_on(tmp_path):
     assert "| a | openai-chat | test-model | no |" in (outcome.out / "summary.md").read_text()
 
 
-def test_it_keeps_the_rows_done_when_interrupted(tmp_path):
+def test_it_keeps_the_rows_done_when_interrupted(tmp_path, monkeypatch):
+    import os
+
+    synced, real_fsync = [], os.fsync
+    sizes = []
+
+    def fsync(fd):
+        synced.append(fd)
+        sizes.append(os.fstat(fd).st_size)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     pack = make_pack(tmp_path, ["a", "b", "c", "d"])
     outcome = run_pack(pack, options(tmp_path), adapter=ScriptedAdapter({3: KeyboardInterrupt}))
+    # Ctrl-C between batched fsyncs: the rows written so far are fsynced on the way out, all of them.
+    assert sizes and sizes[-1] == (outcome.out / "run.jsonl").stat().st_size
 
     assert outcome.interrupted
     rows = read_rows(outcome.out / "run.jsonl")
@@ -182,3 +195,23 @@ def test_a_repo_task_verdict_on_a_failed_request_is_not_a_pass(tmp_path):
     assert never_passed_when_failed(verdict, request_ok=True) is verdict
     assert never_passed_when_failed(verdict, request_ok=False)["passed"] is False
     assert never_passed_when_failed(None, request_ok=False) is None
+
+
+def test_the_base_cases_ask_for_short_turns_once_for_the_whole_sequence(tmp_path, monkeypatch):
+    """Not twice per request: the runner's thread holds them from the first request to the last."""
+    from benchpack.measurement import sched
+
+    calls, slices = [], []
+    monkeypatch.setattr(sched._sys, "get", lambda: (56, 0, 0, 0, 0, 2_800_000, 0, 0, 0, 1024))
+    monkeypatch.setattr(sched._sys, "set", lambda attr: calls.append(attr[5]) or True)
+
+    class SliceRecordingAdapter(ScriptedAdapter):
+        def run(self, request):
+            slices.append(getattr(sched._held, "slice_ns", None))
+            return super().run(request)
+
+    pack = make_pack(tmp_path, ["a", "b"], warmup=1, repetitions=3)
+    run_pack(pack, options(tmp_path), adapter=SliceRecordingAdapter())
+    assert slices == [sched.SHORT_SLICE_NS] * 8  # every request, warmups too, ran with short turns
+    assert calls == [sched.SHORT_SLICE_NS, 2_800_000]  # asked once, restored once
+    assert getattr(sched._held, "slice_ns", None) is None
