@@ -70,6 +70,9 @@ class StreamTrace:
     content_times: list[float] = field(default_factory=list)
     token_times: list[float] = field(default_factory=list)
     chunks: int = 0  # network reads of the response body
+    # For the body's first reads, where the kernel stamps them: read time -> the earliest moment the
+    # read's bytes can have arrived (adapters/rundelay.py).
+    earliest: dict[float, float] = field(default_factory=dict)
 
 
 def rate(count: int | None, seconds: float | None) -> float | None:
@@ -119,16 +122,23 @@ def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> floa
         return None
     # Chunks that came in one network read share its time: when the reader got to the stream late (a busy
     # machine), the first read holds several tokens, and its time (the kernel's stamp of its newest packet)
-    # is the arrival of the last of them, not of the first. The span then starts at that last one, and
-    # counts the tokens from there: a late first read no longer shortens TPOT by the reader's delay.
-    # With one token per chunk that is exact; a server batching tokens gives the average as before.
+    # is the arrival of the last of them, not of the first. The first chunk is then placed the stream's
+    # own spacing per chunk before it (the spacing from there to the last chunk): a late first read no
+    # longer shortens TPOT by the reader's delay. Where the read was watched (trace.earliest), it cannot
+    # be placed before the earliest moment its bytes can have arrived: a server that sent those tokens in
+    # a burst is not taken for one that spaced them. With one token per chunk that is exact; a server
+    # batching tokens gives the average as before.
     first_read = 1
     while first_read < len(times) and times[first_read] == times[0]:
         first_read += 1
     if first_read == len(times):
         return (times[-1] - times[0]) / (output_tokens - 1)
-    tokens_in_span = (output_tokens - 1) * (len(times) - first_read) / (len(times) - 1)
-    return (times[-1] - times[first_read - 1]) / tokens_in_span
+    spacing = (times[-1] - times[0]) / (len(times) - first_read)
+    first = times[0] - (first_read - 1) * spacing
+    earliest = trace.earliest.get(times[0])
+    if earliest is not None and earliest > first:
+        first = min(earliest, times[0])
+    return (times[-1] - first) / (output_tokens - 1)
 
 
 def text_or_none(value: Any) -> str | None:

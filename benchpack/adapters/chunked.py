@@ -16,7 +16,7 @@ import socket
 import time
 from typing import Any, Iterator
 
-from benchpack.adapters import rxstamp
+from benchpack.adapters import rundelay, rxstamp
 from benchpack.adapters.wireerrors import ReadError, RemoteProtocolError
 
 _CRLF = b"\r\n"
@@ -121,6 +121,10 @@ def chunked_pieces(conn: Any, decoder: ChunkedDecoder | None = None) -> Iterator
         data = conn.recv()
 
 
+# The body's first reads (the first token's among them) are watched for how long the reader waited to run.
+WATCHED_READS = 3
+
+
 def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float], reads: list[bytes],
                            deadline: float) -> str:
     # The loop that waits on the network. Per read it does one recv() system
@@ -149,12 +153,27 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
     quiet_since = None
     handed = len(reads)
     stamp = None
+    # For the first reads, the earliest moment their bytes can have arrived (rundelay says why): a read
+    # that blocked was woken by its first packet and copied after waiting `run delay` for a CPU.
+    earliest = getattr(conn, "earliest", None)
+    run_delay = rundelay.reader() if recvmsg is not None and earliest is not None else None
+    watched = WATCHED_READS if run_delay is not None else 0
     try:
         while True:
             try:
                 if recvmsg is None:
                     data = recv(_READ)
                     now = stamp = perf_counter()
+                elif watched:
+                    waited = run_delay()
+                    entered = perf_counter()
+                    data, ancillary, _, _ = recvmsg(_READ, ancillary_bytes)
+                    now = perf_counter()
+                    waited = (run_delay() - waited) * 1e-9
+                    stamp = arrival(ancillary, offset_ns, now)
+                    watched -= 1
+                    if stamp > entered:  # it blocked: nothing in it arrived before `entered`
+                        earliest[stamp] = max(entered, stamp - waited - rundelay.MARGIN_S)
                 else:
                     data, ancillary, _, _ = recvmsg(_READ, ancillary_bytes)
                     now = perf_counter()

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from benchpack.adapters import wire
 from benchpack.adapters.base import AdapterRequest, AdapterResult, StreamTrace
-from benchpack.adapters.wire import PlainClient, arrival_reader, last_arrival, request_sent
+from benchpack.adapters.wire import PlainClient, arrival_reader, earliest_arrivals, last_arrival, request_sent
 from benchpack.measurement.window import timed_window
 
 perf_counter = time.perf_counter
@@ -177,6 +177,7 @@ def read_timed(response: Any, trace: StreamTrace, timeout_s: float,
         if trace.end is None:
             trace.end = perf_counter()
         trace.chunks = len(reads)
+        trace.earliest = earliest_arrivals(response)
         take(times, reads)
 
 

@@ -83,7 +83,7 @@ class StaleConnection(Exception):
 
 class Conn:
     __slots__ = ("sock", "buf", "key", "complete", "read_timeout", "_timeouts", "stamped", "offset_ns", "arrived",
-                 "tx_stamped", "sent")
+                 "tx_stamped", "sent", "earliest")
 
     def __init__(self, sock: socket.socket, key: tuple, stamped: bool = False, tx_stamped: bool = False) -> None:
         self.sock = sock
@@ -101,6 +101,9 @@ class Conn:
         # socket has them (`tx_stamped`), else the reading taken as sendall() returned.
         self.tx_stamped = tx_stamped
         self.sent: float | None = None
+        # For the current body's first reads: read stamp -> the earliest its bytes can have arrived
+        # (chunked.read_chunked_arrivals, rundelay).
+        self.earliest: dict[float, float] = {}
 
     def set_timeouts(self, read: float | None, write: float | None) -> None:
         self.read_timeout = read
@@ -231,6 +234,13 @@ def last_arrival(response: Any) -> float | None:
     return body.conn.arrived if body is not None and body.conn.stamped else None
 
 
+def earliest_arrivals(response: Any) -> dict[float, float]:
+    """For the body's first stamped reads: read time -> the earliest moment its bytes can have arrived
+    (rundelay); empty where the reads were not watched."""
+    body = response.extensions.get(BODY)
+    return dict(body.conn.earliest) if body is not None and body.conn.stamped else {}
+
+
 def request_sent(response: Any) -> float | None:
     """When the last byte of the request behind `response` was handed to the kernel (its transmit stamp where
     the kernel gives one, rxstamp.sent_at); None for a response this module did not carry."""
@@ -316,6 +326,7 @@ def exchange(conn: Conn, wire: bytes, timeouts: dict) -> Head:
     connection died before a single response byte arrived."""
     conn.complete = False
     conn.arrived = conn.sent = None
+    conn.earliest = {}
     if conn.stamped or conn.tx_stamped:
         conn.offset_ns = rxstamp.realtime_offset_ns()
     try:

@@ -283,6 +283,12 @@ class _Workers:
             thread.start()
 
     def _work(self) -> None:
+        # Short scheduler turns for the worker's whole life, asked once: each request's own
+        # sched.shortened() then nests inside it without a system call (three per request otherwise).
+        with sched.shortened():
+            self._serve()
+
+    def _serve(self) -> None:
         seen = 0
         cond = self._cond
         while True:

@@ -10,6 +10,7 @@ import pytest
 
 from benchpack.adapters import rxstamp
 from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, last_arrival
+from benchpack.adapters.wire import earliest_arrivals
 from tests.environment import needs
 
 needs_stamps = needs(rxstamp.SUPPORTED, "no kernel receive timestamps on this system")
@@ -53,6 +54,7 @@ def read_late(kernel_stamps: bool) -> tuple[list[float], list[bytes], list[float
                 while reader(times, reads, time.perf_counter() + 10) != "end":
                     pass
                 seen["end"] = last_arrival(response)
+                seen["earliest"] = earliest_arrivals(response)
     finally:
         server.join(5)
         listener.close()
@@ -97,3 +99,18 @@ def test_the_offset_between_the_clocks_is_tight():
     readings = [rxstamp.realtime_offset_ns() for _ in range(5)]
     assert max(readings) - min(readings) < 1_000_000  # well under a millisecond between readings
     assert abs(readings[0] / 1e9 - (time.time() - time.perf_counter())) < 0.01
+
+
+@needs_stamps
+def test_a_read_that_waited_in_recvmsg_says_how_early_its_bytes_can_have_arrived():
+    from benchpack.adapters import rundelay
+
+    times, reads, sent, seen = read_late(kernel_stamps=True)
+    assert rundelay.reader() is not None, "no /proc/thread-self/schedstat on this Linux"
+    # "first" was waiting in the socket when the reader came (late): nothing bounds it, the spacing rule applies.
+    assert times[0] not in seen["earliest"]
+    # "second" came while the reader was blocked in recvmsg: it arrived after the read began and at most the
+    # read's run delay (plus a margin) before the read's stamp.
+    bound = seen["earliest"][times[1]]
+    assert bound <= times[1] and times[1] - bound < 0.005
+    assert bound <= sent[1] + 0.001

@@ -166,3 +166,23 @@ def test_tpot_starts_at_the_newest_token_of_a_late_first_read():
     assert abs(time_per_output_token(batched, 6) - 0.008) < 1e-12  # (0.04) / 5: the average, as before
     one_read = StreamTrace(content_times=[1.0, 1.0, 1.0])
     assert time_per_output_token(one_read, 3) == 0.0
+
+
+def test_a_first_read_that_was_woken_on_time_is_not_spread_back_at_the_streams_spacing():
+    from benchpack.adapters.base import StreamTrace, time_per_output_token
+
+    # The server wrote tokens 1-3 in a burst (1.018-1.020), then one every 10 ms; the reader, blocked in
+    # recvmsg, was woken by the first and waited 2 ms for a CPU (the run delay), so all three came in one read
+    # stamped 1.020. Without that knowledge the first token is placed 20 ms earlier (10 ms spacing).
+    times = [1.02, 1.02, 1.02, 1.03, 1.04, 1.05]
+    truth = (1.05 - 1.018) / 5
+    unwatched = StreamTrace(content_times=times)
+    assert abs(time_per_output_token(unwatched, 6) - 0.010) < 1e-12  # 56 % off the truth
+    watched = StreamTrace(content_times=times, earliest={1.02: 1.02 - 0.002 - 0.0005})
+    assert abs(time_per_output_token(watched, 6) - truth) / truth < 0.02
+    # Woken late (a run delay longer than the tokens' spread): the spacing still places the first token.
+    late = StreamTrace(content_times=times, earliest={1.02: 1.02 - 0.025})
+    assert abs(time_per_output_token(late, 6) - 0.010) < 1e-12
+    # A bound after the read's own stamp is not believed past the stamp.
+    odd = StreamTrace(content_times=times, earliest={1.02: 1.03})
+    assert abs(time_per_output_token(odd, 6) - (1.05 - 1.02) / 5) < 1e-12

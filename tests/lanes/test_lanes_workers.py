@@ -75,3 +75,31 @@ def test_close_after_an_interrupted_batch_takes_no_further_job_and_does_not_wait
     release.set()
     runner.join(5)
     assert not runner.is_alive() and taken == []
+
+
+def test_a_worker_asks_for_short_turns_once_for_its_life_not_per_request(monkeypatch):
+    from benchpack.measurement import sched
+
+    calls = []
+    lock = threading.Lock()
+
+    def set_attr(attr):
+        with lock:
+            calls.append(attr[5])
+        return True
+
+    monkeypatch.setattr(sched, "enabled", True)
+    monkeypatch.setattr(sched._sys, "get", lambda: (56, 0, 0, 0, 0, 2_800_000, 0, 0, 0, 1024))  # SCHED_OTHER
+    monkeypatch.setattr(sched._sys, "set", set_attr)
+
+    def request() -> None:
+        with sched.shortened() as short:  # what each timed request does (measurement.window)
+            assert short
+
+    workers = _Workers(2)
+    try:
+        workers.run([request] * 20)
+    finally:
+        workers.close()
+    # Each of the two threads: one short slice when it started, the old slice back when it ended.
+    assert sorted(calls) == [sched.SHORT_SLICE_NS] * 2 + [2_800_000] * 2
