@@ -158,6 +158,9 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
     earliest = getattr(conn, "earliest", None)
     run_delay = rundelay.reader() if recvmsg is not None and earliest is not None else None
     watched = WATCHED_READS if run_delay is not None else 0
+    # A read's bytes were not in the read before it, so they arrived after that read copied its own,
+    # which was no earlier than its stamp (the response head's, for the body's first read).
+    before = getattr(conn, "arrived", None)
     try:
         while True:
             try:
@@ -172,8 +175,12 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
                     waited = (run_delay() - waited) * 1e-9
                     stamp = arrival(ancillary, offset_ns, now)
                     watched -= 1
+                    bound = before
                     if stamp > entered:  # it blocked: nothing in it arrived before `entered`
-                        earliest[stamp] = max(entered, stamp - waited - rundelay.MARGIN_S)
+                        bound = max(bound or entered, entered, stamp - waited - rundelay.MARGIN_S)
+                    if bound is not None:
+                        earliest[stamp] = bound
+                    before = stamp if len(data) < _READ else None  # a full read may have left bytes waiting
                 else:
                     data, ancillary, _, _ = recvmsg(_READ, ancillary_bytes)
                     now = perf_counter()
