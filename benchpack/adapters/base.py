@@ -94,9 +94,9 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
     ttft_s = ttft_any_s = tpot_s = None
     if streamed:
         if trace.content_times:
-            ttft_s = trace.content_times[0] - trace.start
+            ttft_s = first_chunk_time(trace, trace.content_times) - trace.start
         if trace.token_times:
-            ttft_any_s = trace.token_times[0] - trace.start
+            ttft_any_s = first_chunk_time(trace, trace.token_times) - trace.start
         tpot_s = time_per_output_token(trace, output_tokens)
     prefill_tps = rate(prompt_tokens, ttft_s)
     decode_tps = rate(output_tokens, wall_s - ttft_s) if ttft_s is not None else None
@@ -113,32 +113,41 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
     }
 
 
-def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> float | None:
-    # The output count from usage covers every channel (reasoning tokens are
-    # completion tokens too), so the span must cover every channel as well;
-    # for a content-only stream this is first-to-last content chunk.
-    times = trace.token_times if len(trace.token_times) > len(trace.content_times) else trace.content_times
-    if output_tokens is None or output_tokens < 2 or len(times) < 2:
-        return None
-    # Chunks that came in one network read share its time: when the reader got to the stream late (a busy
-    # machine), the first read holds several tokens, and its time (the kernel's stamp of its newest packet)
-    # is the arrival of the last of them, not of the first. The first chunk is then placed the stream's
-    # own spacing per chunk before it (the spacing from there to the last chunk): a late first read no
-    # longer shortens TPOT by the reader's delay. Where the read was watched (trace.earliest), it cannot
-    # be placed before the earliest moment its bytes can have arrived: a server that sent those tokens in
-    # a burst is not taken for one that spaced them. With one token per chunk that is exact; a server
-    # batching tokens gives the average as before.
+def first_chunk_time(trace: StreamTrace, times: list[float]) -> float:
+    """When the first of `times`' chunks arrived.
+
+    Chunks that came in one network read share its time, and that time (the kernel's stamp of the read's
+    newest packet: the kernel merges segments waiting in a socket and keeps the newest stamp) is the arrival
+    of the last of them, not of the first. When the first read held several chunks (the reader got to the
+    stream late: a busy machine, or 64 threads waiting for the GIL), the first is placed the stream's own
+    spacing per chunk before that read (the spacing from there to the last chunk), so a late first read
+    neither adds the reader's delay to TTFT nor takes it off TPOT. Where the read was watched
+    (trace.earliest, adapters/rundelay.py), the first chunk is not placed before the earliest moment the
+    read's bytes can have arrived: a server that sent those tokens in a burst is not taken for one that
+    spaced them. With one token per chunk, and a first read of one chunk, this is the read's own time.
+    """
     first_read = 1
     while first_read < len(times) and times[first_read] == times[0]:
         first_read += 1
-    if first_read == len(times):
-        return (times[-1] - times[0]) / (output_tokens - 1)
+    if first_read == 1 or first_read == len(times):
+        return times[0]
     spacing = (times[-1] - times[0]) / (len(times) - first_read)
     first = times[0] - (first_read - 1) * spacing
     earliest = trace.earliest.get(times[0])
     if earliest is not None and earliest > first:
         first = min(earliest, times[0])
-    return (times[-1] - first) / (output_tokens - 1)
+    return first
+
+
+def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> float | None:
+    # The output count from usage covers every channel (reasoning tokens are
+    # completion tokens too), so the span must cover every channel as well;
+    # for a content-only stream this is first-to-last content chunk. A server
+    # batching several tokens per chunk gives the average.
+    times = trace.token_times if len(trace.token_times) > len(trace.content_times) else trace.content_times
+    if output_tokens is None or output_tokens < 2 or len(times) < 2:
+        return None
+    return (times[-1] - first_chunk_time(trace, times)) / (output_tokens - 1)
 
 
 def text_or_none(value: Any) -> str | None:

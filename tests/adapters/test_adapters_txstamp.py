@@ -186,3 +186,20 @@ def test_a_first_read_that_was_woken_on_time_is_not_spread_back_at_the_streams_s
     # A bound after the read's own stamp is not believed past the stamp.
     odd = StreamTrace(content_times=times, earliest={1.02: 1.03})
     assert abs(time_per_output_token(odd, 6) - (1.05 - 1.02) / 5) < 1e-12
+
+
+def test_ttft_of_a_late_first_read_is_the_first_tokens_arrival_not_the_newest():
+    from benchpack.adapters.base import StreamTrace, compute_timing
+
+    # Sent at 1.00; tokens every 10 ms from 1.03; the reader got to the stream at 1.05, so tokens 1-3 share
+    # that read's stamp (the newest packet's). TTFT is the first token's arrival, 30 ms, not 50.
+    late = StreamTrace(start=1.0, end=1.08, content_times=[1.05, 1.05, 1.05, 1.06, 1.07, 1.08])
+    timing = compute_timing(late, 6, 10, streamed=True)
+    assert abs(timing["ttft_s"] - 0.030) < 1e-9 and abs(timing["tpot_s"] - 0.010) < 1e-9
+    # The same read, watched: woken on time by a burst (the server sent the three at 1.048-1.05).
+    burst = StreamTrace(start=1.0, end=1.08, content_times=late.content_times, earliest={1.05: 1.0475})
+    timing = compute_timing(burst, 6, 10, streamed=True)
+    assert abs(timing["ttft_s"] - 0.0475) < 1e-9
+    # One chunk in the first read: its own time, as always.
+    prompt = StreamTrace(start=1.0, end=1.06, content_times=[1.03, 1.04, 1.05, 1.06])
+    assert abs(compute_timing(prompt, 4, 10, streamed=True)["ttft_s"] - 0.030) < 1e-9
