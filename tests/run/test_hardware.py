@@ -8,6 +8,7 @@ import pytest
 
 from benchpack.run import hardware
 from benchpack.run.hardware import collect_hardware, darwin_gpus, linux_cpu_model, nvidia_gpus, rocm_gpus
+from tests.environment import needs
 
 REAL_KEYS = ["hostname", "platform", "os", "kernel", "cpu_model", "cpu_count", "ram_mb", "gpus", "chip"]
 NEW_KEYS = ["gpu_probes", "host_label"]
@@ -226,12 +227,12 @@ def test_rocm_smi_cards_sort_by_number():
 
 
 def test_ram_and_cpu_count_are_what_psutil_says_without_importing_it():
-    psutil = pytest.importorskip("psutil")
+    import psutil  # a dependency of the project (process-tree cleanup), not of hardware.json any more
     assert hardware._ram_mb() == psutil.virtual_memory().total // (1024 * 1024)
     assert hardware._cpu_count() == psutil.cpu_count(logical=True)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux form of platform.platform()")
+@needs(sys.platform.startswith("linux"), "the Linux form of platform.platform()")
 def test_the_os_string_is_platform_platform_without_starting_uname(monkeypatch):
     import platform
     import subprocess as real_subprocess
