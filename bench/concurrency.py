@@ -2,7 +2,7 @@
 
 The reference server serves `--streams` streams at once, each on its own
 script, and logs when each token went out; the client sends them all at
-once and stamps every chunk (benchpack.measurement.loadtest). Two scripts:
+once and stamps every chunk (benchpack.selfcheck.loadtest). Two scripts:
 
 * staggered: every stream its own TTFT (20–200 ms) and token spacing (10–40 ms);
 * lockstep: every stream TTFT 20 ms and 10 ms per token, tokens due at the
@@ -28,7 +28,7 @@ import platform
 import sys
 from dataclasses import replace
 
-from benchpack.measurement import loadtest
+from benchpack.selfcheck import loadtest
 
 COLUMNS = (
     ("streams", "streams_measured", "{:d}"),

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchpack.lanes import aggregate  # noqa: E402
-from benchpack.lanes.filler import filler_sha256  # noqa: E402
+from benchpack.packs.lane_filler import filler_sha256  # noqa: E402
 from benchpack.packs.loader import bundled_packs_dir, load_pack  # noqa: E402
 from benchpack.refserver.server import RefServer  # noqa: E402
 from benchpack.results.resultdir import load_result_dir  # noqa: E402
@@ -143,7 +143,7 @@ def scripted(work: Path) -> None:
 
 
 def pack_slo():
-    from benchpack.lanes.spec import Slo
+    from benchpack.packs.lane_spec import Slo
     return Slo(ttft_s=2.0, tpot_s=0.1)
 
 

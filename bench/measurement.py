@@ -7,7 +7,7 @@ machine even when the absolute figures move.
 
     uv run python bench/measurement.py [--requests-scale N]
 
-`--field` measures under field conditions instead (benchpack.measurement.fieldtest):
+`--field` measures under field conditions instead (benchpack.selfcheck.fieldtest):
 each client its own process at normal priority, `benchpack` with its live
 progress bar as `benchpack run` shows it on a terminal, a CPU-bound
 neighbour on the last CPU, requests interleaved; one table row per run:
@@ -72,7 +72,7 @@ def _cell(summaries: dict[str, dict], names: list[str], metric: str, digits: int
 
 
 def field_runs(runs: int, scale: float, ablate: bool, neighbours: int, ttft_only: bool = False) -> int:
-    from benchpack.measurement import fieldtest
+    from benchpack.selfcheck import fieldtest
 
     specs = fieldtest.DEFAULT_CLIENTS + (fieldtest.ABLATIONS if ablate else ())
     plan = fieldtest.FieldPlan().scaled(scale)

@@ -30,7 +30,7 @@ class PublishedRun(models.Model):
     model = models.CharField(max_length=255, db_index=True)
     runtime = models.CharField(max_length=255, blank=True)
     hardware_class = models.CharField(max_length=255, blank=True, db_index=True)
-    # Earned by the server (benchpack.registry.provenance.earned_provenance); the
+    # Earned by the server (benchpack.results.provenance.earned_provenance); the
     # API field and filter. The bundle's own word is `claimed_provenance`, shown as a claim.
     provenance = models.CharField(max_length=32, db_index=True)
     claimed_provenance = models.CharField(max_length=32, blank=True, default="")

@@ -14,10 +14,11 @@ from pathlib import PurePosixPath
 
 from benchpack import ids
 from benchpack.measurement import stats
-from benchpack.run.cache_state import COLD
+from benchpack.results.cache_state import COLD
 from benchpack.lanes.aggregate import group_label
-from benchpack.registry import case_content, fingerprint
-from benchpack.registry.provenance import earned_provenance, is_scripted
+from benchpack.registry import fingerprint
+from benchpack.packs import case_content
+from benchpack.results.provenance import earned_provenance, is_scripted
 from benchpack.results import plausibility
 from benchpack.results.metrics import decode_rate_of
 from benchpack.results.resultdir import ResultDir, field
@@ -179,7 +180,7 @@ def publish(publication: Publication) -> list[PublishedRun]:
     """Write the submission's runs into the catalogue and their leaderboard rows (same transaction).
 
     A run measured against the scripted endpoint is demo data whoever sent it
-    (benchpack.registry.provenance.is_scripted): labelled, never ranked with real systems.
+    (benchpack.results.provenance.is_scripted): labelled, never ranked with real systems.
     """
     from registry_site.catalogue import leaderboard
 

@@ -8,10 +8,10 @@ from django.db import models
 from submissions import states
 from submissions.querysets import SubmissionQuerySet
 
-from benchpack.registry.provenance import CLAIMS
+from benchpack.results.provenance import CLAIMS
 
 # The bundle's claim (kept, shown as "claimed"); the published provenance is
-# earned by the server (registry_site.publishing, benchpack.registry.provenance).
+# earned by the server (registry_site.publishing, benchpack.results.provenance).
 PROVENANCE_CHOICES = [(claim, claim) for claim in CLAIMS]
 
 

@@ -38,12 +38,12 @@ from benchpack.bundles import secret_layers, secrets_scan
 from benchpack.results import contract
 from benchpack.repo_task import model_calls
 from benchpack.repo_task.model_calls import is_safe_line
-from benchpack.registry.provenance import CLAIMS
+from benchpack.results.provenance import CLAIMS
 
 MANIFEST_NAME = "bundle.json"
 FORMAT_NAME = "benchpack-bundle"
 FORMAT_VERSION = 1
-# What a bundle may claim (benchpack.registry.provenance); the registry earns the published value.
+# What a bundle may claim (benchpack.results.provenance); the registry earns the published value.
 PROVENANCES = CLAIMS
 OMIT_REASONS = ("not-compact", "unreferenced-patch", "unsafe-model-call-log")
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchpack.errors import ConfigError, Problem
 
-from benchpack.registry.provenance import CLAIMS as PROVENANCES
+from benchpack.results.provenance import CLAIMS as PROVENANCES
 # Refusals that mean "you called it wrong", not "this archive is hostile".
 _USAGE_CODES = {"archive.unsupported-type", "archive.not-found", "archive.destination-exists", "archive.destination-parent-missing"}
 

@@ -20,7 +20,7 @@ sent to last done, from the rows' `load` offsets),
 
 The depth curve is per case and depth: median prefill rate (client and
 server), TTFT, TPOT and the decode rate 1/TPOT, with the depth's cache state
-(`benchpack.run.cache_state`, D-013): a depth whose rows were served from the
+(`benchpack.results.cache_state`, D-013): a depth whose rows were served from the
 prompt cache has no prefill rate here, only the state `cached`.
 """
 
@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from benchpack.run.cache_state import CACHED, group_cache_state, server_prefill_tps
+from benchpack.results.cache_state import CACHED, group_cache_state, server_prefill_tps
 from benchpack.measurement.stats import is_number, median, percentiles
 from benchpack.results.metrics import decode_rate_of
 
@@ -70,7 +70,7 @@ def group_label(row: Mapping) -> str:
 
 def slo_from(value: Any) -> Any:
     """An Slo from run-metadata's `lanes.slo` mapping (None when absent or malformed)."""
-    from benchpack.lanes.spec import Slo
+    from benchpack.packs.lane_spec import Slo
 
     if not isinstance(value, Mapping):
         return None

@@ -4,7 +4,7 @@ The runner executes the base cases as before; then, for each declared lane
 the run includes (`--lanes`), the lane's cases again:
 
 * depth: per depth, per case, `warmup` + `repetitions` executions in order,
-  the filler before the prompt (`benchpack.lanes.filler`); rows get
+  the filler before the prompt (`benchpack.packs.lane_filler`); rows get
   `depth_tokens`. One request at a time, so each row has its own energy.
 * concurrency: per level N, `requests` requests with N in flight at once
   (a closed loop: N workers, each sends its next request as soon as its
@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from benchpack.errors import Problem
 from benchpack.lanes import aggregate
-from benchpack.lanes.filler import filler_text
-from benchpack.lanes.spec import LANE_NAMES, lane_cases
+from benchpack.packs.lane_filler import filler_text
+from benchpack.packs.lane_spec import LANE_NAMES, lane_cases
 from benchpack.measurement import sched
 
 if TYPE_CHECKING:

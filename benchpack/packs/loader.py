@@ -22,8 +22,8 @@ from typing import Any
 
 from benchpack import ids
 from benchpack.errors import PackError, Problem
-from benchpack.lanes.spec import Lanes, parse_lanes
-from benchpack.run.prompt_cache import POLICIES as PROMPT_CACHE_POLICIES
+from benchpack.packs.lane_spec import Lanes, parse_lanes
+from benchpack.packs.prompt_cache import POLICIES as PROMPT_CACHE_POLICIES
 
 MANIFEST_NAME = "benchpack.toml"
 # Pack, case and fixture ids: the registry's identifier grammar (benchpack/ids.py), so a pack that loads
@@ -76,7 +76,7 @@ class Defaults:
     warmup: int = 0
     repetitions: int = 1
     # "cold": every request gets a fresh prompt the server cannot have cached
-    # (benchpack.run.prompt_cache); "server-default": sent as written.
+    # (benchpack.packs.prompt_cache); "server-default": sent as written.
     prompt_cache: str = "server-default"
 
 

@@ -45,7 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from benchpack.adapters import rxstamp
-from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
+from benchpack.results.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
 from benchpack.measurement.writer import Stream, TimedWriter
 # In options.py so that `benchpack --help` need not import this module; re-exported for callers.
 from benchpack.refserver.options import SCENARIOS, add_arguments  # noqa: F401

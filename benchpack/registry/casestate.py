@@ -1,6 +1,6 @@
 """The D-013 cache state of a case from registry columns, while streaming rows.
 
-`benchpack.run.cache_state.group_cache_state` reads row dicts; the importer has
+`benchpack.results.cache_state.group_cache_state` reads row dicts; the importer has
 column tuples (token counts as numbers, NaN/None when absent) and parses a
 row's JSON only when the server gave no counts (then `prompt_cache` decides).
 Same rules, same answers.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 
-from benchpack.run.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN, cold_by_construction
+from benchpack.results.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN, cold_by_construction
 
 
 def counted_state(prompt, cached) -> str | None:

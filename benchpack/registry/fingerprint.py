@@ -157,7 +157,7 @@ def metadata_value(data: dict | None, dotted: str) -> str | None:
 
 def run_inputs(run_metadata: dict | None, hardware: dict | None) -> tuple[dict, dict]:
     """The inputs shared by every row of one run (metadata and hardware), computed once per run."""
-    from benchpack.run.metadata import effective  # the user's sections plus what the server reported
+    from benchpack.results.run_metadata import effective  # the user's sections plus what the server reported
 
     run_metadata = effective(run_metadata)
     meta_model = metadata_value(run_metadata, "model.id") or metadata_value(run_metadata, "model.name")
@@ -253,13 +253,13 @@ WORKLOAD_FIELDS = (
     "pack_id",
     "pack_version",
     "case",
-    "case_sha256",  # the case's definition: prompt, fixtures, scoring (benchpack.registry.case_content)
+    "case_sha256",  # the case's definition: prompt, fixtures, scoring (benchpack.packs.case_content)
     "adapter",
     "temperature",
     "max_tokens",
     "stream",
     "stream_usage",  # D-014: include | omit; "n/a" when the request did not stream or is not OpenAI-style
-    "cache_state",  # D-013: cold | cached | unknown (benchpack.run.cache_state); "unknown" counts as unknown here
+    "cache_state",  # D-013: cold | cached | unknown (benchpack.results.cache_state); "unknown" counts as unknown here
     "depth_tokens",  # lanes: filler tokens before the prompt (null: none)
     "concurrency",  # lanes: simultaneous requests (null: one at a time)
     "arrival_rate",  # lanes: requests per second (null: closed loop)
@@ -337,12 +337,12 @@ def workload_key(rows: list[dict], case_spec: dict | None = None, cache_state: s
     `rows` are that case's rows (the first carries pack, case and adapter; the
     ok rows decide the D-013 cache state). `case_spec` is what the pack
     definition says about the case when the server knows the pack
-    (`benchpack.registry.case_content.case_spec`); a row's own `request`
+    (`benchpack.packs.case_content.case_spec`); a row's own `request`
     record, when present, wins over it. `cache_state`, when the caller has
     already read it from every ok row (the local importer streams them), is
     used instead of reading `rows`.
     """
-    from benchpack.run.cache_state import group_cache_state  # core, pure
+    from benchpack.results.cache_state import group_cache_state  # core, pure
 
     first = rows[0] if rows else {}
     request = first.get("request") if isinstance(first.get("request"), dict) else {}

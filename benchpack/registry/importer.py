@@ -24,8 +24,8 @@ from benchpack.errors import BenchpackError, Problem
 from benchpack.measurement.gcpause import gc_paused
 from benchpack.run.metadata import validate_run_metadata
 from benchpack.registry import fingerprint as fp
-from benchpack.registry.case_content import case_spec
-from benchpack.run.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION
+from benchpack.packs.case_content import case_spec
+from benchpack.results.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION
 from benchpack.registry.casestate import combine, state_of_counts
 from benchpack.registry.casestats import METRICS, CaseStatsBuilder
 from benchpack.registry.rows import COLUMNS, LANE, BadRow, FastPathMiss, decode_sql_row, normalize_row

@@ -10,7 +10,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from benchpack.run.cache_state import row_cache_state
+from benchpack.results.cache_state import row_cache_state
 from benchpack.errors import ConfigError, Problem
 from benchpack.registry.rows import COLUMNS
 

@@ -219,7 +219,7 @@ def _lane_value(column: str, kind: str) -> str:
 
 def _backfill_v4(conn: sqlite3.Connection) -> None:
     """Keys and lane columns for data imported under version 3, from the stored rows and run files."""
-    from benchpack.registry.case_content import case_spec
+    from benchpack.packs.case_content import case_spec
     from benchpack.registry.casestate import state_of_sql_rows
 
     conn.execute(

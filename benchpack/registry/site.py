@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from benchpack.reporting import charts
-from benchpack.run.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
+from benchpack.results.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
 from benchpack.measurement.stats import median
 from benchpack.errors import BenchpackError, Problem
 from benchpack.registry.report import render_registry_report
@@ -73,7 +73,7 @@ GroupKey = tuple  # (run_id, pack_id, pack_version, case_id, adapter, model)
 
 
 def group_details(conn: sqlite3.Connection) -> dict[GroupKey, dict]:
-    """Per run/case group: its prompt-cache state (benchpack.run.cache_state) and the
+    """Per run/case group: its prompt-cache state (benchpack.results.cache_state) and the
     median of the server's own prefill rate, read from the ok rows."""
     rows: dict[GroupKey, list[dict]] = {}
     for (run_id, pack, version, case, adapter, model, prompt, cached, policy, server_rate, ollama_rate) in conn.execute(

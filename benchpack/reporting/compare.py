@@ -10,7 +10,7 @@ Choices a reader relies on (docs/compare-and-report.md):
 - Only rows with `ok: true` feed medians and parity; failed rows are counted
   and announced in a warning instead of silently dragging a median.
 - `prefill_tps` is a rate only when the server evaluated the prompt: a case
-  whose rows were served from the prompt cache (`benchpack.run.cache_state`)
+  whose rows were served from the prompt cache (`benchpack.results.cache_state`)
   in every run has parity `cached` (`cache-diff` when the runs differ), its
   prefill is `None` here and shown as "cached"
   (with the server's own prompt rate beside it), and a warning says so.
@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field as dc_field
 from typing import Any, Callable
 
-from benchpack.run.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
+from benchpack.results.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
 from benchpack.errors import BenchpackError, Problem
 from benchpack.lanes import aggregate as lanes
 from benchpack.results import metrics as metric_registry
@@ -90,7 +90,7 @@ class CaseStats:
     # Parity inputs, kept so the status can be explained.
     all_prompt_numeric: bool = False
     all_cache_numeric: bool = False
-    cache_state: str = UNKNOWN  # cold | cached | unknown (benchpack.run.cache_state)
+    cache_state: str = UNKNOWN  # cold | cached | unknown (benchpack.results.cache_state)
     output_tokens_med: float | int | None = None
     finish_reasons: dict[str, int] = dc_field(default_factory=dict)
     # 95 % bootstrap interval of each median: {metric: [low, high]} (two or more values).

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from benchpack.run.cache_state import CACHED
+from benchpack.results.cache_state import CACHED
 from benchpack.reporting.charts import Series, line_chart
 from benchpack.errors import ConfigError, Problem
 from benchpack.reporting.document import Block, Heading, Paragraph, Table, columns

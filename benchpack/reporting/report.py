@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
-from benchpack.run.cache_state import CACHED
+from benchpack.results.cache_state import CACHED
 from benchpack.reporting.compare import CaseComparison, CaseStats, Comparison, RunInfo, compare_runs
 from benchpack.errors import BenchpackError
 from benchpack.lanes.aggregate import group_label
@@ -391,7 +391,7 @@ def overview_table(results: list[ResultDir], comparison: Comparison) -> Table:
 
 def runtime_label(metadata: dict | None) -> str | None:
     """`llama-server b6100 (context_size=4096, parallel_slots=1)` from run-metadata.json."""
-    from benchpack.run.metadata import effective  # the user's runtime plus what the server reported
+    from benchpack.results.run_metadata import effective  # the user's runtime plus what the server reported
 
     runtime = effective(metadata).get("runtime")
     if not isinstance(runtime, dict):

@@ -24,7 +24,7 @@ from typing import Annotated, Literal, Optional, Union
 
 import msgspec
 
-from benchpack.lanes.spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
+from benchpack.packs.lane_spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
 
 ROW_CONTRACT_VERSION = 2  # 2: timing.rate_source is part of the contract (it was written, never checked)
 

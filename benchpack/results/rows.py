@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterable, Protocol
 
-from benchpack.run import metadata as run_metadata_module
+from benchpack.results import run_metadata as run_metadata_module
 from benchpack.results.contract import TIMING_KEYS, TOKEN_KEYS  # one definition of the row's keys
 from benchpack.results.resultdir import (  # noqa: F401  (re-exported)
     ResultDir,

@@ -24,9 +24,7 @@ top-level keys (`RUNNER_KEYS`) of a user file are replaced.
   The file is written before the first request with `complete: false` and
   rewritten at the end, so a run killed outright still reads as incomplete.
 
-`summary_lines()` renders the well-known keys the way the hand-written
-summaries of the earlier results did (see docs/internals.md for the key
-names), then every other value compactly so nothing supplied is hidden.
+The read side (`effective()`, `summary_lines()`) is `benchpack.results.run_metadata`.
 """
 
 from __future__ import annotations
@@ -43,28 +41,15 @@ from typing import TYPE_CHECKING, Any
 from benchpack import __version__
 from benchpack.adapters.rxstamp import arrival_clock
 from benchpack.errors import ConfigError, Problem
+from benchpack.results.run_metadata import OBJECT_SECTIONS, RUNNER_KEYS, present, section_of
 
 if TYPE_CHECKING:
     from benchpack.run.server_info import ServerInfo
 
-# Top-level keys the runner owns; a user file's values for them are replaced.
-RUNNER_KEYS = ("benchpack", "complete", "incomplete_reason", "started_at", "finished_at", "warnings")
 RUNNING = "running (the run has not finished, or was killed before it could say)"
 
 RUN_METADATA_FILE = "run-metadata.json"
-OBJECT_SECTIONS = ("runtime", "model", "operating_conditions")
 
-# (section, key, label): rendered as "Label: `value`" in this order.
-_CODE_LINES = (
-    ("runtime", "server_command", "Server command"),
-    ("runtime", "endpoint", "Endpoint"),
-    ("model", "file", "Model file"),
-    ("model", "sha256", "Model SHA256"),
-)
-_RENDERED = {
-    "runtime": {"name", "provenance", "version", "server_command", "endpoint", "context", "config", "config_source"},
-    "model": {"file", "sha256", "quantization", "quantization_detail", "context", "requested", "served"},
-}
 
 
 def validate_run_metadata(data: Any, source: str) -> dict:
@@ -137,18 +122,18 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
     user = user or {}
     metadata = {k: copy.deepcopy(v) for k, v in user.items() if k not in RUNNER_KEYS}  # as given
     # The runner's view, built on copies: the user's sections are never changed.
-    runtime = copy.deepcopy(_section(user, "runtime"))
-    model = copy.deepcopy(_section(user, "model"))
+    runtime = copy.deepcopy(section_of(user, "runtime"))
+    model = copy.deepcopy(section_of(user, "model"))
     server = record.server
     for key, value in zip(("name", "version"), announced_runtime(server)):
-        if value and not _present(runtime.get(key)):
+        if value and not present(runtime.get(key)):
             runtime[key] = value
         elif value and runtime.get(key) != value:
             warnings.append(f"run-metadata runtime.{key} is {runtime.get(key)!r}; the server says {value!r}")
     config, source = merge_config(server, runtime.get("config"), warnings.append)
     if source:
         runtime["config"], runtime["config_source"] = config, source
-    if server.model_file and not _present(model.get("file")):
+    if server.model_file and not present(model.get("file")):
         model["file"] = server.model_file
     # The model's size as the server reports it; a value the user's file gives wins (it may know better,
     # e.g. the active share of a mixture of experts).
@@ -191,17 +176,17 @@ def finish_run_metadata(metadata: dict, record: RunRecord, rows: list[dict], com
 
     metadata = dict(metadata)
     user = record.options.run_metadata or {}
-    bench = dict(_section(metadata, "benchpack"))
-    reported = dict(_section(bench, "reported"))
+    bench = dict(section_of(metadata, "benchpack"))
+    reported = dict(section_of(bench, "reported"))
     served = Counter(r.get("model_served") for r in rows if isinstance(r.get("model_served"), str))
-    model = dict(_section(reported, "model"))
+    model = dict(section_of(reported, "model"))
     if served:
         names = [name for name, _ in served.most_common()]
         model["served"] = names[0] if len(names) == 1 else names
     reported["model"] = model
     if "model" not in user:
         metadata["model"] = model
-    runtime = dict(_section(reported, "runtime"))
+    runtime = dict(section_of(reported, "runtime"))
     # Ollama reports the loaded model's context and GPU share only after the first request.
     if record.server.config and record.server.config != runtime.get("config"):
         config, source = merge_config(record.server, (record.options.run_metadata or {}).get("runtime", {}).get("config")
@@ -221,110 +206,3 @@ def finish_run_metadata(metadata: dict, record: RunRecord, rows: list[dict], com
     metadata.update(complete=complete, incomplete_reason=None if complete else reason, finished_at=_now(),
                     warnings=list(warnings))
     return metadata
-
-
-def _code(value: Any) -> str:
-    return f"`{value}`"
-
-
-def effective(metadata: dict | None) -> dict:
-    """The metadata with `runtime` and `model` as the runner saw them (`benchpack.reported`: the user's
-    values plus what the server reported), for readers; the file keeps the user's sections as given.
-    Files written before `reported` existed are returned unchanged."""
-    if not isinstance(metadata, dict):
-        return {}
-    reported = _section(_section(metadata, "benchpack"), "reported")
-    merged = dict(metadata)
-    for name in ("runtime", "model"):
-        if isinstance(reported.get(name), dict) and reported[name]:
-            merged[name] = reported[name]
-    return merged
-
-
-def _section(metadata: dict, name: str) -> dict:
-    value = metadata.get(name)
-    return value if isinstance(value, dict) else {}
-
-
-def _present(value: Any) -> bool:
-    return value not in (None, "", [], {})
-
-
-def _runtime_line(runtime: dict) -> str | None:
-    if not _present(runtime.get("name")):
-        return None
-    parts = [f"Runtime: {_code(runtime['name'])}"]
-    if _present(runtime.get("provenance")):
-        parts.append(str(runtime["provenance"]))
-    version = runtime.get("version")
-    if _present(version):
-        versions = version if isinstance(version, list) else [version]
-        parts.append("(" + ", ".join(_code(v) for v in versions) + ")")
-    return " ".join(parts)
-
-
-def _quantization_line(model: dict) -> str | None:
-    if not _present(model.get("quantization")):
-        return None
-    line = f"Quantization: {_code(model['quantization'])}"
-    if _present(model.get("quantization_detail")):
-        line += f" ({model['quantization_detail']})"
-    return line
-
-
-def _compact(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
-    return str(value)
-
-
-def _other_values(label: str, values: dict, skip: set[str]) -> str | None:
-    rest = [f"{k}={_compact(v)}" for k, v in sorted(values.items()) if k not in skip and _present(v)]
-    return f"{label}: " + "; ".join(rest) if rest else None
-
-
-def summary_lines(metadata: dict | None) -> list[str]:
-    """Markdown lines for summary.md; empty when there is no metadata."""
-    if not metadata:
-        return []
-    metadata = effective(metadata)
-    runtime, model = _section(metadata, "runtime"), _section(metadata, "model")
-    sections = {"runtime": runtime, "model": model}
-    lines = [_runtime_line(runtime)]
-    for section, key, label in _CODE_LINES:
-        if _present(sections[section].get(key)):
-            lines.append(f"{label}: {_code(sections[section][key])}")
-    lines.append(_quantization_line(model))
-    context = model.get("context", runtime.get("context"))
-    if _present(context):
-        lines.append(f"Context: {_code(context)}")
-    lines.append(_config_line(runtime))
-    lines.append(_served_line(model))
-    lines.append(_other_values("Runtime details", runtime, _RENDERED["runtime"]))
-    lines.append(_other_values("Model details", model, _RENDERED["model"]))
-    lines.append(_other_values("Operating conditions", _section(metadata, "operating_conditions"), set()))
-    extra = {k: v for k, v in metadata.items() if k not in (*OBJECT_SECTIONS, "notes", *RUNNER_KEYS)}
-    lines.append(_other_values("Other metadata", extra, set()))
-    if _present(metadata.get("notes")):
-        lines.append(f"Notes: {metadata['notes']}")
-    if metadata.get("complete") is False:
-        lines.append(f"**Incomplete run**: {metadata.get('incomplete_reason') or 'no reason recorded'}")
-    for warning in metadata.get("warnings") or []:
-        lines.append(f"Warning: {warning}")
-    return [line for line in lines if line]
-
-
-def _config_line(runtime: dict) -> str | None:
-    config = runtime.get("config")
-    if not isinstance(config, dict) or not config:
-        return None
-    values = ", ".join(f"{k}={_compact(v)}" for k, v in sorted(config.items()))
-    source = runtime.get("config_source")
-    return f"Runtime config ({source}): {values}" if source else f"Runtime config: {values}"
-
-
-def _served_line(model: dict) -> str | None:
-    served, requested = model.get("served"), model.get("requested")
-    if not _present(served):
-        return None
-    return f"Model served: {_code(served)}" + (f" (asked for {_code(requested)})" if served != requested else "")

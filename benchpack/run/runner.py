@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from benchpack import repo_task
 
-from benchpack.run import prompt_cache
+from benchpack.packs import prompt_cache
 
 from benchpack.run import scoring
 
@@ -273,7 +273,7 @@ def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache
 def request_record(pack: Pack, case: Case, options: RunOptions) -> dict:
     """The row's `request`: what was asked, for the registry's workload key
     (benchpack.registry.fingerprint.workload_key) without the pack at hand."""
-    from benchpack.registry.case_content import case_digest
+    from benchpack.packs.case_content import case_digest
 
     defaults = pack.defaults
     return {"temperature": defaults.temperature, "max_tokens": defaults.max_tokens, "stream": defaults.stream,

@@ -33,7 +33,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from benchpack.adapters import wire
-from benchpack.registry.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
+from benchpack.results.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
 
 PROBE_TIMEOUT_S = 3.0
 LLAMA_SERVER_SOURCE = "llama-server /props"
@@ -74,7 +74,7 @@ class ServerInfo:
     model_file: str | None = None  # a file name, never a local path
     honours_cache_prompt: bool = False  # the per-request "cache_prompt" switch
     # The server said it is the built-in scripted endpoint (its header or Server name):
-    # the run is demo data wherever it goes (benchpack.registry.provenance.is_scripted).
+    # the run is demo data wherever it goes (benchpack.results.provenance.is_scripted).
     scripted: bool = False
     probes: list[dict] = field(default_factory=list)
     # What the server says about the model's size (plausibility bounds read it):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import django_filters
 from django.core.exceptions import ValidationError
 
-from benchpack.registry.provenance import EARNED as PROVENANCES
+from benchpack.results.provenance import EARNED as PROVENANCES
 from registry_site.models import PublishedRun
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from benchpack.run.cache_state import COLD
+from benchpack.results.cache_state import COLD
 from benchpack.registry import fingerprint
 from benchpack.results.resultdir import ResultDir, field
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field as dc_field
 from pathlib import PurePosixPath
 
 from benchpack.reporting import compare as core
-from benchpack.run.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN
+from benchpack.results.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN
 from benchpack.errors import BenchpackError
 from benchpack.registry.fingerprint import major_minor
 from benchpack.results import metrics as metric_registry

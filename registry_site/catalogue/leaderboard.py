@@ -21,12 +21,12 @@ from dataclasses import dataclass, fields as dataclass_fields
 from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 
 from benchpack.measurement import stats
-from benchpack.registry import provenance
+from benchpack.results import provenance
 from benchpack.results import metrics as metric_registry
 from registry_site.catalogue import cache
 from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
-# Earned provenance only (benchpack.registry.provenance); a bundle's claim is never ranked or filtered on.
+# Earned provenance only (benchpack.results.provenance); a bundle's claim is never ranked or filtered on.
 PROVENANCE_RANK = provenance.RANK
 PROVENANCES = provenance.EARNED
 # Metrics where more is better (benchpack.results.metrics); the rest (times) rank ascending.

@@ -22,7 +22,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 
-from benchpack.registry import case_content
+from benchpack.packs import case_content
 from benchpack.registry import fingerprint as fp
 
 SYNTHETIC_SUBMITTER = "synthetic-catalogue@benchpack.local"

@@ -140,7 +140,7 @@ def record_reproduction(original: PublishedRun, reproduction: PublishedRun, matc
                         upgraded_provenance: str | None = None) -> None:
     """A counted verdict was recorded (inside the approval transaction): badge + provenance + entries."""
     if matched and upgraded_provenance:
-        # The only way a run earns independently-reproduced (benchpack.registry.provenance).
+        # The only way a run earns independently-reproduced (benchpack.results.provenance).
         basis = f"matched run #{original.pk} on another host (reproduction judge)"
         PublishedRun.objects.filter(pk=reproduction.pk).update(provenance=upgraded_provenance, provenance_basis=basis)
         reproduction.provenance, reproduction.provenance_basis = upgraded_provenance, basis

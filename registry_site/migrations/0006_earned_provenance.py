@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import migrations, models
 from django.db.models import Q
 
-from benchpack.registry.provenance import INDEPENDENTLY_REPRODUCED, earned_provenance, is_scripted
+from benchpack.results.provenance import INDEPENDENTLY_REPRODUCED, earned_provenance, is_scripted
 
 
 def _operator_ids(apps) -> set:

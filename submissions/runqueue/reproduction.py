@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from benchpack.reporting.reproduction import NOT_COMPARABLE, REPRODUCED, CaseVerdict, Tolerance, compare_cases, overall
-from benchpack.registry.provenance import INDEPENDENTLY_REPRODUCED
+from benchpack.results.provenance import INDEPENDENTLY_REPRODUCED
 from registry_site.models import PublishedRun
 from registry_site.publishing import fingerprint_of, result_dirs_of
 from submissions.runqueue.models import HostEndpoint, HostPack, Reproduction, RunnerHost, RunRequest
@@ -44,7 +44,7 @@ class Target:
 
 
 def system_of(run: PublishedRun) -> dict:
-    from benchpack.run.metadata import effective  # the user's sections plus what the server reported
+    from benchpack.results.run_metadata import effective  # the user's sections plus what the server reported
 
     metadata = effective(run.run_metadata)
     runtime = metadata.get("runtime") if isinstance(metadata.get("runtime"), dict) else {}

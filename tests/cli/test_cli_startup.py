@@ -34,7 +34,8 @@ def test_the_parser_and_list_import_nothing_heavy(argv):
 
 def test_the_run_parsers_choices_are_the_runners():
     from benchpack.commands import run as command
-    from benchpack.run import prompt_cache, runner
+    from benchpack.run import runner
+    from benchpack.packs import prompt_cache
 
     assert command.OPENAI_STREAM_USAGE == runner.OPENAI_STREAM_USAGE
     assert command.POLICIES == prompt_cache.POLICIES

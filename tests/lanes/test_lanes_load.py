@@ -1,9 +1,9 @@
 """The concurrency lane's client under load, against the scripted endpoint's per-stream scripts
-(benchpack.measurement.loadtest): the same figures bench/concurrency.py prints, on a small plan."""
+(benchpack.selfcheck.loadtest): the same figures bench/concurrency.py prints, on a small plan."""
 
 from __future__ import annotations
 
-from benchpack.measurement import loadtest
+from benchpack.selfcheck import loadtest
 
 
 def test_lane_client_keeps_every_stream_and_its_timing():

@@ -12,7 +12,7 @@ from benchpack import cli
 from benchpack.reporting.charts import Series, line_chart
 from benchpack.reporting.compare import compare_runs
 from benchpack.lanes import aggregate
-from benchpack.lanes.spec import Slo
+from benchpack.packs.lane_spec import Slo
 from benchpack.results.resultdir import ResultDir
 
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from benchpack.run.cache_state import CACHED, COLD
+from benchpack.results.cache_state import CACHED, COLD
 from benchpack.lanes import aggregate
-from benchpack.lanes.filler import filler_sha256
+from benchpack.packs.lane_filler import filler_sha256
 from benchpack.lanes.runs import poisson_offsets
 from benchpack.measurement.energy import EnergyMeter, Reading
 from benchpack.packs.loader import load_pack

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchpack.errors import PackError
-from benchpack.lanes.filler import WORDS, filler_sha256, filler_text
+from benchpack.packs.lane_filler import WORDS, filler_sha256, filler_text
 from benchpack.packs.loader import load_pack
 from tests.run.test_runner_support import chat_case, write_pack
 

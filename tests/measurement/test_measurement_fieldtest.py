@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from benchpack.measurement import fieldtest
-from benchpack.measurement.fieldtest import ClientSpec, FieldPlan, FieldResult, RateFigures, field_verdict
+from benchpack.selfcheck import fieldtest
+from benchpack.selfcheck.fieldtest import ClientSpec, FieldPlan, FieldResult, RateFigures, field_verdict
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from benchpack.run.cache_state import COLD, row_cache_state
+from benchpack.results.cache_state import COLD, row_cache_state
 from benchpack.cli import main
 from benchpack.lanes import aggregate
 from benchpack.packs.loader import bundled_packs_dir

@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 
-from benchpack.run.cache_state import CACHED, COLD, group_cache_state, row_cache_state
+from benchpack.results.cache_state import CACHED, COLD, group_cache_state, row_cache_state
 from benchpack.cli import main
 from benchpack.reporting.compare import compare_runs
 from benchpack.packs.loader import bundled_packs_dir

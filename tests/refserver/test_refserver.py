@@ -120,7 +120,7 @@ def test_it_refuses_unknown_options():
 
 
 def test_it_serves_many_concurrent_streams_each_on_its_own_script():
-    from benchpack.measurement import loadtest
+    from benchpack.selfcheck import loadtest
 
     plan = loadtest.LoadPlan(streams=16, rounds=1, tokens=8, ttft_s=(0.05, 0.1), itl_s=(0.01, 0.03), seed=3)
     scripts = plan.scripts()
@@ -149,7 +149,7 @@ def test_it_serves_many_concurrent_streams_each_on_its_own_script():
 
 
 def test_the_load_figures_pair_client_and_server_by_nonce():
-    from benchpack.measurement import loadtest
+    from benchpack.selfcheck import loadtest
 
     figures = loadtest.LoadFigures()
     records = [{"body": {"messages": [{"content": "load-0-1 say"}]}, "content_times": [1.0, 1.01, 1.02],

@@ -3,7 +3,7 @@
 import copy
 import json
 
-from benchpack.registry import case_content
+from benchpack.packs import case_content
 from benchpack.registry import fingerprint as fp
 from tests.data_paths import REAL_RESULTS
 

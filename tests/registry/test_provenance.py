@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchpack.refserver.server import LIKE_LLAMA_SERVER, RefServer
-from benchpack.registry import provenance as p
+from benchpack.results import provenance as p
 from benchpack.run import server_info
 
 

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from benchpack.run.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, row_cache_state
+from benchpack.results.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, row_cache_state
 
 
 def row(prompt, cached):
@@ -55,7 +55,7 @@ def test_a_prompt_made_cold_by_its_nonce_is_cold_when_the_server_does_not_count(
 
 
 def test_the_servers_own_prefill_rate():
-    from benchpack.run.cache_state import server_prefill_tps
+    from benchpack.results.cache_state import server_prefill_tps
 
     assert server_prefill_tps({"backend": {"prompt_per_second": 512.5}}) == 512.5   # llama-server timings
     assert server_prefill_tps({"backend": {"prefill_tps": 200.0}}) == 200.0         # Ollama's counters

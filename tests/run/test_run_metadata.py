@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from benchpack.errors import ConfigError
-from benchpack.run.metadata import load_run_metadata, summary_lines, write_run_metadata
+from benchpack.results.run_metadata import summary_lines
+from benchpack.run.metadata import load_run_metadata, write_run_metadata
 from tests.data_paths import REAL_RESULTS
 
 REAL_SUMMARY = REAL_RESULTS / "2026-04-29-llama-server-runtime" / "summary.md"

@@ -11,11 +11,11 @@ import re
 import pytest
 
 from benchpack import cli
-from benchpack.run.cache_state import CACHED, COLD, group_cache_state, row_cache_state
+from benchpack.results.cache_state import CACHED, COLD, group_cache_state, row_cache_state
 from benchpack.reporting.compare import compare_runs
 from benchpack.refserver.server import RefServer
 from benchpack.results.resultdir import load_result_dir, read_rows
-from benchpack.run.metadata import effective
+from benchpack.results.run_metadata import effective
 from tests.run.test_runner_support import chat_case, write_pack
 
 LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 4,

@@ -32,7 +32,7 @@ from benchpack.bundles import archives
 from benchpack.bundles.create import create_bundle
 from benchpack.errors import BenchpackError
 from benchpack.packs.loader import MANIFEST_NAME, Pack, bundled_packs_dir, load_pack
-from benchpack.registry.provenance import SELF_REPORTED
+from benchpack.results.provenance import SELF_REPORTED
 from benchpack.run.runner import RunOptions, effective_pack, run_pack
 from submissions.runqueue.runner.client import ClaimLost, NotThisHost, RegistryClient, RegistryError, TokenRevoked
 from submissions.runqueue.runner.watch import LOST, REVOKED, HttpProgress, RunInterrupted, RunLog, RunWatch

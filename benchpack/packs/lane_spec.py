@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from benchpack.lanes.filler import filler_sha256
+from benchpack.packs.lane_filler import filler_sha256
 
 LANE_NAMES = ("base", "depth", "concurrency", "rate")
 MAX_DEPTH_TOKENS = 1_048_576

@@ -32,7 +32,7 @@ def _number(value) -> float | None:
 
 def cold_by_construction(row: Mapping) -> bool:
     """The runner made this request's prompt uncacheable: a unique nonce line
-    first (benchpack.run.prompt_cache), so no earlier prompt shares its start."""
+    first (benchpack.packs.prompt_cache), so no earlier prompt shares its start."""
     policy = row.get("prompt_cache") if isinstance(row, Mapping) else None
     return (isinstance(policy, Mapping) and policy.get("policy") == "cold"
             and isinstance(policy.get("nonce"), str) and bool(policy.get("nonce")))
