@@ -88,7 +88,7 @@ def discover(limit: int = 16, seed: int = 3) -> list[Target]:
 
     django.setup()
     from registry_site.catalogue import leaderboard as lb
-    from registry_site.models import LeaderboardEntry, PublishedRun
+    from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 
     rng = random.Random(seed)
     boards = sorted(lb.boards(), key=lambda b: -b["systems"])[:8]

@@ -4,13 +4,23 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
-class RegistrySiteConfig(AppConfig):
+class ProjectConfig(AppConfig):
+    """The project package as an app: its management commands (`demo`, `seed_catalogue`) span
+    both apps, and the post-migrate hook below is the deployment's, not an app's. No models.
+    The label is not `registry_site`: that label belongs to the catalogue app (its tables)."""
+
     name = "registry_site"
-    verbose_name = "Public catalogue"
+    label = "registry_project"
+    verbose_name = "Benchpack registry (project)"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        post_migrate.connect(sync_site_and_cache_table, sender=self)
+        # post_migrate is sent only for apps with models; the project has none, so the hook
+        # follows the catalogue's migrations (every deployment has them).
+        from django.apps import apps
+
+        post_migrate.connect(sync_site_and_cache_table, sender=apps.get_app_config("registry_site"),
+                             dispatch_uid="registry_project.sync_site_and_cache_table")
 
 
 def sync_site_and_cache_table(using="default", **kwargs):

@@ -187,7 +187,7 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
     from benchpack.bundles.create import create_bundle
     from benchpack.bundles.submit import submit_bundle
     from benchpack.refserver.server import RefServer
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions.models import Submission
     from submissions.review import approve
 
@@ -225,7 +225,7 @@ FLAG_NOTE = ("Demo flag: an operator marks a result they doubt; the run stays pu
 
 def flag_one(operator, say: Callable[[str], None] = print) -> None:
     from registry_site.catalogue import transitions
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
 
     run = (PublishedRun.objects.public().filter(is_demo=True, pack_id=BOARD_PACK, model="demo/scripted-70b",
                                                 hardware_class__startswith="demo-laptop").order_by("pk").first())

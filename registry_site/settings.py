@@ -48,7 +48,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI files as static files (no CDN)
     "csp",
-    "registry_site",
+    "registry_site.apps.ProjectConfig",  # the project: settings, urls, celery, shared helpers, demo commands
+    "registry_site.catalogue.apps.CatalogueConfig",  # the public catalogue (app label "registry_site")
     "accounts",
     "submissions",
 ]
@@ -212,8 +213,8 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # WhiteNoise (see MIDDLEWARE): names are not content-hashed, so browsers keep a file for an hour, as before.
 WHITENOISE_MAX_AGE = 3600
 
-# A failed CSRF check under /api/ answers the API's JSON error shape (registry_site/api/errors.py).
-CSRF_FAILURE_VIEW = "registry_site.api.errors.csrf_failure"
+# A failed CSRF check under /api/ answers the API's JSON error shape (registry_site/catalogue/api/errors.py).
+CSRF_FAILURE_VIEW = "registry_site.catalogue.api.errors.csrf_failure"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -223,12 +224,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON nested past any real payload is a 400 before it reaches the recursive decoder (api/parsers.py).
-    "DEFAULT_PARSER_CLASSES": ["registry_site.api.parsers.JSONParser", "rest_framework.parsers.FormParser",
+    "DEFAULT_PARSER_CLASSES": ["registry_site.catalogue.api.parsers.JSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_THROTTLE_CLASSES": [
-        "registry_site.api.throttles.AnonymousRateThrottle",
-        "registry_site.api.throttles.SignedInUserRateThrottle",
+        "registry_site.catalogue.api.throttles.AnonymousRateThrottle",
+        "registry_site.catalogue.api.throttles.SignedInUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_ANON_RATE", "120/minute"),
@@ -237,9 +238,9 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": NUM_PROXIES,
     # Public catalogue API (docs/api.md): one error shape, django-filter filters,
     # page-number envelope {count, next, previous, results}, OpenAPI schema.
-    "EXCEPTION_HANDLER": "registry_site.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "registry_site.catalogue.api.errors.exception_handler",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "registry_site.api.pagination.CataloguePagination",
+    "DEFAULT_PAGINATION_CLASS": "registry_site.catalogue.api.pagination.CataloguePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
@@ -254,13 +255,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "PREPROCESSING_HOOKS": ["registry_site.api.schema.api_v1_only"],
+    "PREPROCESSING_HOOKS": ["registry_site.catalogue.api.schema.api_v1_only"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "registry_site.api.schema.error_responses",
-                             "registry_site.api.schema.database_neutral_integers",
-                             "registry_site.api.schema.parameter_bounds",
-                             "registry_site.api.schema.nullable_as_type_null",
-                             "registry_site.api.private_schema.required_request_bodies"],
+                             "registry_site.catalogue.api.schema.error_responses",
+                             "registry_site.catalogue.api.schema.database_neutral_integers",
+                             "registry_site.catalogue.api.schema.parameter_bounds",
+                             "registry_site.catalogue.api.schema.nullable_as_type_null",
+                             "registry_site.catalogue.api.private_schema.required_request_bodies"],
 }
 
 # Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.

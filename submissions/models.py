@@ -11,7 +11,7 @@ from submissions.querysets import SubmissionQuerySet
 from benchpack.results.provenance import CLAIMS
 
 # The bundle's claim (kept, shown as "claimed"); the published provenance is
-# earned by the server (registry_site.publishing, benchpack.results.provenance).
+# earned by the server (registry_site.catalogue.publishing, benchpack.results.provenance).
 PROVENANCE_CHOICES = [(claim, claim) for claim in CLAIMS]
 
 

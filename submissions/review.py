@@ -13,7 +13,7 @@ from django.utils.safestring import mark_safe
 
 from accounts.operators import operator_count
 from benchpack.results.plausibility import IMPLAUSIBLE
-from registry_site.publishing import judge, publication_of, publish, result_dirs_of
+from registry_site.catalogue.publishing import judge, publication_of, publish, result_dirs_of
 from submissions import emails, states
 from submissions.models import Submission, SubmissionEvent
 from submissions.runqueue.reproduction import check_reproductions

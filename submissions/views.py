@@ -15,8 +15,8 @@ from benchpack.reporting.compare import compare_runs
 from benchpack.errors import BenchpackError
 from benchpack.results.resultdir import ResultDir
 from registry_site.limits import upload_refusal
-from registry_site.models import PublishedCase
-from registry_site.publishing import case_fingerprints, judge, result_dirs_of, rows_by_case
+from registry_site.catalogue.models import PublishedCase
+from registry_site.catalogue.publishing import case_fingerprints, judge, result_dirs_of, rows_by_case
 from submissions.forms import RejectForm, UploadForm
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
@@ -87,7 +87,7 @@ SIMILAR_PER_CASE = 5
 def _run_facts(result) -> dict:
     """What the review page says about one run: the public run page's components (hardware in words,
     metadata as fields), plus the hostname, which an operator may see."""
-    from registry_site.pages.describe import hardware_in_words, metadata_fields
+    from registry_site.catalogue.pages.describe import hardware_in_words, metadata_fields
 
     hardware = hardware_in_words(result.hardware)
     host = (result.hardware or {}).get("hostname") if isinstance(result.hardware, dict) else None

@@ -5,7 +5,7 @@ A question fixes the kind of work (a pack, or "coding": every bundled pack with 
 any of: a minimum decode rate, a maximum time to the first token, a minimum pass rate, a hardware
 class, a memory budget. The answer is every system whose whole-pack leaderboard row meets all of
 it, ranked, each with its evidence (runs, spread, reproduced or not, the runs' plausibility verdicts); and when nothing does, the rows that came closest and by how
-much they missed. The page (`registry_site.pages.answer`) and the API (`registry_site.api.answer`)
+much they missed. The page (`registry_site.catalogue.pages.answer`) and the API (`registry_site.catalogue.api.answer`)
 both call `answer`; rules and examples: docs/answer.md.
 
 Candidates are leaderboard rows (one system on one whole-pack workload, over its public runs), with
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
-from registry_site.models import LeaderboardEntry
+from registry_site.catalogue.models import LeaderboardEntry
 
 CODING = "coding"
 CLOSEST = 3  # rows shown as "came closest" when nothing meets the question
@@ -167,7 +167,7 @@ def memory_gb(hardware_class: str) -> int | None:
 
 
 def coding_packs() -> frozenset[str]:
-    from registry_site.pages.leaderboards import coding_pack_ids
+    from registry_site.catalogue.pages.leaderboards import coding_pack_ids
 
     return coding_pack_ids()
 
@@ -216,7 +216,7 @@ def _plausibility_of(packs: list[str]) -> dict[tuple[str, str], dict[str, int]]:
     """(pack workload key, system key) -> {plausibility status: public runs}, one grouped query."""
     from django.db.models import Count
 
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
 
     found: dict[tuple[str, str], dict[str, int]] = {}
     for row in (PublishedRun.objects.public().filter(pack_id__in=packs).order_by()

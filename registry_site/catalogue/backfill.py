@@ -16,7 +16,7 @@ from benchpack.results.resultdir import ResultDir, field
 
 
 def backfill_keys(run_model, case_model, row_model, only_missing: bool = True, say=lambda text: None) -> int:
-    from registry_site import publishing
+    from registry_site.catalogue import publishing
 
     runs = run_model.objects.all()
     if only_missing:
@@ -56,7 +56,7 @@ def backfill_decode_and_plausibility(run_model, case_model, row_model, say=lambd
     Migration 0005 runs it with the historical models; the figures come from the
     stored rows, hardware and run metadata, exactly as publishing computes them.
     """
-    from registry_site import publishing
+    from registry_site.catalogue import publishing
 
     done = 0
     for run in run_model.objects.all().iterator(chunk_size=100):

@@ -19,7 +19,7 @@ Not cached: anything but GET; requests with a session or messages cookie
 other than 200, streaming ones, ones that set a cookie (a CSRF token in a
 form) or say private / no-store; bodies over MAX_ENTRY_BYTES. A hit on an API
 path still passes the anonymous throttle, as the view would, and is counted:
-later, while the client is far below its limit (registry_site/api/throttles.py,
+later, while the client is far below its limit (registry_site/catalogue/api/throttles.py,
 DeferredCounts).
 
 Anything that changes public data must do so through `leaderboard.refresh`
@@ -40,7 +40,7 @@ from django.db import connection
 from django.db.models import F
 from django.http import HttpResponse
 
-from registry_site.models import CatalogueGeneration
+from registry_site.catalogue.models import CatalogueGeneration
 
 CACHED_PREFIXES = (
     "/leaderboards/", "/compare/", "/timelines/", "/models/", "/runtimes/", "/hardware/", "/runs/",

@@ -156,7 +156,7 @@ def comparability_reasons(runs: list[dict]) -> list[str]:
 def compare_published(run_ids: list[int], *, page: int = 1, per_page: int = CASES_PER_PAGE,
                       queryset=None) -> PublishedComparison:
     """Compare public runs by id (2–4, order kept: the first is the baseline of every ratio)."""
-    from registry_site.models import PublishedCase, PublishedRow, PublishedRun
+    from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
 
     if not MIN_RUNS <= len(run_ids) <= MAX_RUNS:
         raise CompareRequestError("runs", f"give {MIN_RUNS} to {MAX_RUNS} different run ids")

@@ -6,7 +6,7 @@ transaction that made the change (approval, withdrawal, unpublish, flag,
 reproduction verdict), so a ranking never shows a run that is not public.
 `rebuild_all` recomputes every entry (seeding, migrations).
 
-Queries: the pages (`registry_site.pages`) and the API (`registry_site.api`)
+Queries: the pages (`registry_site.catalogue.pages`) and the API (`registry_site.catalogue.api`)
 both call the functions below; neither writes its own ranking query.
 Interface and rules: docs/leaderboards.md.
 """
@@ -24,7 +24,7 @@ from benchpack.measurement import stats
 from benchpack.results import provenance
 from benchpack.results import metrics as metric_registry
 from registry_site.catalogue import cache
-from registry_site.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
+from registry_site.catalogue.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
 # Earned provenance only (benchpack.results.provenance); a bundle's claim is never ranked or filtered on.
 PROVENANCE_RANK = provenance.RANK
@@ -248,7 +248,7 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     ones when a migration calls this; the current ones otherwise. Memory: one
     small slotted object per run and two per case row (~0.5 GB at 1M case rows).
     """
-    from registry_site.querysets import PUBLIC_RUN
+    from registry_site.catalogue.querysets import PUBLIC_RUN
 
     run_model, case_model, entry_model = models or (PublishedRun, PublishedCase, LeaderboardEntry)
     entry_model.objects.all().delete()

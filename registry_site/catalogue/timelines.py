@@ -213,7 +213,7 @@ def parse_metric(value) -> str:
 def _system_keys(series: Series) -> list[str]:
     """The systems (model + quantization + runtime + version + hardware) in this series, read from the
     leaderboard rows of its workload: a few hundred rows on one index, not a scan of the case rows."""
-    from registry_site.models import LeaderboardEntry
+    from registry_site.catalogue.models import LeaderboardEntry
 
     entries = LeaderboardEntry.objects.filter(workload_key=series.workload_key, model=series.model,
                                               hardware_class=series.hardware_class)
@@ -248,7 +248,7 @@ def points_for(series: Series, metric: str, *, queryset=None) -> list[Point]:
 def series_of(workload_key: str, *, limit: int = 200) -> list[dict]:
     """The series of one workload that have public runs: {model, hardware_class, runtime_name, quantization,
     runs}, most runs first (from its leaderboard rows, which cover exactly the public runs)."""
-    from registry_site.models import LeaderboardEntry
+    from registry_site.catalogue.models import LeaderboardEntry
 
     return list(LeaderboardEntry.objects.filter(workload_key=workload_key)
                 .values("model", "hardware_class", "runtime_name", quantization=F("model_quantization"))
@@ -258,7 +258,7 @@ def series_of(workload_key: str, *, limit: int = 200) -> list[dict]:
 def _public_cases(runs=None):
     """Public case rows as joins (`PublishedCase.objects.public()`): an IN over every public
     run id cost ~0.4 s per timeline on SQLite at 300k cases. `runs` narrows to those runs."""
-    from registry_site.models import PublishedCase
+    from registry_site.catalogue.models import PublishedCase
 
     cases = PublishedCase.objects.public()
     return cases if runs is None else cases.filter(run__in=runs)

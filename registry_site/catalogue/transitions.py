@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from accounts.operators import is_operator
 from registry_site.catalogue import leaderboard
-from registry_site.models import PUBLISHED, UNPUBLISHED, WITHDRAWN, PublishedRun
+from registry_site.catalogue.models import PUBLISHED, UNPUBLISHED, WITHDRAWN, PublishedRun
 from submissions.models import SubmissionEvent
 
 MAX_NOTE_CHARS = 2000

@@ -20,7 +20,7 @@ from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.errors import error_response
+from registry_site.catalogue.api.errors import error_response
 from registry_site.limits import upload_refusal
 from submissions.runqueue import claims, states, tokens
 from submissions.runqueue.models import RunnerHost

@@ -11,11 +11,11 @@ from benchpack.results.metrics import decode_rate_of
 
 from django.http import Http404
 from rest_framework import permissions, serializers, status
-from registry_site.api.parsers import JSONParser  # a 400, not a 500, for a body nested 1,500 deep
+from registry_site.catalogue.api.parsers import JSONParser  # a 400, not a 500, for a body nested 1,500 deep
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.errors import error_response
+from registry_site.catalogue.api.errors import error_response
 
 from submissions.runqueue.models import RunnerHost, RunRequest
 from submissions.runqueue.services import RequestRefused, cancel_run_request, create_run_request

@@ -8,7 +8,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.errors import error_response
+from registry_site.catalogue.api.errors import error_response
 
 from registry_site.limits import upload_refusal
 from submissions.intake import UploadRefused, receive_upload

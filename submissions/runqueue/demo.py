@@ -78,7 +78,7 @@ def _wait(predicate, timeout_s: float, what: str):
 
 def _through_review(request: RunRequest, operator, say: Callable[[str], None], timeout_s: float):
     """Wait for the worker and the validation worker, then approve like an operator would."""
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions.review import approve
 
     seen = None
@@ -102,7 +102,7 @@ def _through_review(request: RunRequest, operator, say: Callable[[str], None], t
 
 def seed_runs(operator, say: Callable[[str], None] = print, timeout_s: float = 300) -> int:
     """One run request end to end, then a reproduction of the seeded smoke-chat upload."""
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions.runqueue.reproduction import matching_targets, reproduce
     from submissions.runqueue.services import create_run_request
 

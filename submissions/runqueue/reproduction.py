@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from benchpack.reporting.reproduction import NOT_COMPARABLE, REPRODUCED, CaseVerdict, Tolerance, compare_cases, overall
 from benchpack.results.provenance import INDEPENDENTLY_REPRODUCED
-from registry_site.models import PublishedRun
-from registry_site.publishing import fingerprint_of, result_dirs_of
+from registry_site.catalogue.models import PublishedRun
+from registry_site.catalogue.publishing import fingerprint_of, result_dirs_of
 from submissions.runqueue.models import HostEndpoint, HostPack, Reproduction, RunnerHost, RunRequest
 from submissions.runqueue.services import RequestRefused, create_run_request
 

@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 from submissions.runqueue import reproduction
 from submissions.runqueue.forms import RunRequestForm
 from submissions.runqueue.models import RunnerHost, RunRequest

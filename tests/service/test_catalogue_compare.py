@@ -5,7 +5,7 @@ import pytest
 from benchpack.reporting.compare import compare_runs
 from benchpack.results.resultdir import load_result_dir
 from registry_site.catalogue import compare as cc
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 from submissions import states
 from submissions.review import approve
 from submissions.tasks import validate_submission

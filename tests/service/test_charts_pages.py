@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.template import Context, Template
 
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 from submissions import states
 from submissions.review import approve
 from submissions.tasks import validate_submission

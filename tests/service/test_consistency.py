@@ -22,8 +22,8 @@ from benchpack.bundles.archives import pack_archive
 from benchpack.bundles.create import create_bundle
 from benchpack.refserver.server import RefServer
 from benchpack.results.metrics import metric
-from registry_site.models import PublishedRun
-from registry_site.templatetags.catalogue import sig
+from registry_site.catalogue.models import PublishedRun
+from registry_site.catalogue.templatetags.catalogue import sig
 from submissions import states
 from submissions.review import approve
 

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from django.core import mail
 
-from registry_site.models import PublishedRow, PublishedRun
+from registry_site.catalogue.models import PublishedRow, PublishedRun
 from submissions import states
 from submissions.review import PLAUSIBILITY_OVERRIDE, DecisionError, approve, override_plausibility
 from tests.data_paths import REAL_RESULTS

@@ -4,7 +4,7 @@ import pytest
 from django.core import mail
 from django.db import connection
 
-from registry_site.models import PublishedRow, PublishedRun
+from registry_site.catalogue.models import PublishedRow, PublishedRun
 from submissions import states
 from submissions.review import DecisionError, approve, reject
 

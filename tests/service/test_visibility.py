@@ -51,7 +51,7 @@ def test_it_shows_a_submitter_their_own_in_every_state(client, decided, submitte
 
 
 def test_it_has_no_public_page_for_unapproved_runs(client, decided):
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
 
     assert PublishedRun.objects.count() == 1
     missing = PublishedRun.objects.get().pk + 1

@@ -56,7 +56,7 @@ class Command(BaseCommand):
 
         from registry_site.catalogue import leaderboard, synthetic
         from registry_site.demo_data import ensure_submitter
-        from registry_site.models import PublishedCase, PublishedRow, PublishedRun
+        from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
         from submissions import states
         from submissions.models import Submission
 

@@ -45,7 +45,7 @@ def catalogue(submit, bundle_archive, operator, make_user):
 def publish_variant(submit, bundle_archive, operator, tmp_path):
     """`publish_variant(base, name, speed=…, runtime=…)`: a scaled copy of a real result dir
     (tests.service.variants), through the real intake → validate → approve path."""
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions import states
     from submissions.review import approve
     from submissions.tasks import validate_submission

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def endpoint_requests(catalogue) -> list[tuple[str, str, str]]:
-    from registry_site.models import PublishedCase
+    from registry_site.catalogue.models import PublishedCase
 
     runs = catalogue["runs"]
     run = runs["runtime"]

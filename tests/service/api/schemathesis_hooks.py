@@ -12,7 +12,7 @@ import re
 
 import schemathesis
 
-# The messages of the catalogue-lookup refusals (registry_site/api/filters.py, leaderboards.py,
+# The messages of the catalogue-lookup refusals (registry_site/catalogue/api/filters.py, leaderboards.py,
 # timelines.py, compare, entities): each names a value that is well formed and unknown.
 NAMES_NOTHING = re.compile(
     r"^no public (result|leaderboard row|run|case|series|timeline|system|model|runtime|hardware class)\b"

@@ -69,7 +69,7 @@ def test_a_wrong_method_is_a_json_405(client, db):
 
 
 def test_a_server_error_under_api_is_json_without_a_traceback(client, db, monkeypatch):
-    from registry_site.api import runs
+    from registry_site.catalogue.api import runs
 
     def explode(self):
         raise RuntimeError("secret internal detail")

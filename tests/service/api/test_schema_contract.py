@@ -82,7 +82,7 @@ def test_a_post_with_a_session_cookie_to_no_api_endpoint_is_a_json_404_not_a_csr
 def test_a_failed_csrf_check_under_the_api_is_json(make_user):
     from django.test import Client, RequestFactory
 
-    from registry_site.api.errors import csrf_failure
+    from registry_site.catalogue.api.errors import csrf_failure
 
     response = csrf_failure(RequestFactory().post("/api/v1/anything/"), "CSRF cookie not set.")
     assert response.status_code == 403 and json.loads(response.content)["code"] == "permission_denied"

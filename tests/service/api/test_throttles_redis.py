@@ -20,7 +20,7 @@ def redis_cache(settings):
     import redis
     from rest_framework.throttling import AnonRateThrottle
 
-    from registry_site.api import throttles
+    from registry_site.catalogue.api import throttles
 
     url = f"redis://127.0.0.1:6379/{REDIS_DB}"
     redis.Redis.from_url(url).flushdb()
@@ -64,7 +64,7 @@ def test_a_client_gets_its_rate_then_429_counted_in_redis(client, redis_cache, d
 
 
 def test_simultaneous_requests_are_each_counted_once(redis_cache, db):
-    from registry_site.api.throttles import count_request
+    from registry_site.catalogue.api.throttles import count_request
 
     numbers: list[int] = []
     lock = threading.Lock()
@@ -97,7 +97,7 @@ def test_within_one_process_the_limit_is_exact_on_cached_answers(client, redis_c
 
 
 def test_cached_answers_far_below_the_limit_are_counted_in_one_later_write(client, redis_cache, cached_catalogue, db):
-    from registry_site.api import throttles
+    from registry_site.catalogue.api import throttles
 
     anon_rate("10000/minute")  # deferred counting is for high limits only (DEFER_MIN_REQUESTS)
     throttles.DEFERRED.background = False  # the test writes by hand
@@ -110,7 +110,7 @@ def test_cached_answers_far_below_the_limit_are_counted_in_one_later_write(clien
 
 
 def test_a_failed_write_keeps_the_tallies_for_the_next(client, redis_cache, cached_catalogue, db, monkeypatch):
-    from registry_site.api import throttles
+    from registry_site.catalogue.api import throttles
 
     anon_rate("10000/minute")
     throttles.DEFERRED.background = False  # no background write in this test
@@ -142,7 +142,7 @@ def test_the_background_writer_writes_the_tallies_within_moments(client, redis_c
 
 
 def test_at_an_ordinary_rate_a_cached_answer_is_counted_on_the_spot(client, redis_cache, cached_catalogue, db):
-    from registry_site.api import throttles
+    from registry_site.catalogue.api import throttles
 
     anon_rate("120/minute")
     throttles.DEFERRED.background = False  # nothing may wait for a background write
@@ -156,7 +156,7 @@ def test_a_fresh_process_admits_no_more_than_the_window_has_left(client, redis_c
     (a fresh worker) lets exactly 2 more through, cached or not (it used to defer up to 59)."""
     import time
 
-    from registry_site.api import throttles
+    from registry_site.catalogue.api import throttles
 
     from django.core.cache import cache
 

@@ -66,7 +66,7 @@ def test_a_step_with_enough_prior_runs_is_flagged_with_its_evidence(client, publ
 
 
 def test_limit_keeps_the_newest_points_and_counts_them_all(client, catalogue, monkeypatch):
-    from registry_site.api import timelines
+    from registry_site.catalogue.api import timelines
 
     run = catalogue["runs"]["runtime"]
     case = run.cases.order_by("pk").first()

@@ -3,7 +3,7 @@
 import pytest
 from django.core.management import call_command
 
-from registry_site.models import LeaderboardEntry, PublishedCase, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublishedCase, PublishedRun
 
 ENTRY_FIELDS = ("workload_key", "system_key", "case", "run_count", "decode_tps", "decode_tps_min", "answered",
                 "correct", "model", "hardware_class", "cache_state")

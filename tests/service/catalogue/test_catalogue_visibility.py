@@ -4,7 +4,7 @@ import pytest
 
 from registry_site.catalogue import leaderboard as lb
 from registry_site.catalogue import transitions
-from registry_site.models import LeaderboardEntry, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 from submissions import states
 from submissions.review import reject
 from submissions.tasks import validate_submission
@@ -33,7 +33,7 @@ def _shown(entries):
 
 
 def test_only_public_runs_have_leaderboard_rows(catalogue):
-    from registry_site.models import PublishedCase
+    from registry_site.catalogue.models import PublishedCase
 
     for entry in LeaderboardEntry.objects.all():
         assert entry.representative_run_id == catalogue["public"].pk
@@ -70,7 +70,7 @@ def test_no_hidden_run_reaches_an_entity_query(catalogue):
 
 
 def test_a_guessed_workload_of_a_hidden_run_is_an_error_not_a_board(catalogue):
-    from registry_site.models import PublishedCase
+    from registry_site.catalogue.models import PublishedCase
 
     hidden_workload = PublishedCase.objects.filter(run_id__in=catalogue["hidden_runs"]).values_list(
         "workload_key", flat=True).first()
@@ -80,7 +80,7 @@ def test_a_guessed_workload_of_a_hidden_run_is_an_error_not_a_board(catalogue):
 
 
 def test_public_cases_are_those_of_public_runs_only(catalogue):
-    from registry_site.models import PublishedCase
+    from registry_site.catalogue.models import PublishedCase
 
     public = set(PublishedCase.objects.public().values_list("run_id", flat=True))
     assert public == {catalogue["public"].pk}

@@ -13,7 +13,7 @@ from benchpack.bundles.create import create_bundle
 from benchpack.refserver.server import RefServer
 from benchpack.packs.loader import bundled_packs_dir, load_pack
 from benchpack.run.runner import RunOptions, run_pack
-from registry_site.models import LeaderboardEntry, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 from submissions import states
 from submissions.review import approve
 from submissions.tasks import validate_submission
@@ -97,7 +97,7 @@ def test_the_backfill_re_derives_every_published_run_and_counts(tmp_path, bundle
     PublishedRun.objects.filter(pk=run.pk).update(provenance="independently-reproduced", claimed_provenance="",
                                                   provenance_basis="")
     PublishedRun.objects.filter(pk=scripted.pk).update(provenance="operator-curated", is_demo=False)
-    migration = importlib.import_module("registry_site.migrations.0006_earned_provenance")
+    migration = importlib.import_module("registry_site.catalogue.migrations.0006_earned_provenance")
     migration.forwards(apps, None)
     assert "earned provenance: 2 of 2 published runs changed (1 measured against the scripted endpoint" in \
         capsys.readouterr().out

@@ -8,7 +8,7 @@ import pytest
 
 from benchpack.bundles.archives import pack_archive
 from benchpack.bundles.create import create_bundle
-from registry_site.models import LeaderboardEntry, PublishedCase
+from registry_site.catalogue.models import LeaderboardEntry, PublishedCase
 from submissions import states
 from submissions.review import approve
 from submissions.tasks import validate_submission

@@ -3,7 +3,7 @@
 import pytest
 
 from registry_site.catalogue import leaderboard
-from registry_site.models import LeaderboardEntry, PublishedCase, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublishedCase, PublishedRun
 
 
 def test_it_writes_entries_with_the_runs_keys_when_a_run_is_approved(approve_bundle):

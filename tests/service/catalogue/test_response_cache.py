@@ -6,7 +6,7 @@ from django.urls import path
 
 from registry_site.catalogue import cache, transitions
 from registry_site.catalogue import leaderboard as lb
-from registry_site.models import CatalogueGeneration, PublishedRun
+from registry_site.catalogue.models import CatalogueGeneration, PublishedRun
 from registry_site.urls import urlpatterns as site_urls
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle

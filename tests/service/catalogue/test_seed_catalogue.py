@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from registry_site.catalogue import leaderboard as lb
-from registry_site.models import LeaderboardEntry, PublishedCase, PublishedRow, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublishedCase, PublishedRow, PublishedRun
 
 
 def seed(*args):

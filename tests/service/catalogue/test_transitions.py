@@ -4,7 +4,7 @@ import pytest
 
 from registry_site.catalogue import transitions
 from registry_site.catalogue.transitions import TransitionRefused
-from registry_site.models import LeaderboardEntry, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 from submissions.models import SubmissionEvent
 
 

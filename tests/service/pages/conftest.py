@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 from submissions import states
 from submissions.review import approve
 from submissions.tasks import validate_submission
@@ -29,7 +29,7 @@ def publish(submit, bundle_archive, operator):
 def hidden_runs(publish, make_user):
     """One run in each state that must never be public: quarantined (never approved), withdrawn, unpublished.
     Their own submitter, so the tests' other uploads keep under the per-user upload limit."""
-    from registry_site.models import UNPUBLISHED, WITHDRAWN
+    from registry_site.catalogue.models import UNPUBLISHED, WITHDRAWN
 
     owner = make_user("hidden-runs@example.org")
     quarantined = publish("2026-04-28-mlx-lm-runtime", approved=False, user=owner)

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from registry_site.pages.leaderboards import coding_pack_ids
+from registry_site.catalogue.pages.leaderboards import coding_pack_ids
 
 pytestmark = pytest.mark.django_db
 NS = {"s": "http://www.w3.org/2000/svg"}

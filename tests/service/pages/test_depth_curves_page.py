@@ -7,7 +7,7 @@ import pytest
 from benchpack.bundles.archives import pack_archive
 from benchpack.bundles.create import create_bundle
 from registry_site.catalogue import transitions
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 from submissions import states
 from submissions.review import approve
 from submissions.tasks import validate_submission
@@ -52,8 +52,8 @@ def test_a_pack_without_a_depth_lane_is_not_found(client, publish):
 
 
 def test_a_cached_depth_is_a_gap_in_the_prefill_curve_never_a_point(depth_run):
-    from registry_site.models import LeaderboardEntry
-    from registry_site.pages.depth_curves import curves_of
+    from registry_site.catalogue.models import LeaderboardEntry
+    from registry_site.catalogue.pages.depth_curves import curves_of
 
     LeaderboardEntry.objects.filter(case="short @depth=2048").update(cache_state="cached")
     (curve,) = curves_of("lanes-bench")[(depth_run.pack_version, "short")]

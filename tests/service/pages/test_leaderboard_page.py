@@ -5,7 +5,7 @@ import re
 import pytest
 
 from registry_site.catalogue import transitions
-from registry_site.pages import leaderboards
+from registry_site.catalogue.pages import leaderboards
 
 pytestmark = pytest.mark.django_db
 BASE = "2026-04-29-llama-server-runtime"
@@ -104,7 +104,7 @@ def test_demo_rows_are_labelled_and_leave_the_ranking_once_real_data_exists(clie
 
 
 def test_a_board_of_only_demo_rows_says_so_and_labels_each_row(client, publish, operator):
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions.models import Submission
     from submissions.review import approve
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 from submissions.models import SubmissionEvent
 
 pytestmark = pytest.mark.django_db

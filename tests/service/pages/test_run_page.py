@@ -2,7 +2,7 @@
 
 import pytest
 
-from registry_site.pages.describe import gpus_in_words, hardware_in_words, metadata_fields
+from registry_site.catalogue.pages.describe import gpus_in_words, hardware_in_words, metadata_fields
 
 pytestmark = pytest.mark.django_db
 

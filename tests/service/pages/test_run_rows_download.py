@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from registry_site.pages.runs import _cell
+from registry_site.catalogue.pages.runs import _cell
 
 pytestmark = pytest.mark.django_db
 

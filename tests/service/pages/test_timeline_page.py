@@ -2,7 +2,7 @@
 
 import pytest
 
-from registry_site.models import PublishedCase
+from registry_site.catalogue.models import PublishedCase
 
 pytestmark = pytest.mark.django_db
 BASE = "2026-04-29-llama-server-runtime"
@@ -76,7 +76,7 @@ def test_other_series_on_the_workload_are_linked(client, series, publish, varian
 
 
 def test_a_long_series_shows_its_newest_runs_and_says_how_many(client, series, monkeypatch):
-    from registry_site.pages import timelines as page
+    from registry_site.catalogue.pages import timelines as page
 
     monkeypatch.setattr(page, "CHART_POINTS", 4)
     monkeypatch.setattr(page, "TABLE_ROWS", 3)

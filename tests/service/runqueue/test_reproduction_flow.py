@@ -28,7 +28,7 @@ def publish_original(ref, tmp_path, operator, django_capture_on_commit_callbacks
     from benchpack.bundles.create import create_bundle
     from benchpack.packs.loader import load_pack, resolve_pack_path
     from benchpack.run.runner import RunOptions, run_pack
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions.intake import receive_upload
     from submissions.review import approve
 
@@ -55,7 +55,7 @@ def matching_host(host):
 
 
 def _run_and_approve(run_as, host, request, operator):
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions.review import approve
 
     assert run_as(host, request.pk) == states.FINISHED

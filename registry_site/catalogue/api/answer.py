@@ -14,7 +14,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.base import ConditionalGetMixin, StrictQueryMixin
+from registry_site.catalogue.api.base import ConditionalGetMixin, StrictQueryMixin
 from registry_site.catalogue import answer as shared
 
 

@@ -14,9 +14,9 @@ from rest_framework import generics
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import JSONRenderer
 
-from registry_site.api.conditional import conditional, not_modified
-from registry_site.api.lookups import whole_number_id
-from registry_site.api.pagination import CataloguePagination
+from registry_site.catalogue.api.conditional import conditional, not_modified
+from registry_site.catalogue.api.lookups import whole_number_id
+from registry_site.catalogue.api.pagination import CataloguePagination
 
 
 

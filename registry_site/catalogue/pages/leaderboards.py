@@ -19,8 +19,8 @@ from django.utils.safestring import mark_safe
 from benchpack.reporting.xy_charts import XYPoint, pareto_front, scatter_chart
 from benchpack.results import metrics as metric_registry
 from registry_site.catalogue import leaderboard as lb
-from registry_site.pages import board_rows
-from registry_site.pages.depth_curves import DEPTH_MARK
+from registry_site.catalogue.pages import board_rows
+from registry_site.catalogue.pages.depth_curves import DEPTH_MARK
 
 PER_PAGE = 50
 # Columns of a board: (metric, heading, unit), labels from benchpack.results.metrics. Each shows its
@@ -141,7 +141,7 @@ def _choices(pack_id: str, case: str, workload_key: str) -> list[tuple[str, str,
 
 def _cases_of(pack_id: str, limit: int = 200) -> list[str]:
     """The pack's other case boards for the tabs (one indexed DISTINCT, not lb.boards() over every pack)."""
-    from registry_site.models import LeaderboardEntry
+    from registry_site.catalogue.models import LeaderboardEntry
 
     return list(LeaderboardEntry.objects.filter(pack_id=pack_id).exclude(case="").order_by("case")
                 .values_list("case", flat=True).distinct()[:limit])
@@ -168,7 +168,7 @@ def coding_pack_ids() -> frozenset[str]:
 def _default_speed(packs: list[str], pack_id: str) -> str:
     """Decode speed, unless no system of the pack has one (a pack that does not stream measures no
     decode rate): then wall time per task, so the chart has points rather than an empty frame."""
-    from registry_site.models import LeaderboardEntry
+    from registry_site.catalogue.models import LeaderboardEntry
 
     if pack_id in packs and not LeaderboardEntry.objects.filter(pack_id=pack_id, case="",
                                                                 decode_rate__isnull=False).exists():

@@ -13,7 +13,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.base import ConditionalGetMixin, StrictQueryMixin
+from registry_site.catalogue.api.base import ConditionalGetMixin, StrictQueryMixin
 from registry_site.catalogue import compare as shared
 
 

@@ -6,9 +6,9 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from registry_site.api.base import CatalogueDetailView, CatalogueListView
-from registry_site.api.filters import RunFilter
-from registry_site.models import PublishedCase, PublishedRun
+from registry_site.catalogue.api.base import CatalogueDetailView, CatalogueListView
+from registry_site.catalogue.api.filters import RunFilter
+from registry_site.catalogue.models import PublishedCase, PublishedRun
 
 
 class CaseSerializer(serializers.ModelSerializer):

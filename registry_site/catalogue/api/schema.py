@@ -29,7 +29,7 @@ def api_v1_only(endpoints, **kwargs):
 
 ERROR_SCHEMA = {
     "type": "object",
-    "description": "The one error shape of every answer under /api/ (registry_site/api/errors.py).",
+    "description": "The one error shape of every answer under /api/ (registry_site/catalogue/api/errors.py).",
     "properties": {
         "error": {"type": "string", "description": "one sentence naming what is wrong"},
         "status": {"type": "integer", "description": "the HTTP status, repeated"},
@@ -107,8 +107,8 @@ _PY_WHITESPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u20
 def parameter_bounds(result, generator, request, public):
     """page/page_size/limit/run are whole numbers of at least 1 (page_size at most 500); a required
     string parameter is not empty (the view refuses `?workload=` as missing)."""
-    from registry_site.api.pagination import MAX_PAGE_SIZE
-    from registry_site.api.timelines import MAX_POINTS
+    from registry_site.catalogue.api.pagination import MAX_PAGE_SIZE
+    from registry_site.catalogue.api.timelines import MAX_POINTS
 
     most = {**_POSITIVE_INTEGER_PARAMETERS, "page_size": MAX_PAGE_SIZE, "limit": MAX_POINTS}
     for operations in result.get("paths", {}).values():
@@ -157,4 +157,4 @@ def nullable_as_type_null(result, generator, request, public):
 
 
 # Registers the OpenApiViewExtensions describing the token-only APIs (imported for that side effect).
-from registry_site.api import private_schema as _private_schema  # noqa: E402,F401
+from registry_site.catalogue.api import private_schema as _private_schema  # noqa: E402,F401

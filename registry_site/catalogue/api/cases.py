@@ -6,9 +6,9 @@ import django_filters
 from django.db.models import Exists, OuterRef
 from rest_framework import serializers
 
-from registry_site.api.base import CatalogueListView
-from registry_site.api.filters import CatalogueFilterSet
-from registry_site.models import PublishedCase, PublishedRun
+from registry_site.catalogue.api.base import CatalogueListView
+from registry_site.catalogue.api.filters import CatalogueFilterSet
+from registry_site.catalogue.models import PublishedCase, PublishedRun
 
 
 class CaseRowSerializer(serializers.ModelSerializer):

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 from django.utils.safestring import SafeString, mark_safe
 
 from benchpack.measurement.stats import is_number
-from registry_site.templatetags.catalogue import percent, sig
+from registry_site.catalogue.templatetags.catalogue import percent, sig
 
 
 def _path(prefix: str, value: str) -> str:

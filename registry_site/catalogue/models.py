@@ -1,6 +1,6 @@
 """The public catalogue: approved results only.
 
-Rows here are written once, by `registry_site.publishing.publish`, inside the
+Rows here are written once, by `registry_site.catalogue.publishing.publish`, inside the
 transaction that approves a submission; their measurements are never edited
 (a correction is a new submission). What may change afterwards is a run's
 public status (withdrawn by its submitter, unpublished or flagged by an
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from registry_site.querysets import LeaderboardEntryQuerySet, PublishedCaseQuerySet, PublishedRunQuerySet
+from registry_site.catalogue.querysets import LeaderboardEntryQuerySet, PublishedCaseQuerySet, PublishedRunQuerySet
 
 PUBLISHED, WITHDRAWN, UNPUBLISHED = "published", "withdrawn", "unpublished"
 RUN_STATUSES = [(PUBLISHED, "Published"), (WITHDRAWN, "Withdrawn by the submitter"),

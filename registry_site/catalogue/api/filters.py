@@ -14,7 +14,7 @@ import django_filters
 from django.core.exceptions import ValidationError
 
 from benchpack.results.provenance import EARNED as PROVENANCES
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 
 
 class CatalogueFilterSet(django_filters.FilterSet):

@@ -22,7 +22,7 @@ from benchpack.results.provenance import earned_provenance, is_scripted
 from benchpack.results import plausibility
 from benchpack.results.metrics import decode_rate_of
 from benchpack.results.resultdir import ResultDir, field
-from registry_site.models import PublishedCase, PublishedRow, PublishedRun
+from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
 from submissions.models import Submission
 
 

@@ -14,7 +14,7 @@ class Command(BaseCommand):
     def handle(self, *args, keys=False, **options):
         from registry_site.catalogue.backfill import backfill_keys
         from registry_site.catalogue.leaderboard import rebuild_all
-        from registry_site.models import PublishedCase, PublishedRow, PublishedRun
+        from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
 
         with transaction.atomic():
             if keys:

@@ -13,10 +13,10 @@ from django.db.models import Case, Count, Max, Sum, When
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 
-from registry_site.api.base import CatalogueDetailView, CatalogueListView
-from registry_site.api.leaderboards import EntrySerializer
+from registry_site.catalogue.api.base import CatalogueDetailView, CatalogueListView
+from registry_site.catalogue.api.leaderboards import EntrySerializer
 from registry_site.catalogue import leaderboard as lb
-from registry_site.models import LeaderboardEntry
+from registry_site.catalogue.models import LeaderboardEntry
 
 
 class ModelIndexSerializer(serializers.Serializer):

@@ -21,9 +21,9 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from registry_site.api.base import CatalogueListView, CataloguePagedView
+from registry_site.catalogue.api.base import CatalogueListView, CataloguePagedView
 from registry_site.catalogue import leaderboard as lb
-from registry_site.models import METRICS, LeaderboardEntry
+from registry_site.catalogue.models import METRICS, LeaderboardEntry
 
 CSV_MAX_ROWS = 10_000
 # A filter value must name something on some public board (else 400, like the other lists).

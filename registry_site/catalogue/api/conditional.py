@@ -2,7 +2,7 @@
 
 The ETag of a GET is a digest of (the catalogue generation, the API's code,
 host, scheme, path and query, Accept). The generation
-(`registry_site.models.CatalogueGeneration`) grows inside every transaction
+(`registry_site.catalogue.models.CatalogueGeneration`) grows inside every transaction
 that changes what the public side shows, so two answers with the same ETag
 have the same bytes; the digest of this package's source stands in for a
 deploy that changes a response's shape. A request whose If-None-Match holds

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from registry_site.catalogue import transitions
-from registry_site.models import PublishedRun
+from registry_site.catalogue.models import PublishedRun
 
 
 class ReasonForm(forms.Form):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
-from registry_site.api import schema  # noqa: F401  registers the token scheme with drf-spectacular
+from registry_site.catalogue.api import schema  # noqa: F401  registers the token scheme with drf-spectacular
 
 
 class SchemaView(SpectacularJSONAPIView):

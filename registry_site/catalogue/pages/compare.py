@@ -23,7 +23,7 @@ def compare(request):
                          for name, label, better in catalogue.METRICS],
              "counts": line.cells}
             for line in comparison.cases]
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
 
     notes = dict(PublishedRun.objects.filter(pk__in=ids).exclude(flag_note="").values_list("pk", "flag_note"))
     return render(request, "registry_site/compare.html",

@@ -6,8 +6,8 @@ from registry_site import converters
 
 converters.register()  # ids in URLs: exactly the grammar of benchpack.ids
 
-from registry_site.api import answer, cases, compare, entities, leaderboards, runs, timelines
-from registry_site.api.docs import SchemaView
+from registry_site.catalogue.api import answer, cases, compare, entities, leaderboards, runs, timelines
+from registry_site.catalogue.api.docs import SchemaView
 
 urlpatterns = [
     path("runs/", runs.RunList.as_view(), name="api_runs"),

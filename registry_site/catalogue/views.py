@@ -5,8 +5,8 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 
 from registry_site.catalogue import leaderboard as lb
-from registry_site.models import PublishedCase, PublishedRun
-from registry_site.pages.tour import tour
+from registry_site.catalogue.models import PublishedCase, PublishedRun
+from registry_site.catalogue.pages.tour import tour
 
 
 def case_sum(column: str) -> Subquery:

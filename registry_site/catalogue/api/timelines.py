@@ -10,10 +10,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry_site.api.base import ConditionalGetMixin, StrictQueryMixin
-from registry_site.api.pagination import positive_int
+from registry_site.catalogue.api.base import ConditionalGetMixin, StrictQueryMixin
+from registry_site.catalogue.api.pagination import positive_int
 from registry_site.catalogue import timelines as shared
-from registry_site.models import LeaderboardEntry, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 
 REQUIRED = ("workload", "model", "hardware_class")
 OPTIONAL = ("runtime", "quantization", "metric", "limit")

@@ -6,7 +6,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from registry_site.catalogue import leaderboard as lb
-from registry_site.views import case_sum
+from registry_site.catalogue.views import case_sum
 
 KINDS = {"model": ("Models", "model"), "runtime": ("Runtimes", "runtime"), "hardware": ("Hardware classes", "hardware")}
 RUNS_PER_PAGE = 50

@@ -10,8 +10,8 @@ from django.core.paginator import Paginator
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from registry_site.models import PublishedRun
-from registry_site.pages.describe import hardware_in_words, metadata_fields
+from registry_site.catalogue.models import PublishedRun
+from registry_site.catalogue.pages.describe import hardware_in_words, metadata_fields
 
 RUN_CASES_PER_PAGE = 100
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.shortcuts import render
 
 from registry_site.catalogue import answer as shared
-from registry_site.models import LeaderboardEntry
+from registry_site.catalogue.models import LeaderboardEntry
 
 
 def answer(request):

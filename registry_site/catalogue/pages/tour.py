@@ -13,9 +13,9 @@ from django.db.models import Count, Sum
 from django.urls import reverse
 
 from registry_site.catalogue import timelines as tl
-from registry_site.models import LeaderboardEntry, PublishedRun
-from registry_site.pages.depth_curves import DEPTH_MARK
-from registry_site.pages.leaderboards import PER_PAGE, coding_pack_ids
+from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
+from registry_site.catalogue.pages.depth_curves import DEPTH_MARK
+from registry_site.catalogue.pages.leaderboards import PER_PAGE, coding_pack_ids
 
 
 def _biggest_boards(limit: int = 3) -> list[dict]:

@@ -17,7 +17,7 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
 from benchpack.reporting.charts import Series, line_chart
-from registry_site.models import LeaderboardEntry
+from registry_site.catalogue.models import LeaderboardEntry
 
 DEPTH_MARK = " @depth="
 # Lines per chart: the systems with the most runs behind their rows (a chart of

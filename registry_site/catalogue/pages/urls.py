@@ -1,4 +1,4 @@
-"""URLs of the public pages (registry_site.pages); included from registry_site.urls."""
+"""URLs of the public pages (registry_site.catalogue.pages); included from registry_site.urls."""
 
 from django.urls import path
 
@@ -6,7 +6,7 @@ from registry_site import converters
 
 converters.register()  # ids in URLs: exactly the grammar of benchpack.ids
 
-from registry_site.pages import answer, compare, depth_curves, entities, leaderboards, moderation, runs, timelines
+from registry_site.catalogue.pages import answer, compare, depth_curves, entities, leaderboards, moderation, runs, timelines
 
 urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
