@@ -80,8 +80,21 @@ OUTAGE = _Outage()
 FALLBACK = LocMemCache("benchpack-redis-fallback", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
 
 
+def server_url(backend) -> str:
+    """The URL of the server a Redis cache writes to, from the cache's settings (public configuration:
+    Django's RedisCache keeps it in a private attribute). LOCATION is one URL, a comma-separated list or
+    a list; the first server takes the writes, as in Django's RedisCache."""
+    location = getattr(backend, "location", None)
+    if location is None:
+        from django.conf import settings
+
+        location = next(c["LOCATION"] for c in settings.CACHES.values() if c["BACKEND"].endswith("RedisCache"))
+    servers = location.split(",") if isinstance(location, str) else list(location)
+    return servers[0].strip()
+
+
 def server_name(backend) -> str:
-    return backend._servers[0].split("@")[-1]  # no password in the log
+    return server_url(backend).split("@")[-1]  # no password in the log
 
 
 def _degrading(name: str):
@@ -110,6 +123,7 @@ class DegradingRedisCache(RedisCache):
         params = {**params, "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1,
                                         **params.get("OPTIONS", {})}}
         super().__init__(server, params)
+        self.location = server  # public: the throttles' own Redis client connects to the same server
 
 
 

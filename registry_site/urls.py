@@ -6,7 +6,6 @@ from registry_site import health
 from registry_site.catalogue import views
 from registry_site.catalogue.api import errors as api_errors
 from registry_site.catalogue.api.docs import DocsView
-from submissions.api import v1 as submissions_api
 
 urlpatterns = [
     path("healthz/", health.healthz, name="healthz"),
@@ -18,9 +17,7 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("", include("submissions.urls")),
     path("", include("submissions.runqueue.urls")),
-    path("api/v1/submissions/", submissions_api.SubmissionList.as_view(), name="api_submissions"),
-    path("api/v1/submissions/<uuid:pk>/", submissions_api.SubmissionDetail.as_view(), name="api_submission"),
-    path("api/v1/", include("registry_site.catalogue.api.urls")),
+    path("api/v1/", include("registry_site.api_v1")),  # the whole public API, one table
     path("api/runner/v1/", include("submissions.api.runner_host_urls")),  # runner hosts only (host token)
     path("api-docs/", DocsView.as_view(), name="api_docs"),
     path("admin/", admin.site.urls),

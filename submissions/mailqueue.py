@@ -11,16 +11,21 @@ marks it sent; a failure (SMTP down) leaves it for the next run — the beat
 schedule runs one every 30 s — until EMAIL_MAX_DELIVERY_ATTEMPTS.
 Delivery is at-least-once: a worker killed between sending and marking sends
 that one message again after the claim expires.
+
+A row holds the message as JSON (`message_to_json`): subject, body, addresses,
+headers, alternatives and attachments (bytes as base64) — data, never code
+(a pickle in the database would run whatever a row holds when it is loaded).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
-import pickle
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.mail import get_connection
+from django.core.mail import EmailMultiAlternatives, get_connection
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import transaction
 from django.db.models import Q
@@ -37,7 +42,7 @@ class QueuedEmailBackend(BaseEmailBackend):
 
         rows = [
             QueuedEmail(
-                message=_pickled(message),
+                message=message_to_json(message).encode(),
                 recipients=", ".join(message.recipients())[:10_000],
                 subject=str(message.subject)[:998],
             )
@@ -50,12 +55,44 @@ class QueuedEmailBackend(BaseEmailBackend):
         return len(rows)
 
 
-def _pickled(message) -> bytes:
-    connection, message.connection = message.connection, None  # this backend is not part of the message
-    try:
-        return pickle.dumps(message)
-    finally:
-        message.connection = connection
+def _attachment(item) -> dict:
+    if not isinstance(item, (tuple, list)) or len(item) != 3:  # a MIMEBase part: kept as its bytes
+        return {"mime": base64.b64encode(item.as_bytes()).decode()}
+    filename, content, mimetype = item
+    if isinstance(content, str):
+        return {"filename": filename, "text": content, "mimetype": mimetype}
+    return {"filename": filename, "base64": base64.b64encode(content).decode(), "mimetype": mimetype}
+
+
+def message_to_json(message) -> str:
+    """An EmailMessage (or EmailMultiAlternatives) as JSON: everything `send()` uses, nothing executable."""
+    return json.dumps({
+        "subject": str(message.subject), "body": str(message.body), "from_email": message.from_email,
+        "to": list(message.to), "cc": list(message.cc), "bcc": list(message.bcc),
+        "reply_to": list(message.reply_to), "headers": dict(message.extra_headers or {}),
+        "alternatives": [[str(content), mimetype] for content, mimetype in getattr(message, "alternatives", [])],
+        "attachments": [_attachment(item) for item in message.attachments],
+        "content_subtype": message.content_subtype,
+    })
+
+
+def message_from_json(text: str) -> EmailMultiAlternatives:
+    from email import message_from_bytes
+
+    data = json.loads(text)
+    message = EmailMultiAlternatives(
+        subject=data["subject"], body=data["body"], from_email=data["from_email"], to=data["to"], cc=data["cc"],
+        bcc=data["bcc"], reply_to=data["reply_to"], headers=data["headers"],
+        alternatives=[tuple(a) for a in data["alternatives"]])
+    message.content_subtype = data.get("content_subtype", "plain")
+    for item in data["attachments"]:
+        if "mime" in item:
+            message.attach(message_from_bytes(base64.b64decode(item["mime"])))
+        elif "text" in item:
+            message.attach(item["filename"], item["text"], item["mimetype"])
+        else:
+            message.attach(item["filename"], base64.b64decode(item["base64"]), item["mimetype"])
+    return message
 
 
 def kick_delivery() -> None:
@@ -89,7 +126,7 @@ def deliver_pending(limit: int = 100) -> int:
             if claimed != 1:
                 continue  # another worker has it
             row = QueuedEmail.objects.get(pk=pk)
-            message = pickle.loads(bytes(row.message))
+            message = message_from_json(bytes(row.message).decode())
             try:
                 if connection is None:
                     connection = get_connection(settings.EMAIL_DELIVERY_BACKEND, fail_silently=False)

@@ -111,7 +111,7 @@ class QueuedEmail(models.Model):
     `submissions.tasks.deliver_queued_email` with EMAIL_DELIVERY_BACKEND.
     """
 
-    message = models.BinaryField()  # the pickled EmailMessage, attachments and alternatives included
+    message = models.BinaryField()  # the EmailMessage as UTF-8 JSON (submissions.mailqueue.message_to_json)
     recipients = models.TextField()  # for the admin and logs
     subject = models.CharField(max_length=998)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -9,11 +9,11 @@ page says so.
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils.safestring import mark_safe
 
 from accounts.operators import operator_count
 from benchpack.results.plausibility import IMPLAUSIBLE
-from registry_site.catalogue.publishing import judge, publication_of, publish, result_dirs_of
+from registry_site.catalogue.publishing import judge, publish
+from submissions.publication import publication_of, result_dirs_of
 from submissions import emails, states
 from submissions.models import Submission, SubmissionEvent
 from submissions.runqueue.reproduction import check_reproductions
@@ -111,48 +111,3 @@ def reject(submission_id, operator, reason: str) -> bool:
         if moved:
             emails.send_decision(Submission.objects.get(pk=submission_id))
     return moved
-
-
-def level_charts(label: str, levels: list[dict]) -> list[str]:
-    """Output rate against load, one chart per lane (concurrency: streams in flight; rate: requests/s)."""
-    from benchpack.reporting.charts import Series, line_chart
-
-    charts = []
-    for lane, x_label in (("concurrency", "streams in flight"), ("rate", "requests per second offered")):
-        points = [(level["level"], level.get("output_tps")) for level in levels if level.get("lane") == lane]
-        if points:
-            charts.append(line_chart([Series(label, points)], title=f"Output rate against {x_label}",
-                                     x_label=x_label, unit="tok/s"))
-    return charts
-
-
-def lane_sections(results) -> list[dict]:
-    """What the review page shows of each run's lanes (docs/lanes.md): the depth curves as tables and
-    rate-vs-depth charts, the per-level concurrency / rate aggregates with goodput, and energy.
-
-    From every row of the run, not the page of cases shown above: a level's
-    aggregate needs all of its requests. The charts are benchpack.reporting.charts
-    SVG (every label escaped there, no style attribute: the CSP allows them inline).
-    """
-    from benchpack.reporting.compare import lane_figures
-    from benchpack.reporting.lanes import depth_charts
-
-    sections = []
-    for result in results:
-        figures = lane_figures(result)
-        if not (figures["depth"] or figures["levels"]):
-            continue
-        label = result.path.name
-        for level in figures["levels"]:
-            level["ttft_ms"] = {k: v * 1000 for k, v in level["ttft_s"].items()}
-            level["tpot_ms"] = {k: v * 1000 for k, v in level["tpot_s"].items()}
-            level["goodput_pct"] = None if level["goodput"] is None else level["goodput"] * 100
-        sections.append({
-            "run": label,
-            "depth": [{"case": case, "points": points} for case, points in figures["depth"].items()],
-            "levels": figures["levels"],
-            "energy": figures["energy"],
-            "charts": [mark_safe(svg) for svg in depth_charts({label: figures}).values()],  # noqa: S308 - escaped SVG
-            "level_charts": [mark_safe(svg) for svg in level_charts(label, figures["levels"])],  # noqa: S308 - escaped SVG
-        })
-    return sections

@@ -16,12 +16,14 @@ from benchpack.errors import BenchpackError
 from benchpack.results.resultdir import ResultDir
 from registry_site.limits import upload_refusal
 from registry_site.catalogue.models import PublishedCase
-from registry_site.catalogue.publishing import case_fingerprints, judge, result_dirs_of, rows_by_case
+from registry_site.catalogue.pages.lanes import lane_sections
+from registry_site.catalogue.publishing import case_fingerprints, judge, rows_by_case
+from submissions.publication import result_dirs_of
 from submissions.forms import RejectForm, UploadForm
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
-from submissions.review import (DecisionError, approve, lane_sections, override_plausibility, plausibility_override,
-                                reject, self_approval_refusal)
+from submissions.review import (DecisionError, approve, override_plausibility, plausibility_override, reject,
+                                self_approval_refusal)
 
 
 @login_required

@@ -70,7 +70,7 @@ def backfill_decode_and_plausibility(run_model, case_model, row_model, say=lambd
         run_model.objects.filter(pk=run.pk).update(plausibility=judged, plausibility_status=judged["verdict"]["status"])
         for case, rows in publishing.rows_by_case(result).items():
             rate = publishing.case_decode_rate([r for r in rows if r.get("ok") is True])
-            case_model.objects.filter(run=run, case=publishing._clip(case, "case", case_model)).update(decode_rate=rate)
+            case_model.objects.filter(run=run, case=publishing.clip(case, "case", case_model)).update(decode_rate=rate)
         done += 1
     say(f"judged {done} runs")
     return done

@@ -1,16 +1,20 @@
-"""Publish an approved submission's compact files into the catalogue.
+"""Publish an approved submission's runs into the catalogue.
 
 Called only inside the transaction that moved the submission to `approved`,
 so a run is published exactly once (the conditional UPDATE decides who
-publishes) and never half.
+publishes) and never half. The submissions app builds the `Publication`
+(`submissions.publication.publication_of`) and hands it over; nothing here
+imports `submissions`. Each run's rows arrive twice: as the row contract's
+typed structs (`benchpack.results.contract.Row`), which every column below
+is read from, and as the JSON objects kept verbatim (`PublishedRow.raw`, the
+run's download) and read by the core's dict-based judges (plausibility,
+workload keys).
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from benchpack import ids
 from benchpack.measurement import stats
@@ -20,25 +24,13 @@ from benchpack.registry import fingerprint
 from benchpack.packs import case_content
 from benchpack.results.provenance import earned_provenance, is_scripted
 from benchpack.results import plausibility
+from benchpack.results.contract import Row, Timing, Tokens
 from benchpack.results.metrics import decode_rate_of
 from benchpack.results.resultdir import ResultDir, field
 from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
-from submissions.models import Submission
 
-
-def result_dirs_of(submission: Submission) -> list[ResultDir]:
-    """Rebuild ResultDir objects from a submission's stored compact files."""
-    grouped: dict[str, dict[str, str]] = defaultdict(dict)
-    for f in submission.files.all():
-        grouped[f.run_label][PurePosixPath(f.path).name] = f.content
-    results = []
-    for label in sorted(grouped):
-        files = grouped[label]
-        rows = [json.loads(line) for line in files.get("run.jsonl", "").splitlines() if line.strip()]
-        hardware = json.loads(files["hardware.json"]) if "hardware.json" in files else None
-        metadata = json.loads(files["run-metadata.json"]) if "run-metadata.json" in files else None
-        results.append(ResultDir(path=PurePosixPath(label), rows=rows, hardware=hardware, run_metadata=metadata))
-    return results
+_NO_TIMING = Timing()
+_NO_TOKENS = Tokens()
 
 
 def fingerprint_of(result: ResultDir, case: str) -> tuple[str, dict]:
@@ -77,7 +69,7 @@ def rows_by_case(result: ResultDir) -> dict[str, list[dict]]:
     return grouped
 
 
-def _clip(value, model_field: str, model=None) -> str:
+def clip(value, model_field: str, model=None) -> str:
     """Display strings derived from metadata fit their column (PostgreSQL refuses longer ones)."""
     text = "" if value is None else str(value)
     most = (model or PublishedRun)._meta.get_field(model_field).max_length
@@ -118,51 +110,23 @@ def system_of(result: ResultDir) -> fingerprint.Key:
 
 
 @dataclass(frozen=True)
+class PublishedResult:
+    """One run to publish: its files as read (`result`: rows as JSON objects) and the same rows typed."""
+
+    result: ResultDir
+    rows: list[Row]  # result.rows decoded with the row contract, in the same order
+
+
+@dataclass(frozen=True)
 class Publication:
     """What gets published for one approved submission: its runs and what the server decided about them."""
 
     submission_id: object
-    results: list[ResultDir]
+    results: list[PublishedResult]
     claimed_provenance: str  # the bundle's word, kept and shown as a claim
-    provenance: str  # earned (earned_of)
+    provenance: str  # earned (submissions.publication.earned_of)
     provenance_basis: str
     is_demo: bool
-
-
-def publication_of(submission: Submission) -> Publication:
-    earned, basis = earned_of(submission)
-    return Publication(submission_id=submission.pk, results=result_dirs_of(submission),
-                       claimed_provenance=submission.provenance or "", provenance=earned, provenance_basis=basis,
-                       is_demo=submission.is_demo)
-
-
-def earned_of(submission: Submission) -> tuple[str, str]:
-    """The provenance the server earns for a submission's runs, and why, from what it knows itself.
-
-    Never the bundle's claim: an upload is self-reported (operator-curated when
-    an operator uploaded it); a run executed by a registered runner host is
-    runner-host (operator-curated when an operator queued it on a host an
-    operator runs). Only the reproduction judge upgrades a run to
-    independently-reproduced (catalogue.transitions.record_reproduction).
-    """
-    from accounts.operators import is_operator
-    from submissions.runqueue.models import RunRequest
-
-    request = (RunRequest.objects.filter(submission_id=submission.pk)
-               .select_related("host__owner", "requested_by").first())
-    if request is None:
-        by_operator = is_operator(submission.submitter)
-        earned = earned_provenance(uploaded_by_operator=by_operator)
-        return earned, "uploaded by an operator" if by_operator else "uploaded; what the bundle says is not verified"
-    queued_by_operator = is_operator(request.requested_by)
-    host_by_operator = is_operator(request.host.owner)
-    earned = earned_provenance(uploaded_by_operator=False, runner_host=request.host.name,
-                               queued_by_operator=queued_by_operator, host_run_by_operator=host_by_operator)
-    if request.requested_by_id == request.host.owner_id:
-        who = "queued by its owner" + (" (an operator)" if queued_by_operator else "")
-    else:
-        who = "queued by an operator" if queued_by_operator else "queued by a user"
-    return earned, _clip(f"runner host {request.host.name}, {who}", "provenance_basis")
 
 
 def judge(result: ResultDir) -> tuple[list[plausibility.Verdict], dict]:
@@ -185,22 +149,24 @@ def publish(publication: Publication) -> list[PublishedRun]:
     from registry_site.catalogue import leaderboard
 
     published = []
-    for result in publication.results:
-        rows = result.rows
-        first = rows[0] if rows else {}
+    for item in publication.results:
+        result, rows = item.result, item.rows
+        if len(rows) != len(result.rows):
+            raise ValueError(f"run {result.path}: {len(rows)} typed rows for {len(result.rows)} stored rows")
+        first = rows[0] if rows else None
         system = system_of(result)
         workloads = case_keys(result)
-        model = field(first, "model", "")
+        model = first.model if first else ""
         verdicts, judged = judge(result)
         run = PublishedRun.objects.create(
             submission_id=publication.submission_id,
-            label=_clip(result.path, "label"),
-            pack_id=_clip(field(first, "pack.id", ""), "pack_id"),
-            pack_version=_clip(field(first, "pack.version", ""), "pack_version"),
-            adapter=_clip(field(first, "adapter", ""), "adapter"),
-            model=_clip(field(first, "model", ""), "model"),
-            runtime=_clip(runtime_of(result), "runtime"),
-            hardware_class=_clip(hardware_class_of(result), "hardware_class"),
+            label=clip(result.path, "label"),
+            pack_id=clip(first.pack.id if first else "", "pack_id"),
+            pack_version=clip(first.pack.version if first else "", "pack_version"),
+            adapter=clip(first.adapter if first else "", "adapter"),
+            model=clip(model, "model"),
+            runtime=clip(runtime_of(result), "runtime"),
+            hardware_class=clip(hardware_class_of(result), "hardware_class"),
             provenance=publication.provenance,
             claimed_provenance=publication.claimed_provenance,
             provenance_basis=publication.provenance_basis,
@@ -208,21 +174,25 @@ def publish(publication: Publication) -> list[PublishedRun]:
             hardware=result.hardware,
             run_metadata=result.run_metadata,
             row_count=len(rows),
-            ok_count=sum(1 for r in rows if r.get("ok") is True),
+            ok_count=sum(1 for r in rows if r.ok),
             **system_columns(system, result.hardware, model),
             pack_workload_key=fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else "",
             plausibility_status=judged["verdict"]["status"],
             plausibility=judged,
         )
         PublishedRow.objects.bulk_create(
-            PublishedRow(run=run, case=str(r.get("case", "")), repetition=r.get("repetition"), ok=r.get("ok") is True,
-                         raw=r, plausibility=v.to_dict())
-            for r, v in zip(rows, verdicts)
+            PublishedRow(run=run, case=typed.case, repetition=_repetition(typed), ok=typed.ok,
+                         raw=raw, plausibility=v.to_dict())
+            for typed, raw, v in zip(rows, result.rows, verdicts)
         )
-        PublishedCase.objects.bulk_create(_case_rows(run, result, workloads, system))
+        PublishedCase.objects.bulk_create(_case_rows(run, item, workloads, system))
         published.append(run)
     leaderboard.refresh_for_runs(published)
     return published
+
+
+def _repetition(row: Row) -> int | None:
+    return row.repetition if isinstance(row.repetition, int) else None
 
 
 def system_columns(system: fingerprint.Key, hardware: dict | None, model: str) -> dict:
@@ -231,31 +201,37 @@ def system_columns(system: fingerprint.Key, hardware: dict | None, model: str) -
     return {
         "system_key": system.digest,
         "system_fields": system.to_dict(),
-        "model_family": _clip(fingerprint.model_family(fields.get("model_id") or model), "model_family"),
-        "model_quantization": _clip(fields.get("model_quantization"), "model_quantization"),
-        "runtime_name": _routable("runtime name", _clip(fields.get("runtime_name"), "runtime_name")),
-        "runtime_version": _clip(fields.get("runtime_version"), "runtime_version"),
-        "accelerator": _clip(fingerprint.accelerator(hardware), "accelerator"),
+        "model_family": clip(fingerprint.model_family(fields.get("model_id") or model), "model_family"),
+        "model_quantization": clip(fields.get("model_quantization"), "model_quantization"),
+        "runtime_name": _routable("runtime name", clip(fields.get("runtime_name"), "runtime_name")),
+        "runtime_version": clip(fields.get("runtime_version"), "runtime_version"),
+        "accelerator": clip(fingerprint.accelerator(hardware), "accelerator"),
     }
 
 
-def _case_rows(run: PublishedRun, result: ResultDir, workloads: dict, system: fingerprint.Key) -> list[PublishedCase]:
-    fingerprints = case_fingerprints(result)
+def typed_rows_by_case(item: PublishedResult) -> dict[str, list[Row]]:
+    """The typed rows grouped as `rows_by_case` groups the stored ones (the lane label is the core's)."""
+    grouped: dict[str, list[Row]] = defaultdict(list)
+    for typed, raw in zip(item.rows, item.result.rows):
+        grouped[group_label(raw)].append(typed)
+    return grouped
+
+
+def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system: fingerprint.Key) -> list[PublishedCase]:
+    fingerprints = case_fingerprints(item.result)
     cases = []
-    for case, rows in rows_by_case(result).items():
-        ok_rows = [r for r in rows if r.get("ok") is True]
-        scored = [field(r, "scoring.passed") for r in ok_rows if isinstance(field(r, "scoring.passed"), bool)]
+    for case, rows in typed_rows_by_case(item).items():
+        ok_rows = [r for r in rows if r.ok]
+        scored = [r.scoring.passed for r in ok_rows if r.scoring is not None and isinstance(r.scoring.passed, bool)]
         digest, fields = fingerprints[case]
         workload = workloads[case]
         cache_state = workload.fields["cache_state"]
-
-        def med(dotted: str):
-            return stats.median(field(r, dotted) for r in ok_rows)
-
+        timings = [r.timing or _NO_TIMING for r in ok_rows]
+        tokens = [r.tokens or _NO_TOKENS for r in ok_rows]
         cases.append(
             PublishedCase(
                 run=run,
-                case=_clip(case, "case", PublishedCase),  # a 128-char case id plus its lane level
+                case=clip(case, "case", PublishedCase),  # a 128-char case id plus its lane level
                 fingerprint=digest,
                 fingerprint_fields=fields,
                 rows=len(rows),
@@ -266,15 +242,15 @@ def _case_rows(run: PublishedRun, result: ResultDir, workloads: dict, system: fi
                 workload_fields=workload.to_dict(),
                 system_key=system.digest,
                 cache_state=cache_state,
-                prefill_tps=med("timing.prefill_tps") if cache_state == COLD else None,
-                wall_s=med("timing.wall_s"),
-                ttft_s=med("timing.ttft_s"),
-                tpot_s=med("timing.tpot_s"),
-                decode_rate=case_decode_rate(ok_rows),
-                decode_tps=med("timing.decode_tps"),
-                total_tps=med("timing.total_tps"),
-                prompt_tokens=med("tokens.prompt"),
-                cached_prompt_tokens=med("tokens.cached_prompt"),
+                prefill_tps=stats.median(t.prefill_tps for t in timings) if cache_state == COLD else None,
+                wall_s=stats.median(t.wall_s for t in timings),
+                ttft_s=stats.median(t.ttft_s for t in timings),
+                tpot_s=stats.median(t.tpot_s for t in timings),
+                decode_rate=stats.median(1 / t.tpot_s for t in timings if t.tpot_s),  # metrics.decode_rate_of, typed
+                decode_tps=stats.median(t.decode_tps for t in timings),
+                total_tps=stats.median(t.total_tps for t in timings),
+                prompt_tokens=stats.median(k.prompt for k in tokens),
+                cached_prompt_tokens=stats.median(k.cached_prompt for k in tokens),
             )
         )
     return cases

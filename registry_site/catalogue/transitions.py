@@ -2,9 +2,10 @@
 
 Every change is one conditional UPDATE (`WHERE pk = … AND status = …`) whose
 row count says whether this caller made it (the pattern of
-submissions.services); only then is the event written to the submission's
-audit trail and the run's leaderboard rows rewritten, all in one
-transaction, so no ranking shows a run that is no longer public.
+submissions.services); only then are the run's leaderboard rows rewritten and
+`signals.run_status_changed` sent (the submissions app writes it to the
+submission's audit trail), all in one transaction, so no ranking shows a run
+that is no longer public.
 
 - withdraw: the submitter takes their published result off the public side
   (a reason is required; it stays in the audit trail, not on the site).
@@ -22,7 +23,7 @@ from django.utils import timezone
 from accounts.operators import is_operator
 from registry_site.catalogue import leaderboard
 from registry_site.catalogue.models import PUBLISHED, UNPUBLISHED, WITHDRAWN, PublishedRun
-from submissions.models import SubmissionEvent
+from registry_site.catalogue.signals import run_status_changed
 
 MAX_NOTE_CHARS = 2000
 
@@ -41,8 +42,8 @@ def _text(value: str, what: str) -> str:
 
 
 def _event(run: PublishedRun, actor, from_state: str, to_state: str, reason: str) -> None:
-    SubmissionEvent.objects.create(submission_id=run.submission_id, actor=actor, from_state=from_state,
-                                   to_state=to_state, reason=f"run {run.label}: {reason}" if reason else f"run {run.label}")
+    run_status_changed.send(sender=PublishedRun, run=run, actor=actor, from_state=from_state, to_state=to_state,
+                            reason=reason)
 
 
 def _move(run_id: int, from_status: str, to_status: str, actor, reason: str) -> bool:
@@ -52,9 +53,8 @@ def _move(run_id: int, from_status: str, to_status: str, actor, reason: str) -> 
         if changed != 1:
             return False
         run = PublishedRun.objects.get(pk=run_id)
-        _event(run, actor, from_status, to_status, reason)
         leaderboard.refresh_for_runs([run])
-        _refresh_badges_reproduced_by(run)
+        _event(run, actor, from_status, to_status, reason)
     return True
 
 
@@ -65,12 +65,6 @@ def withdraw(run_id: int, user, reason: str) -> bool:
     if run is None or not user.is_authenticated or run.submission.submitter_id != user.pk:
         raise TransitionRefused("only the submitter of this run may withdraw it")
     return _move(run_id, PUBLISHED, WITHDRAWN, user, reason)
-
-
-def withdraw_submission(submission_id, user, reason: str) -> int:
-    """Withdraw every published run of one submission; returns how many this call withdrew."""
-    return sum(withdraw(pk, user, reason) for pk in
-               PublishedRun.objects.filter(submission_id=submission_id, status=PUBLISHED).values_list("pk", flat=True))
 
 
 def _require_operator(user) -> None:
@@ -116,42 +110,24 @@ def unflag(run_id: int, operator, reason: str = "") -> bool:
 
 
 # --- reproduction badge -------------------------------------------------------------
+# The evidence (Reproduction attempts) belongs to the run queue (submissions.runqueue.reproduction),
+# which decides the state and hands it here; the catalogue stores it and rewrites the rankings.
 
 
-def reproduction_state_of(run: PublishedRun) -> str:
-    """The latest counted (independent, comparable) attempt whose reproducing run is still public decides."""
-    from submissions.runqueue.models import Reproduction
-
-    deciding = (Reproduction.objects.filter(original=run, independent=True,
-                                            verdict__in=(Reproduction.REPRODUCED, Reproduction.NOT_REPRODUCED),
-                                            reproduction__in=PublishedRun.objects.public())
-                .order_by("-created_at", "-pk").first())
-    return deciding.verdict if deciding else ""
-
-
-def refresh_badge(run: PublishedRun) -> None:
-    state = reproduction_state_of(run)
+def set_reproduction_state(run: PublishedRun, state: str) -> None:
+    """Store the run's badge ("", reproduced, not-reproduced) and rewrite its leaderboard rows if it changed."""
     if PublishedRun.objects.filter(pk=run.pk).exclude(reproduction_state=state).update(reproduction_state=state):
         run.reproduction_state = state
         leaderboard.refresh_for_runs([run])
 
 
-def record_reproduction(original: PublishedRun, reproduction: PublishedRun, matched: bool,
-                        upgraded_provenance: str | None = None) -> None:
-    """A counted verdict was recorded (inside the approval transaction): badge + provenance + entries."""
-    if matched and upgraded_provenance:
+def record_reproduction(original: PublishedRun, reproduction: PublishedRun, upgraded_provenance: str | None,
+                        original_state: str) -> None:
+    """A counted verdict was recorded (inside the approval transaction): provenance + badge + entries."""
+    if upgraded_provenance:
         # The only way a run earns independently-reproduced (benchpack.results.provenance).
         basis = f"matched run #{original.pk} on another host (reproduction judge)"
         PublishedRun.objects.filter(pk=reproduction.pk).update(provenance=upgraded_provenance, provenance_basis=basis)
         reproduction.provenance, reproduction.provenance_basis = upgraded_provenance, basis
         leaderboard.refresh_for_runs([reproduction])
-    refresh_badge(original)
-
-
-def _refresh_badges_reproduced_by(run: PublishedRun) -> None:
-    """A withdrawn or unpublished reproduction no longer decides its original's badge."""
-    from submissions.runqueue.models import Reproduction
-
-    for original in PublishedRun.objects.filter(pk__in=Reproduction.objects.filter(reproduction=run)
-                                                .values("original_id")):
-        refresh_badge(original)
+    set_reproduction_state(original, original_state)

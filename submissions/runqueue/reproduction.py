@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from benchpack.reporting.reproduction import NOT_COMPARABLE, REPRODUCED, CaseVerdict, Tolerance, compare_cases, overall
 from benchpack.results.provenance import INDEPENDENTLY_REPRODUCED
 from registry_site.catalogue.models import PublishedRun
-from registry_site.catalogue.publishing import fingerprint_of, result_dirs_of
+from registry_site.catalogue.publishing import fingerprint_of
+from submissions.publication import result_dirs_of
 from submissions.runqueue.models import HostEndpoint, HostPack, Reproduction, RunnerHost, RunRequest
 from submissions.runqueue.services import RequestRefused, create_run_request
 
@@ -173,7 +174,30 @@ def mark_reproduction(original: PublishedRun, reproduction: PublishedRun, matche
     (registry_site.catalogue.transitions.record_reproduction)."""
     from registry_site.catalogue.transitions import record_reproduction
 
-    record_reproduction(original, reproduction, matched, INDEPENDENT_PROVENANCE if matched else None)
+    record_reproduction(original, reproduction, INDEPENDENT_PROVENANCE if matched else None,
+                        reproduction_state_of(original))
+
+
+def reproduction_state_of(run: PublishedRun) -> str:
+    """The latest counted (independent, comparable) attempt whose reproducing run is still public decides."""
+    deciding = (Reproduction.objects.filter(original=run, independent=True,
+                                            verdict__in=(Reproduction.REPRODUCED, Reproduction.NOT_REPRODUCED),
+                                            reproduction__in=PublishedRun.objects.public())
+                .order_by("-created_at", "-pk").first())
+    return deciding.verdict if deciding else ""
+
+
+def refresh_badge(run: PublishedRun) -> None:
+    from registry_site.catalogue.transitions import set_reproduction_state
+
+    set_reproduction_state(run, reproduction_state_of(run))
+
+
+def refresh_badges_reproduced_by(run: PublishedRun) -> None:
+    """A withdrawn or unpublished reproduction no longer decides its original's badge."""
+    for original in PublishedRun.objects.filter(pk__in=Reproduction.objects.filter(reproduction=run)
+                                                .values("original_id")):
+        refresh_badge(original)
 
 
 def badge(run: PublishedRun) -> Reproduction | None:

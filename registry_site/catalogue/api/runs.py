@@ -6,6 +6,7 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from registry_site.catalogue import evidence
 from registry_site.catalogue.api.base import CatalogueDetailView, CatalogueListView
 from registry_site.catalogue.api.filters import RunFilter
 from registry_site.catalogue.models import PublishedCase, PublishedRun
@@ -64,9 +65,7 @@ class RunSerializer(RunSummarySerializer):
 
     @extend_schema_field(ReproductionSerializer)
     def get_reproduction(self, obj):
-        from submissions.runqueue.reproduction import summary  # the run queue owns this evidence
-
-        return summary(obj)
+        return evidence.reproduction_summary(obj)  # the run queue owns this evidence and provides it
 
 
 def _with_case_count(runs):

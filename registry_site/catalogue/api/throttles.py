@@ -53,10 +53,11 @@ import time
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+import redis
 from redis.exceptions import RedisError
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
-from registry_site.cache import FALLBACK, OUTAGE, server_name
+from registry_site.cache import FALLBACK, OUTAGE, server_name, server_url
 
 # KEYS: window counters; ARGV[2i - 1] what to add to KEYS[i], ARGV[2i] its lifetime in seconds (set by
 # whoever creates the counter). Returns every counter's new total.
@@ -85,10 +86,11 @@ _COUNTERS: dict[str, tuple] = {}  # Redis server URL -> (script, client), per pr
 def _redis_counter(backend: RedisCache) -> tuple:
     """One client per process and server: redis-py's connection pool is thread-safe, and building a
     client is the expensive part."""
-    server = backend._servers[0]  # the server Django's cache writes to
+    server = server_url(backend)  # the server Django's cache writes to
     counter = _COUNTERS.get(server)
     if counter is None:
-        client = backend._cache.get_client(write=True)
+        # Our own client from the cache's URL (redis-py's public API), not the cache's private one.
+        client = redis.Redis.from_url(server, socket_connect_timeout=1, socket_timeout=1)
         counter = _COUNTERS[server] = (client.register_script(_COUNT_SCRIPT), client)
     return counter
 

@@ -1,4 +1,4 @@
-"""The public catalogue API under /api/v1/ (the submissions and run-queue APIs keep their own modules)."""
+"""The catalogue's endpoints of the public API; `registry_site.api_v1` mounts them under /api/v1/ with the others."""
 
 from django.urls import path
 

@@ -42,7 +42,7 @@ def _lanes(run: PublishedRun) -> list[dict]:
     from pathlib import PurePosixPath
 
     from benchpack.results.resultdir import ResultDir
-    from submissions.review import lane_sections
+    from registry_site.catalogue.pages.lanes import lane_sections
 
     if not run.cases.filter(case__contains=" @").exists():
         return []

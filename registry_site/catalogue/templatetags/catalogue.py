@@ -38,13 +38,3 @@ def get_param(mapping, key):
 @register.filter
 def metric(entry, name: str):
     return getattr(entry, name, None)
-
-
-@register.filter
-def metric_min(entry, name: str):
-    return getattr(entry, f"{name}_min", None)
-
-
-@register.filter
-def metric_max(entry, name: str):
-    return getattr(entry, f"{name}_max", None)

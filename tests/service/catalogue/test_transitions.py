@@ -65,13 +65,14 @@ def test_a_flagged_run_stays_public_with_its_note_on_every_row(run, operator):
 
 def test_the_reproduced_badge_follows_a_public_counted_reproduction(run, approve_bundle, make_user, operator):
     from submissions.runqueue.models import Reproduction
+    from submissions.runqueue.reproduction import mark_reproduction
 
     other = make_user("bob@example.org")
     approve_bundle("2026-04-28-mlx-lm-runtime", user=other)
     reproducing = PublishedRun.objects.exclude(pk=run.pk).get()
     Reproduction.objects.create(original=run, reproduction=reproducing, verdict="reproduced", independent=True,
                                 tolerance="test")
-    transitions.record_reproduction(run, reproducing, True, "independently-reproduced")
+    mark_reproduction(run, reproducing, matched=True)
     assert PublishedRun.objects.get(pk=run.pk).reproduction_state == "reproduced"
     assert all(e.reproduced for e in LeaderboardEntry.objects.filter(representative_run=run))
     assert LeaderboardEntry.objects.filter(representative_run=reproducing, provenance="independently-reproduced").exists()
