@@ -36,6 +36,7 @@ from benchpack.packs import prompt_cache
 from benchpack.run import scoring
 
 from benchpack.run import server_info
+from benchpack.agents import proxy as agent_proxy
 from benchpack.adapters import get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
@@ -554,7 +555,7 @@ def run_pack(
     pack = effective_pack(pack, options)
     adapter = adapter or _resolve_adapter(options)
     if repo_task_executor is None and any(case.kind == REPO_TASK for case in pack.cases):
-        repo_task_executor = repo_task.make_executor(pack, options)
+        repo_task_executor = repo_task.make_executor(pack, options, proxy_factory=agent_proxy.proxy_factory)
     out = Path(options.out)
     check_out_dir(out, force=options.force, pack_root=pack.root)
     hardware = collect_hardware(options.host_label)
