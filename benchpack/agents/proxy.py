@@ -337,6 +337,9 @@ class MeasuringProxy:
                 sock, _ = self._server.accept()
             except OSError:
                 return
+            # Each read is written on at once: without TCP_NODELAY a small write waits for the agent's
+            # delayed ACK of the previous one (Nagle), ~40 ms per answer on loopback.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._connection_ids += 1
                 connection = self._connection_ids
@@ -542,3 +545,35 @@ def proxy_factory(endpoint: str, turns_path: Path, labels: dict, timeout_s: floa
     """What the runner hands the repo-task executor: a proxy for one agent session."""
     read = READ_TIMEOUT_S if timeout_s is None else max(1.0, float(timeout_s))
     return MeasuringProxy(endpoint, turns_path, labels, read_timeout_s=read)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchpack.agents.proxy ENDPOINT TURNS_FILE`: the proxy on its own, in front of any agent.
+
+    Prints `listening on URL` (the endpoint's URL with the proxy's host and port), then forwards and records
+    until its standard input closes or it is interrupted.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m benchpack.agents.proxy", description=main.__doc__)
+    parser.add_argument("endpoint", help="the model endpoint, e.g. http://127.0.0.1:8080/v1/chat/completions")
+    parser.add_argument("turns", help="where to append one JSON row per request (agent-turns.jsonl)")
+    parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS)
+    args = parser.parse_args(argv)
+    try:
+        proxy = MeasuringProxy(args.endpoint, Path(args.turns), max_connections=args.max_connections)
+    except ValueError as exc:
+        print(f"benchpack proxy: endpoint: {exc}", file=sys.stderr)
+        return 2
+    with proxy:
+        print(f"listening on {proxy.url_for()}", flush=True)
+        try:
+            sys.stdin.read()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
