@@ -70,6 +70,7 @@ RUN_METADATA_FILE = "run-metadata.json"
 # One row per model request of every external-agent session, written by the measuring proxy
 # (benchpack.agents.proxy, handed in by the runner as `proxy_factory`; docs/agents.md).
 AGENT_TURNS_FILE = "agent-turns.jsonl"
+AGENT_TIMEOUT_S = 600.0  # an agent recipe's time limit per execution unless --agent-timeout says otherwise
 AGENT_PHASE, VERIFIER_PHASE = "external agent", "verifier"
 
 
@@ -230,6 +231,9 @@ class RepoTaskExecutor:
         case, ws, paths = execution.case, execution.workspace, execution.paths
         harness_id = case.harness.id if case.harness is not None else None
         timeout_s = case.harness.timeout_s if case.harness is not None else None
+        if getattr(self.options, "agent", None):  # `--agent NAME`: the recipe's agent solves every case
+            harness_id = "external-agent"
+            timeout_s = getattr(self.options, "agent_timeout_s", None) or AGENT_TIMEOUT_S
         if self.agent_session_harness is not None and harness_id is None:
             request = AgentSessionRequest(case, execution.repetition, execution.out, ws.path, output_text, paths, WorkspaceFiles(ws.path))
             run_agent_session(self.agent_session_harness, request, timeout_s)

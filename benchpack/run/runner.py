@@ -82,6 +82,11 @@ class RunOptions:
     external_agent_argv: list[str] | None = None
     # Run repo-task candidate code without a sandbox (rows then say sandbox: none).
     unsandboxed: bool = False
+    # `--agent NAME`: a built-in agent recipe (benchpack.agents.recipes) solves every repo-task case as an
+    # external agent, whatever harness the case names; `external_agent_argv` is then the recipe's.
+    agent: str | None = None
+    # `--agent-timeout`: the agent's time limit per execution (default 600 s under --agent).
+    agent_timeout_s: float | None = None
     # `--repetitions N`: measured executions per case instead of the pack's
     # default (recorded in every row's `run_plan`).
     repetitions: int | None = None
