@@ -100,3 +100,40 @@ def test_real_mini_swe_agent_against_llama_server_runs_to_its_step_limit_with_ev
     assert all(t["ok"] and t["tokens"]["prompt"] and t["timing"]["ttft_s"] for t in recorded), recorded
     assert row["agent_session"]["turns"] == len(recorded)
     assert row["agent_session"]["decode_tps_p50"] > 0
+
+
+AIDER = recipes.RECIPES["aider"]
+aider_installed = needs(lambda: recipes.installed(AIDER),
+                        f"{AIDER.requirement} is not installed: python -m benchpack.agents.recipes aider")
+SOURCE = (ROOT / "benchpacks/python-regression-fix/fixtures/versionkit-repo/versionkit/version.py").read_text()
+OLD = "        prerelease = (0, self.prerelease) if self.prerelease else (1,)\n"
+NEW = """\
+        if self.prerelease:
+            # numeric identifiers compare as numbers and sort before alphanumeric ones
+            identifiers = tuple((0, int(i), "") if i.isdigit() else (1, 0, i) for i in self.prerelease)
+            prerelease = (0, identifiers)
+        else:
+            prerelease = (1,)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.bubblewrap
+@aider_installed
+def test_real_aider_solves_a_bundled_task_replayed_by_the_scripted_endpoint(tmp_path, capsys):
+    assert OLD in SOURCE
+    # aider fences a whole file with a fence no file in its chat contains: the pack's Markdown files hold ```,
+    # so its prompt asks for ```` (aider's choose_fence), and its parser only takes that.
+    whole_file = f"versionkit/version.py\n````python\n{SOURCE.replace(OLD, NEW)}````\n"
+    out = tmp_path / "out"
+    with RefServer(["The agent harness will solve this task.", whole_file], ttft_s=0.02, itl_s=0.0005) as srv:
+        code = cli.main(["run", "python-regression-fix", "--adapter", "openai-chat", "--model", "ref",
+                         "--endpoint", srv.openai_url, "--out", str(out), "--agent", "aider", "--agent-timeout", "180"])
+    (row,) = run_rows(out)
+    stderr = (out / "task/fix-prerelease-order/rep-001.stderr.log").read_text()
+    assert code == 0 and row["scoring"]["passed"] is True, stderr[-3000:]
+    assert row["sandbox"] == "bubblewrap"
+    recorded = turns(out)
+    assert len(recorded) >= 1 and all(t["ok"] for t in recorded), recorded
+    assert row["agent_session"]["turns"] == len(recorded)
+    assert "agent: pass rate 1/1 (100 %)" in capsys.readouterr().out
