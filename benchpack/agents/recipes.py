@@ -35,6 +35,7 @@ class Recipe:
     kit: str  # file in kits/
     description: str
     options: tuple[str, ...] = ()  # extra kit arguments
+    step_flag: str | None = None  # the kit's flag for a model-call limit (`--agent-steps`), None: no such limit
 
     @property
     def requirement(self) -> str:
@@ -45,7 +46,7 @@ RECIPES: dict[str, Recipe] = {
     "mini-swe-agent": Recipe(
         "mini-swe-agent", "mini-swe-agent", "2.4.6", "mini_swe_agent.py",
         "mini-swe-agent's DefaultAgent, text-based bash actions (mini_textbased.yaml), at most 20 model calls",
-        ("--step-limit", "20"),
+        ("--step-limit", "20"), "--step-limit",
     ),
     "aider": Recipe(
         "aider", "aider-chat", "0.86.2", "aider_agent.py",
@@ -99,11 +100,21 @@ def ensure_installed(r: Recipe, announce=lambda text: None) -> Path:
     return venv
 
 
-def agent_argv(r: Recipe, venv: Path | None = None) -> list[str]:
+def agent_argv(r: Recipe, venv: Path | None = None, steps: int | None = None) -> list[str]:
     """The external-agent argv: the environment's Python, the kit, and the environment itself (an absolute
-    directory in the argv, so the sandbox binds all of it read-only: repo_task.integration.agent_binds_for)."""
+    directory in the argv, so the sandbox binds all of it read-only: repo_task.integration.agent_binds_for).
+    `steps` replaces the recipe's model-call limit; ConfigError for a recipe without one."""
     venv = venv or venv_path(r)
-    return [str(venv / "bin" / "python"), str(KITS / r.kit), "--agent-home", str(venv), *r.options]
+    options = list(r.options)
+    if steps is not None:
+        if r.step_flag is None or steps < 1:
+            why = "must be at least 1" if r.step_flag else "this recipe's agent has no step limit"
+            raise ConfigError(Problem("--agent-steps", str(steps), why))
+        if r.step_flag in options:
+            options[options.index(r.step_flag) + 1] = str(steps)
+        else:
+            options += [r.step_flag, str(steps)]
+    return [str(venv / "bin" / "python"), str(KITS / r.kit), "--agent-home", str(venv), *options]
 
 
 def main(argv: list[str] | None = None) -> int:

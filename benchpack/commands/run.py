@@ -74,6 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(docs/agents.md)")
     parser.add_argument("--agent-timeout", type=float, metavar="SECONDS",
                         help="the agent's time limit per execution (default 600)")
+    parser.add_argument("--agent-steps", type=int, metavar="N",
+                        help="the agent's model-call limit per execution (mini-swe-agent: default 20)")
     parser.set_defaults(handler=handle)
 
 
@@ -105,8 +107,9 @@ def handle(args: argparse.Namespace) -> int:
         from benchpack.agents import recipes
 
         chosen = recipes.recipe(args.agent)
+        recipes.agent_argv(chosen, steps=args.agent_steps)  # a bad --agent-steps fails before any install
         venv = recipes.ensure_installed(chosen, lambda text: print(f"benchpack run: {text}", file=sys.stderr))
-        agent_argv = recipes.agent_argv(chosen, venv)
+        agent_argv = recipes.agent_argv(chosen, venv, steps=args.agent_steps)
     options = RunOptions(
         adapter=args.adapter,
         model=args.model,
