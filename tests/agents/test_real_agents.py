@@ -22,6 +22,7 @@ from benchpack import cli
 from benchpack.agents import recipes
 from benchpack.refserver.server import RefServer
 from tests.environment import needs
+from tests.repo_task.test_repo_task_support import write_repo_pack
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = (ROOT / "benchpacks/python-regression-fix/audit/fix-prerelease-order/known-good.md").read_text()
@@ -85,19 +86,23 @@ def test_real_mini_swe_agent_solves_a_bundled_task_replayed_by_the_scripted_endp
 @mini_installed
 def test_real_mini_swe_agent_against_llama_server_runs_to_its_step_limit_with_every_turn_recorded(
         tmp_path, llama_server):
+    # A small repo task with 64 output tokens per call (the pack's max_tokens, which the kit passes on):
+    # SmolLM2-135M on one CPU thread would take minutes per call at the bundled pack's 4096.
+    pack = write_repo_pack(tmp_path, harness='{ id = "external-agent", timeout_s = 300 }')
     out = tmp_path / "out"
-    code = cli.main(["run", "python-regression-fix", "--adapter", "openai-chat", "--model", "smollm2-135m",
+    code = cli.main(["run", str(pack.root), "--adapter", "openai-chat", "--model", "smollm2-135m",
                      "--endpoint", llama_server.chat_url, "--out", str(out), "--agent", "mini-swe-agent",
-                     "--agent-steps", "3", "--agent-timeout", "400"])
+                     "--agent-steps", "3", "--agent-timeout", "300"])
     assert code in (0, 1)
     (row,) = run_rows(out)
-    stdout = (out / "task/fix-prerelease-order/rep-001.stdout.log").read_text()
-    stderr = (out / "task/fix-prerelease-order/rep-001.stderr.log").read_text()
+    stdout = (out / "task/fix/rep-001.stdout.log").read_text()
+    stderr = (out / "task/fix/rep-001.stderr.log").read_text()
     assert "timed out" not in stderr  # it stopped on its own limit, not the harness's
     assert "exit_status=" in stdout, stderr[-3000:]
     recorded = turns(out)
     assert 1 <= len(recorded) <= 3
     assert all(t["ok"] and t["tokens"]["prompt"] and t["timing"]["ttft_s"] for t in recorded), recorded
+    assert row["sandbox"] == "bubblewrap"
     assert row["agent_session"]["turns"] == len(recorded)
     assert row["agent_session"]["decode_tps_p50"] > 0
 
