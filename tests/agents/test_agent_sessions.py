@@ -93,3 +93,17 @@ def test_an_agent_that_never_stops_ends_at_the_harness_limit_with_every_row_kept
     assert row["agent_session"]["turns"] == len(turns)
     stderr = (tmp_path / "out" / "task/fix/rep-001.stderr.log").read_text()
     assert "timed out after 3 seconds" in stderr
+
+
+def test_the_report_shows_each_sessions_verdict_beside_its_speed(tmp_path):
+    from benchpack.reporting.report import agent_session_table
+    from benchpack.reporting.document import to_markdown
+
+    session = {"time_to_solution_s": 29.5, "turns": 4, "error_turns": 0, "prompt_tokens": 6278, "output_tokens": 159,
+               "ttft_p50_s": 0.0214, "ttft_p90_s": 0.0259, "decode_tps_p50": 983.8, "decode_tps_p90": 944.9,
+               "prompt_growth_per_turn": 97.7, "cache_hit_share": 0.25}
+    table = agent_session_table([{"case": "fix", "repetition": 1, "scoring": {"passed": True}, "agent_session": session},
+                                 {"case": "chat"}])
+    text = to_markdown([table])
+    assert "| fix | 1 | yes |" in text and "97.7" in text and "25%" in text
+    assert agent_session_table([{"case": "chat"}]) is None
