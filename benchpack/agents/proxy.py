@@ -369,12 +369,7 @@ class MeasuringProxy:
         _reply(sock, 503, reason)
         self._record({"connection": connection, "status": 503, "ok": False, "error": f"refused: {reason}"},
                      forwarded=False)
-        try:  # let the agent read the answer before the socket goes (closing with unread data resets it)
-            sock.settimeout(1.0)
-            while sock.recv(READ):
-                pass
-        except OSError:
-            pass
+        _drain(sock)
         self._forget(sock)
 
     def _serve(self, sock: socket.socket, connection: int) -> None:
@@ -388,6 +383,7 @@ class MeasuringProxy:
                     self._record({"connection": connection, "status": exc.status, "ok": False,
                                   "error": f"refused: {exc.reason}", "request_bytes": len(client.buf)},
                                  forwarded=False)
+                    _drain(sock)
                     return
                 except OSError:
                     return
@@ -522,6 +518,19 @@ class MeasuringProxy:
             with open(self.turns_path, "a", encoding="utf-8") as handle:
                 handle.write(line)
                 handle.flush()
+
+
+def _drain(sock: socket.socket, limit_s: float = 1.0) -> None:
+    """Let the agent read the proxy's own answer before the socket goes: closing with unread input resets
+    the connection, and the agent would see a reset instead of the 4xx/5xx. At most `limit_s`."""
+    deadline = perf_counter() + limit_s
+    try:
+        while (left := deadline - perf_counter()) > 0:
+            sock.settimeout(left)
+            if not sock.recv(READ):
+                break
+    except OSError:
+        pass
 
 
 def _method(line: bytes) -> str:

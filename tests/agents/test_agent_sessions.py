@@ -82,17 +82,17 @@ def test_every_turn_of_an_agent_session_is_recorded_and_summed_into_the_row(tmp_
 @pytest.mark.parametrize("unsandboxed", [pytest.param(False, marks=pytest.mark.bubblewrap),
                                          pytest.param(True, marks=pytest.mark.no_sandbox)], ids=["bwrap", "none"])
 def test_an_agent_that_never_stops_ends_at_the_harness_limit_with_every_row_kept(tmp_path, unsandboxed):
-    with RefServer(["a b c d e f g h"], ttft_s=0.02, itl_s=0.05) as srv:
+    with RefServer(["a b c d e f g h"], ttft_s=0.01, itl_s=0.02) as srv:
         started = time.perf_counter()
-        row = session(tmp_path, srv, ["--turns", "0"], unsandboxed, timeout_s=3)
+        row = session(tmp_path, srv, ["--turns", "0"], unsandboxed, timeout_s=4)
         took = time.perf_counter() - started
     assert took < 15
     turns = turn_rows(tmp_path)  # every line whole JSON
-    assert len(turns) >= 3 and sorted(t["turn"] for t in turns) == list(range(1, len(turns) + 1))
+    assert len(turns) >= 2 and sorted(t["turn"] for t in turns) == list(range(1, len(turns) + 1))
     assert sum(t["ok"] for t in turns) >= len(turns) - 1  # at most the one in flight was cut
     assert row["agent_session"]["turns"] == len(turns)
     stderr = (tmp_path / "out" / "task/fix/rep-001.stderr.log").read_text()
-    assert "timed out after 3 seconds" in stderr
+    assert "timed out after 4 seconds" in stderr
 
 
 def test_the_report_shows_each_sessions_verdict_beside_its_speed(tmp_path):
