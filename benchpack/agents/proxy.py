@@ -32,6 +32,7 @@ What an agent can do wrong, and what happens:
 from __future__ import annotations
 
 import json
+import select
 import socket
 import struct
 import threading
@@ -426,19 +427,56 @@ class MeasuringProxy:
                **request_facts(body), "request_bytes": len(raw)}
         row.pop("json", None)
         turn = self._next_turn()
-        if upstream is None:
-            try:
-                upstream = self._connect()
-            except OSError as exc:
-                _reply(client.sock, 502, f"could not connect to the endpoint: {exc}")
-                self._record({**row, "turn": turn, "status": 502, "ok": False,
-                              "error": f"endpoint unreachable: {exc}"})
-                return None, False
+        if upstream is not None and not _idle_and_alive(upstream):
+            self._forget(upstream)  # the endpoint closed it while idle (llama-server does after a stream)
+            upstream = None
+        reused = upstream is not None
+        for attempt in (1, 2):
+            if upstream is None:
+                try:
+                    upstream = self._connect()
+                except OSError as exc:
+                    _reply(client.sock, 502, f"could not connect to the endpoint: {exc}")
+                    self._record({**row, "turn": turn, "status": 502, "ok": False,
+                                  "error": f"endpoint unreachable: {exc}"})
+                    return None, False
+            reader, response, error, sent_any = self._exchange(client, upstream, raw, line, row["api"])
+            if sent_any or response.bytes or not reused or attempt == 2 or self._closing:
+                break
+            # A kept-alive connection the endpoint closed as the request went out: nothing reached the agent
+            # and the endpoint answered nothing, so the request goes again once, on a fresh connection.
+            self._forget(upstream)
+            upstream, reused = None, False
+        if error is not None and not sent_any and not self._closing and not error.startswith("the agent closed"):
+            _reply(client.sock, 502, error)
+        if reader.trace.end is None:
+            reader.trace.end = perf_counter()
+        reader.close()
+        tokens = reader.tokens()
+        status = response.status
+        if error is None and status is not None and status >= 400:
+            error = f"HTTP {status}: {_snippet(reader)}"
+        if error is None and reader.error:
+            error = reader.error
+        self._record({**row, "turn": turn, "status": status, "ok": error is None, "error": error,
+                      "served_model": reader.served_model, "finish_reason": reader.finish_reason,
+                      "streamed": reader.sse is not None, "events": reader.events,
+                      "response_bytes": response.bytes, "timing": reader.timing(tokens), "tokens": tokens,
+                      "started_s": round(reader.started - self._t0, 6)})  # fmt: skip
+        keep = error is None and not response.close_after and not self._closing
+        if not keep:
+            self._forget(upstream)
+            upstream = None
+        return upstream, keep
+
+    def _exchange(self, client: _Client, upstream: socket.socket, raw: bytes, line: bytes, api: str):
+        """Send one request, forward its answer read by read; (reader, response, error or None, sent_any)."""
         stamped = self.kernel_stamps and rxstamp.enable(upstream)
         tx = self.kernel_stamps and rxstamp.enable_tx(upstream)
         offset = rxstamp.realtime_offset_ns() if (stamped or tx) else 0
         before = perf_counter()
-        reader = TurnReader(row["api"], before)
+        reader = TurnReader(api, before)
+        reader.started = before
         response = _Response(line.split(b" ", 1)[0], reader)
         sent_any = False
         error = None
@@ -475,27 +513,7 @@ class MeasuringProxy:
                 error = f"the endpoint sent nothing for {self.read_timeout_s:g} s"
             else:
                 error = f"forwarding failed: {exc}"
-            if not sent_any and not self._closing:
-                _reply(client.sock, 502, error)
-        if reader.trace.end is None:
-            reader.trace.end = perf_counter()
-        reader.close()
-        tokens = reader.tokens()
-        status = response.status
-        if error is None and status is not None and status >= 400:
-            error = f"HTTP {status}: {_snippet(reader)}"
-        if error is None and reader.error:
-            error = reader.error
-        self._record({**row, "turn": turn, "status": status, "ok": error is None, "error": error,
-                      "served_model": reader.served_model, "finish_reason": reader.finish_reason,
-                      "streamed": reader.sse is not None, "events": reader.events,
-                      "response_bytes": response.bytes, "timing": reader.timing(tokens), "tokens": tokens,
-                      "started_s": round(before - self._t0, 6)})  # fmt: skip
-        keep = error is None and not response.close_after and not self._closing
-        if not keep or response.close_after:
-            self._forget(upstream)
-            upstream = None
-        return upstream, keep
+        return reader, response, error, sent_any
 
     # -- rows ------------------------------------------------------------------------
 
@@ -518,6 +536,16 @@ class MeasuringProxy:
             with open(self.turns_path, "a", encoding="utf-8") as handle:
                 handle.write(line)
                 handle.flush()
+
+
+def _idle_and_alive(sock: socket.socket) -> bool:
+    """A kept-alive endpoint connection that reads as readable while idle was closed (or sent junk)."""
+    rxstamp.drain_tx(sock)  # a late transmit stamp would make it look readable
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable
 
 
 def _drain(sock: socket.socket, limit_s: float = 1.0) -> None:

@@ -77,6 +77,7 @@ class TurnReader:
 
     def __init__(self, api: str, start: float) -> None:
         self.api = api
+        self.started = start  # when the request reached the proxy's send (before the clock's own start)
         self.trace = StreamTrace(start=start)
         self.sse: SSEParser | None = None
         self.body: list[bytes] = []
