@@ -105,8 +105,12 @@ def handle(args: argparse.Namespace) -> int:
     agent_argv = None
     if args.agent:
         from benchpack.agents import recipes
+        from benchpack.errors import ConfigError, Problem
 
         chosen = recipes.recipe(args.agent)
+        if not any(case.kind == "repo-task" for case in pack.cases):
+            raise ConfigError(Problem("--agent", args.agent, f"pack {pack.id} has no repo-task case for an agent to "
+                                      "solve (the coding packs: benchpack list)"))  # fmt: skip
         recipes.agent_argv(chosen, steps=args.agent_steps)  # a bad --agent-steps fails before any install
         venv = recipes.ensure_installed(chosen, lambda text: print(f"benchpack run: {text}", file=sys.stderr))
         agent_argv = recipes.agent_argv(chosen, venv, steps=args.agent_steps)

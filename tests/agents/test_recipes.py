@@ -37,8 +37,16 @@ def test_the_argv_binds_the_whole_environment_and_takes_a_step_limit(tmp_path):
         recipes.agent_argv(recipes.RECIPES["aider"], tmp_path, steps=3)
 
 
-def test_an_unknown_recipe_is_one_clear_error_with_exit_2(capsys, tmp_path):
+def test_an_agent_for_a_pack_without_coding_tasks_is_one_clear_error_with_exit_2(capsys, tmp_path):
     code = cli.main(["run", "smoke-chat", "--adapter", "openai-chat", "--model", "m",
+                     "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "o"), "--agent", "aider"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--agent: aider: pack smoke-chat has no repo-task case" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_unknown_recipe_is_one_clear_error_with_exit_2(capsys, tmp_path):
+    code = cli.main(["run", "python-regression-fix", "--adapter", "openai-chat", "--model", "m",
                      "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "o"), "--agent", "nope"])
     err = capsys.readouterr().err
     assert code == 2
