@@ -566,8 +566,10 @@ def _method(line: bytes) -> str:
 
 
 def _path(line: bytes) -> str:
+    """The request path without its query string: a query can carry a credential (`?key=`), and rows are
+    shared; headers (Authorization) are never recorded either."""
     parts = line.split(b" ")
-    return parts[1].decode("latin-1")[:500] if len(parts) > 1 else ""
+    return parts[1].split(b"?", 1)[0].decode("latin-1")[:500] if len(parts) > 1 else ""
 
 
 def _snippet(reader: TurnReader) -> str:

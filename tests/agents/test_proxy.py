@@ -102,7 +102,8 @@ def test_it_forwards_requests_and_answers_byte_for_byte(tmp_path):
     assert upstream.received == [request]
     assert got == expected
     (row,) = rows(tmp_path / "t.jsonl")
-    assert row["path"] == "/v1/chat/completions?x=1" and row["ok"] and row["status"] == 200
+    assert row["path"] == "/v1/chat/completions" and row["ok"] and row["status"] == 200  # never the query
+    assert "example.invalid" not in json.dumps(row)  # nor a header
     assert row["case"] == "c" and row["stream"] is True and row["streamed"] is True
 
 
