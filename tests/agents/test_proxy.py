@@ -165,7 +165,7 @@ def test_it_reads_anthropic_messages_and_openai_responses_streams(tmp_path):
     first, second = rows(tmp_path / "t.jsonl")
     assert first["api"] == "anthropic-messages" and first["finish_reason"] == "end_turn"
     assert first["tokens"] == {"prompt": 40, "output": 5, "cached_prompt": 30, "source": "usage"}
-    assert first["timing"]["tpot_s"] == pytest.approx(0.01, rel=0.5)
+    assert 0.008 <= first["timing"]["tpot_s"] <= 0.05  # the upstream sleeps 10 ms between deltas (longer when busy)
     assert second["api"] == "openai-responses" and second["finish_reason"] == "completed"
     assert second["tokens"] == {"prompt": 50, "output": 4, "cached_prompt": 20, "source": "usage"}
     assert second["timing"]["ttft_s"] is not None
