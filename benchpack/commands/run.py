@@ -68,6 +68,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--unsandboxed", action="store_true",
                         help="run repo-task candidate code without bubblewrap (only where none is available); "
                              "every row then says sandbox: none and ranks below sandboxed results")
+    parser.add_argument("--agent", metavar="NAME",
+                        help="a built-in coding-agent recipe (mini-swe-agent, aider) solves every repo-task case "
+                             "through the measuring proxy; installed on first use into its own pinned environment "
+                             "(docs/agents.md)")
+    parser.add_argument("--agent-timeout", type=float, metavar="SECONDS",
+                        help="the agent's time limit per execution (default 600)")
+    parser.add_argument("--agent-steps", type=int, metavar="N",
+                        help="the agent's model-call limit per execution (mini-swe-agent: default 20)")
     parser.set_defaults(handler=handle)
 
 
@@ -94,6 +102,18 @@ def handle(args: argparse.Namespace) -> int:
     if args.out is None:
         args.out = default_out(args.host_label)
     metadata = load_run_metadata(args.run_metadata) if args.run_metadata else None
+    agent_argv = None
+    if args.agent:
+        from benchpack.agents import recipes
+        from benchpack.errors import ConfigError, Problem
+
+        chosen = recipes.recipe(args.agent)
+        if not any(case.kind == "repo-task" for case in pack.cases):
+            raise ConfigError(Problem("--agent", args.agent, f"pack {pack.id} has no repo-task case for an agent to "
+                                      "solve (the coding packs: benchpack list)"))  # fmt: skip
+        recipes.agent_argv(chosen, steps=args.agent_steps)  # a bad --agent-steps fails before any install
+        venv = recipes.ensure_installed(chosen, lambda text: print(f"benchpack run: {text}", file=sys.stderr))
+        agent_argv = recipes.agent_argv(chosen, venv, steps=args.agent_steps)
     options = RunOptions(
         adapter=args.adapter,
         model=args.model,
@@ -108,6 +128,9 @@ def handle(args: argparse.Namespace) -> int:
         prompt_cache=args.prompt_cache,
         lanes=args.lanes or None,  # None: the base cases and every lane the pack declares
         max_depth=args.max_depth,
+        external_agent_argv=agent_argv,
+        agent=args.agent,
+        agent_timeout_s=args.agent_timeout,
     )
     planned = effective_pack(pack, options)
     progress = progress_for(planned.defaults.repetitions, planned.defaults.warmup, sys.stdout,
@@ -125,6 +148,8 @@ def handle(args: argparse.Namespace) -> int:
         return 130
     print_summary(outcome, already_printed=printed)
     counts = count_rows(outcome.rows)
+    for line in agent_lines(outcome.rows):
+        print(line)
     print(f"{counts.line()}; results in {outcome.out}")
     if outcome.aborted:
         print(f"benchpack run: stopped early: {outcome.aborted}", file=sys.stderr)
@@ -137,6 +162,25 @@ def handle(args: argparse.Namespace) -> int:
     if args.fail_on_check and counts.failed_check:
         return 1
     return 0
+
+
+def agent_lines(rows: list[dict]) -> list[str]:
+    """Pass rate and speed together, over the rows an agent session was measured for (docs/agents.md)."""
+    from benchpack.measurement.stats import median
+
+    sessions = [r for r in rows if isinstance(r.get("agent_session"), dict)]
+    if not sessions:
+        return []
+    passed = sum(1 for r in sessions if (r.get("scoring") or {}).get("passed") is True)
+    figure = lambda key: median(r["agent_session"].get(key) for r in sessions)  # noqa: E731
+    fmt = lambda value, unit: "n/a" if value is None else f"{value:.3g} {unit}"  # noqa: E731
+    return [
+        f"agent: pass rate {passed}/{len(sessions)} ({100 * passed / len(sessions):.0f} %); "
+        f"median per session: time to solution {fmt(figure('time_to_solution_s'), 's')}, "
+        f"{fmt(figure('turns'), 'turns')}, TTFT p50 {fmt(figure('ttft_p50_s'), 's')}, "
+        f"decode p50 {fmt(figure('decode_tps_p50'), 'tok/s')}, tokens in {fmt(figure('prompt_tokens'), '')}"
+        f"out {fmt(figure('output_tokens'), '')}".replace("  ", " "),
+    ]
 
 
 def print_summary(outcome, already_printed: list[str] = ()) -> None:

@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--thorough", action="store_true", help="5x more samples (about a minute longer)")
     parser.add_argument("--skip-pack", action="store_true", help="skip the end-to-end pack run")
     parser.add_argument("--json", action="store_true", help="print figures and checks as JSON instead of tables")
+    parser.add_argument("--proxy", action="store_true",
+                        help="also measure what the agents' measuring proxy adds to TTFT (docs/agents.md)")
     parser.set_defaults(handler=handle)
 
 
@@ -50,8 +52,18 @@ def handle(args: argparse.Namespace) -> int:
     if not args.skip_pack:
         with console.status("running a tiny pack end to end"):
             checks.append(_pack_check(selftest))
+    proxy = None
+    if args.proxy:
+        from benchpack.selfcheck import proxycheck
+
+        with console.status("timing requests direct and through the measuring proxy"):
+            proxy = proxycheck.measure(1000 if args.thorough else 200)
+        checks.append(selftest.Check(
+            f"measuring proxy adds ≤ {proxycheck.TARGET_P99_MS:g} ms p99 to TTFT", proxycheck.passes(proxy),
+            f"p50 {proxy['added_ttft_p50_ms']:.3f} ms, p99 {proxy['added_ttft_p99_ms']:.3f} ms "
+            f"({proxy['requests']} requests each way)"))
     if args.json:
-        print(json.dumps({"figures": summaries, "checks": [c.__dict__ for c in checks]}, indent=2))
+        print(json.dumps({"figures": summaries, "proxy": proxy, "checks": [c.__dict__ for c in checks]}, indent=2))
     else:
         _print_tables(console, selftest, summaries, checks)
     return 0 if all(c.passed for c in checks) else 1

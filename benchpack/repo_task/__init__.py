@@ -31,8 +31,8 @@ def rep_stem(repetition: int) -> str:
     return f"rep-{repetition:03d}"
 
 
-def make_executor(pack, options):
+def make_executor(pack, options, proxy_factory=None):
     """The runner's repo-task hook (see integration.py); imported lazily to keep this module a leaf."""
     from benchpack.repo_task.integration import make_executor as _make_executor
 
-    return _make_executor(pack, options)
+    return _make_executor(pack, options, proxy_factory=proxy_factory)

@@ -17,8 +17,10 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from benchpack.errors import Problem
 from benchpack.repo_task import repo_task_problem
@@ -65,6 +67,10 @@ from benchpack.repo_task.verify import run_verifier
 from benchpack.repo_task.workspace import PreparedWorkspace, prepare_workspace
 
 RUN_METADATA_FILE = "run-metadata.json"
+# One row per model request of every external-agent session, written by the measuring proxy
+# (benchpack.agents.proxy, handed in by the runner as `proxy_factory`; docs/agents.md).
+AGENT_TURNS_FILE = "agent-turns.jsonl"
+AGENT_TIMEOUT_S = 600.0  # an agent recipe's time limit per execution unless --agent-timeout says otherwise
 AGENT_PHASE, VERIFIER_PHASE = "external agent", "verifier"
 
 
@@ -84,6 +90,7 @@ class Execution:
     paths: TaskPaths
     guarded: list[dict] = field(default_factory=list)  # one entry per phase that wrote to guarded paths
     infrastructure_error: str | None = None
+    agent_session: dict | None = None  # the measuring proxy's figures over the agent's turns
 
 
 def secret_paths(pack) -> tuple[Path, ...]:
@@ -139,8 +146,13 @@ def agent_binds_for(argv: list[str], policy: SandboxPolicy) -> tuple[list[str], 
 class RepoTaskExecutor:
     def __init__(self, pack, options, external_agent_argv: list[str] | None = None,
                  agent_session_harness: AgentSessionHarness | None = None, grace_s: float | None = None,
-                 policy: SandboxPolicy | None = None, agent_read_only: tuple[Path, ...] = ()):  # fmt: skip
+                 policy: SandboxPolicy | None = None, agent_read_only: tuple[Path, ...] = (),
+                 proxy_factory: Callable | None = None):  # fmt: skip
         self.pack = pack
+        # proxy_factory(endpoint, turns_path, labels, timeout_s) -> a context manager with `address`,
+        # `url_for(endpoint)` and `summary(time_to_solution_s)`: the measuring proxy the runner hands in
+        # (benchpack.agents.proxy); this layer knows it only by that shape.
+        self.proxy_factory = proxy_factory
         self.options = options
         self.agent_session_harness = agent_session_harness
         self.grace_s = grace_s
@@ -182,6 +194,8 @@ class RepoTaskExecutor:
             execution.infrastructure_error = text.infrastructure_error
         patch = capture_patch(ws.source_root, ws.path, out, case.id, execution.repetition)
         row = {"sandbox": self.policy.mode, "workspace": ws.record(), "patch": patch, "task": execution.paths.record(out)}
+        if execution.agent_session is not None:
+            row["agent_session"] = execution.agent_session
         scoring = case.scoring
         if scoring is not None and scoring.mode == "verify-script":
             verify_dir = out / "verify" / case.id
@@ -206,6 +220,9 @@ class RepoTaskExecutor:
         logs = sorted(Path(out).glob("task/*/rep-*.model-calls.jsonl"))
         if logs:
             sections.append(_model_call_section(summarize_model_calls(logs)))
+        sessions = _agent_session_section(rows)
+        if sessions:
+            sections.append(sessions)
         return sections
 
     # -- task phase ----------------------------------------------------------
@@ -214,6 +231,9 @@ class RepoTaskExecutor:
         case, ws, paths = execution.case, execution.workspace, execution.paths
         harness_id = case.harness.id if case.harness is not None else None
         timeout_s = case.harness.timeout_s if case.harness is not None else None
+        if getattr(self.options, "agent", None):  # `--agent NAME`: the recipe's agent solves every case
+            harness_id = "external-agent"
+            timeout_s = getattr(self.options, "agent_timeout_s", None) or AGENT_TIMEOUT_S
         if self.agent_session_harness is not None and harness_id is None:
             request = AgentSessionRequest(case, execution.repetition, execution.out, ws.path, output_text, paths, WorkspaceFiles(ws.path))
             run_agent_session(self.agent_session_harness, request, timeout_s)
@@ -235,29 +255,46 @@ class RepoTaskExecutor:
         metadata = out / RUN_METADATA_FILE
         sandboxed = self.policy.mode == BUBBLEWRAP
         endpoint = self.options.endpoint
-        context = build_context(
-            pack=self.pack, case=case, workspace=execution.workspace, out=out, repetition=execution.repetition,
-            paths=paths, adapter_id=self.options.adapter, model=self.options.model,
-            endpoint=sandbox_endpoint(endpoint) if sandboxed and endpoint else endpoint,
-            openai_stream_usage=getattr(self.options, "openai_stream_usage", None),
-            run_metadata_path=metadata if metadata.is_file() else None,
-        )  # fmt: skip
-        write_context(paths.context, context)
-        paths.model_calls.parent.mkdir(parents=True, exist_ok=True)
-        paths.model_calls.touch()  # bound read-write into the sandbox; removed again if left empty
-        allowed = (execution.workspace.path, paths.stdout, paths.stderr, paths.model_calls)
-        guard = self._guard(out, allowed)
-        extra = {} if self.grace_s is None else {"grace_s": self.grace_s}
-        with ModelRelay(endpoint if sandboxed and endpoint else "") as relay:
-            wrap, env = self._agent_wrapper(execution, relay, metadata)
-            run_external_agent(
-                self.external_agent_argv, workspace=execution.workspace.path, case_id=case.id, out=out,
-                repetition=execution.repetition, paths=paths, timeout_s=timeout_s, wrap=wrap, env=env,
-                start_dir=self._start_dir if wrap is not None else None, **extra,
+        proxy = self._proxy(execution, endpoint, timeout_s)
+        with proxy if proxy is not None else _Nothing():
+            if proxy is not None:  # the agent calls the proxy; the proxy calls the endpoint
+                agent_endpoint = sandbox_endpoint(endpoint) if sandboxed else proxy.url_for(endpoint)
+            else:
+                agent_endpoint = sandbox_endpoint(endpoint) if sandboxed and endpoint else endpoint
+            context = build_context(
+                pack=self.pack, case=case, workspace=execution.workspace, out=out, repetition=execution.repetition,
+                paths=paths, adapter_id=self.options.adapter, model=self.options.model, endpoint=agent_endpoint,
+                openai_stream_usage=getattr(self.options, "openai_stream_usage", None),
+                run_metadata_path=metadata if metadata.is_file() else None,
             )  # fmt: skip
+            write_context(paths.context, context)
+            paths.model_calls.parent.mkdir(parents=True, exist_ok=True)
+            paths.model_calls.touch()  # bound read-write into the sandbox; removed again if left empty
+            allowed = (execution.workspace.path, paths.stdout, paths.stderr, paths.model_calls, out / AGENT_TURNS_FILE)
+            guard = self._guard(out, allowed)
+            extra = {} if self.grace_s is None else {"grace_s": self.grace_s}
+            target = proxy.address if proxy is not None else None
+            with ModelRelay(endpoint if sandboxed and endpoint else "", target=target) as relay:
+                wrap, env = self._agent_wrapper(execution, relay, metadata)
+                started = time.perf_counter()
+                run_external_agent(
+                    self.external_agent_argv, workspace=execution.workspace.path, case_id=case.id, out=out,
+                    repetition=execution.repetition, paths=paths, timeout_s=timeout_s, wrap=wrap, env=env,
+                    start_dir=self._start_dir if wrap is not None else None, **extra,
+                )  # fmt: skip
+                elapsed = time.perf_counter() - started
+        if proxy is not None:  # closed above: requests still in flight have their rows now
+            execution.agent_session = proxy.summary(elapsed)
         if paths.model_calls.is_file() and paths.model_calls.stat().st_size == 0:
             paths.model_calls.unlink()
         _append(paths.stderr, self._after_phase(AGENT_PHASE, guard.changes(), execution))
+
+    def _proxy(self, execution: Execution, endpoint: str | None, timeout_s: float | None):
+        """The measuring proxy for this session, or None (no factory, or an endpoint it cannot forward: https)."""
+        if self.proxy_factory is None or not endpoint or not endpoint.startswith("http://"):
+            return None
+        labels = {"case": execution.case.id, "repetition": execution.repetition}
+        return self.proxy_factory(endpoint, execution.out / AGENT_TURNS_FILE, labels, timeout_s)
 
     def _agent_wrapper(self, execution: Execution, relay: ModelRelay, metadata: Path):
         """(argv → sandboxed argv, environment for Popen) for the agent phase."""
@@ -382,6 +419,35 @@ def _model_call_section(s: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _agent_session_section(rows: list[dict]) -> str:
+    """Pass/fail beside the speed of the agent's own turns, one line per measured agent session."""
+    lines = []
+    for row in rows:
+        s = row.get("agent_session")
+        if not isinstance(s, dict):
+            continue
+        passed = (row.get("scoring") or {}).get("passed")
+        verdict = "passed" if passed else "failed" if passed is False else "unscored"
+        rep = f" rep {row['repetition']}" if "repetition" in row else ""
+        figures = [f"{s.get('turns')} turns ({s.get('error_turns')} errors)",
+                   f"time to solution {_fmt(s.get('time_to_solution_s'), 's')}",
+                   f"TTFT p50 {_fmt(s.get('ttft_p50_s'), 's')} / p90 {_fmt(s.get('ttft_p90_s'), 's')}",
+                   f"decode p50 {_fmt(s.get('decode_tps_p50'), 'tok/s')} / p90 {_fmt(s.get('decode_tps_p90'), 'tok/s')}",
+                   f"tokens in {s.get('prompt_tokens')} out {s.get('output_tokens')}",
+                   f"prompt growth {_fmt(s.get('prompt_growth_per_turn'), 'tok/turn')}",
+                   f"cache hits {_fmt(s.get('cache_hit_share'), '')}"]
+        lines.append(f"- `{row.get('case')}`{rep}: **{verdict}** — " + ", ".join(figures))
+    if not lines:
+        return ""
+    return "\n".join(["## Agent sessions", "", f"Per-request rows: `{AGENT_TURNS_FILE}`.", "", *lines]) + "\n"
+
+
+def _fmt(value, unit: str) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.4g} {unit}".rstrip()
+
+
 def _append(path: Path, text: str) -> None:
     if text:
         with open(path, "a", encoding="utf-8") as handle:
@@ -392,9 +458,20 @@ def _has_verify_script(pack) -> bool:
     return any(c.scoring is not None and c.scoring.mode == "verify-script" for c in pack.cases)
 
 
-def make_executor(pack, options) -> RepoTaskExecutor:
-    """Runner entry point; raises ConfigError before the output directory exists."""
+class _Nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def make_executor(pack, options, proxy_factory: Callable | None = None) -> RepoTaskExecutor:
+    """Runner entry point; raises ConfigError before the output directory exists.
+
+    `proxy_factory` (the runner passes benchpack.agents.proxy.proxy_factory) puts the measuring proxy
+    between every external agent and the endpoint."""
     argv = getattr(options, "external_agent_argv", None)
     if argv is None:
         argv = load_external_agent_argv(os.environ, pack)
-    return RepoTaskExecutor(pack, options, external_agent_argv=argv)
+    return RepoTaskExecutor(pack, options, external_agent_argv=argv, proxy_factory=proxy_factory)

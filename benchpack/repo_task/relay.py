@@ -69,10 +69,15 @@ def _pipe(source: socket.socket, sink: socket.socket) -> None:
 
 
 class ModelRelay:
-    """Runner side: a Unix socket whose connections go to `endpoint`'s host and port only."""
+    """Runner side: a Unix socket whose connections go to `endpoint`'s host and port only.
 
-    def __init__(self, endpoint: str) -> None:
+    `target` (the measuring proxy's address) is where connections go instead; `address` stays the
+    endpoint's, whose port the in-sandbox end listens on, so the agent's URL is the endpoint's own.
+    """
+
+    def __init__(self, endpoint: str, target: tuple[str, int] | None = None) -> None:
         self.address = endpoint_address(endpoint)
+        self.target = target if self.address is not None and target is not None else self.address
         self._dir: tempfile.TemporaryDirectory | None = None
         self._server: socket.socket | None = None
         self._threads: list[threading.Thread] = []
@@ -106,7 +111,7 @@ class ModelRelay:
             except OSError:
                 return
             try:
-                outer = socket.create_connection(self.address, timeout=30)
+                outer = socket.create_connection(self.target, timeout=30)
                 outer.settimeout(None)
             except OSError:
                 inner.close()

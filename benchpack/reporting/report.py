@@ -440,10 +440,37 @@ def run_blocks(label: str, result: ResultDir, artifacts: RunArtifacts, model_cal
                              "file is not in the result directory.", muted=True)]
     if artifacts.model_call_logs:
         blocks += [Heading("Model calls", 3)] + model_calls_blocks(artifacts, model_call_summarizer)
+    sessions = agent_session_table(result.rows)
+    if sessions is not None:
+        blocks += [Heading("Agent sessions", 3), sessions,
+                   Paragraph("One row per repo-task execution whose agent went through the measuring proxy: the "
+                             "verdict beside the speed of the agent's own model requests (`agent-turns.jsonl`, "
+                             "docs/agents.md). decode p90 is the slow tail.", muted=True)]
     failures = failed_rows_list(result)
     if failures:
         blocks += [Heading("Failed rows", 3), Bullets(failures)]
     return blocks
+
+
+def agent_session_table(rows: list[dict]) -> Table | None:
+    """Pass/fail beside time to solution, turns, tokens, TTFT and decode over the turns (docs/agents.md)."""
+    sessions = [r for r in rows if isinstance(r.get("agent_session"), dict)]
+    if not sessions:
+        return None
+    table = Table(columns("case", "#rep", "pass", "#time to solution", "#turns", "#tokens in", "#tokens out",
+                          "#TTFT p50", "#p90", "#decode p50", "#p90", "#prompt growth/turn", "#cache hits"))
+    for row in sessions:
+        s = row["agent_session"]
+        passed = (row.get("scoring") or {}).get("passed")
+        share = s.get("cache_hit_share")
+        growth = s.get("prompt_growth_per_turn")
+        table.add(row.get("case"), row.get("repetition", 1),
+                  DASH if passed is None else ("yes" if passed else "no"),
+                  seconds(s.get("time_to_solution_s")), count(s.get("turns")), count(s.get("prompt_tokens")),
+                  count(s.get("output_tokens")), seconds(s.get("ttft_p50_s")), seconds(s.get("ttft_p90_s")),
+                  rate(s.get("decode_tps_p50")), rate(s.get("decode_tps_p90")),
+                  DASH if growth is None else f"{growth:.1f}", DASH if share is None else f"{share:.0%}")
+    return table
 
 
 def counts_line(rows: list[dict]) -> str:

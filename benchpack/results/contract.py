@@ -102,6 +102,28 @@ class Patch(msgspec.Struct, gc=False):
     path: Union[str, msgspec.UnsetType] = msgspec.UNSET
 
 
+class AgentSession(msgspec.Struct, gc=False):
+    """An external agent's session, from the measuring proxy's per-turn rows (docs/agents.md)."""
+
+    time_to_solution_s: _Num = None
+    turns: _Count = None
+    error_turns: _Count = None
+    prompt_tokens: _Count = None
+    output_tokens: _Count = None
+    cached_prompt_tokens: _Count = None
+    ttft_p50_s: _Num = None
+    ttft_p90_s: _Num = None
+    decode_tps_p50: _Num = None
+    decode_tps_p90: _Num = None
+    prompt_growth_per_turn: Optional[Annotated[float, msgspec.Meta(ge=-sys.float_info.max, le=sys.float_info.max)]] = None
+    cache_hit_share: Optional[Annotated[float, msgspec.Meta(ge=0, le=1)]] = None
+    model_time_s: _Num = None
+    turns_file: Optional[str] = None
+
+
+AGENT_SESSION_KEYS: tuple[str, ...] = AgentSession.__struct_fields__
+
+
 class Row(msgspec.Struct, kw_only=True, gc=False):
     pack: Pack
     case: _Text(MAX_CASE_CHARS)
@@ -131,6 +153,8 @@ class Row(msgspec.Struct, kw_only=True, gc=False):
     arrival_rate: Optional[Annotated[float, msgspec.Meta(gt=0, le=MAX_ARRIVAL_RATE)]] = None
     load: Optional[dict] = None
     energy: Optional[dict] = None
+    # An external agent's session measured by the proxy (docs/agents.md): the verdict's speed.
+    agent_session: Optional[AgentSession] = None
 
 
 # The keys the runner writes into `timing` / `tokens` (every one present, null when unknown).

@@ -36,6 +36,7 @@ from benchpack.packs import prompt_cache
 from benchpack.run import scoring
 
 from benchpack.run import server_info
+from benchpack.agents import proxy as agent_proxy
 from benchpack.adapters import get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
@@ -81,6 +82,11 @@ class RunOptions:
     external_agent_argv: list[str] | None = None
     # Run repo-task candidate code without a sandbox (rows then say sandbox: none).
     unsandboxed: bool = False
+    # `--agent NAME`: a built-in agent recipe (benchpack.agents.recipes) solves every repo-task case as an
+    # external agent, whatever harness the case names; `external_agent_argv` is then the recipe's.
+    agent: str | None = None
+    # `--agent-timeout`: the agent's time limit per execution (default 600 s under --agent).
+    agent_timeout_s: float | None = None
     # `--repetitions N`: measured executions per case instead of the pack's
     # default (recorded in every row's `run_plan`).
     repetitions: int | None = None
@@ -554,7 +560,7 @@ def run_pack(
     pack = effective_pack(pack, options)
     adapter = adapter or _resolve_adapter(options)
     if repo_task_executor is None and any(case.kind == REPO_TASK for case in pack.cases):
-        repo_task_executor = repo_task.make_executor(pack, options)
+        repo_task_executor = repo_task.make_executor(pack, options, proxy_factory=agent_proxy.proxy_factory)
     out = Path(options.out)
     check_out_dir(out, force=options.force, pack_root=pack.root)
     hardware = collect_hardware(options.host_label)

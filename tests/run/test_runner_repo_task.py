@@ -92,7 +92,7 @@ def test_it_stops_the_run_when_the_repo_task_runner_fails(tmp_path):
 def test_it_asks_the_repo_task_package_for_an_executor_before_writing_anything(tmp_path, monkeypatch):
     import benchpack.repo_task as repo_task
 
-    def refuse(pack, opts):
+    def refuse(pack, opts, **_):
         raise ConfigError(Problem("BENCHPACK_EXTERNAL_AGENT_ARGV", "", "is not set"))
 
     monkeypatch.setattr(repo_task, "make_executor", refuse)
