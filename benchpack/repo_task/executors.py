@@ -151,7 +151,9 @@ def _binary_symlink_section(body: str, existing_links: frozenset[str]) -> str | 
 
 
 def escaping_symlinks(workspace: Path) -> list[str]:
-    """Every symlink under `workspace` whose target leaves it (absolute, or through `..`)."""
+    """Every symlink under `workspace` whose target leaves it: absolute, lexically through `..`,
+    or once the whole chain is resolved (`a -> sub/b/..` with `sub/b -> ..` looks inside
+    lexically but lands outside; each link is judged by where its chain finally points)."""
     root = Path(workspace).resolve()
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -160,7 +162,9 @@ def escaping_symlinks(workspace: Path) -> list[str]:
             if path.is_symlink():
                 target = os.readlink(path)
                 lexical = posixpath.normpath(posixpath.join(posixpath.dirname(path.relative_to(root).as_posix()), target))
-                if target.startswith("/") or lexical == ".." or lexical.startswith("../"):
+                final = Path(os.path.realpath(path))  # follows every hop (a loop or dangling tail stays textual)
+                if (target.startswith("/") or lexical == ".." or lexical.startswith("../")
+                        or (final != root and not final.is_relative_to(root))):  # fmt: skip
                     found.append(path.relative_to(root).as_posix())
     return sorted(found)
 
@@ -194,9 +198,9 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
                 raise RepoTaskError(Problem("fenced-patch", "git apply", f"{what} after a successful preflight; workspace may be partially changed"))
             touched = sorted({p.path for p in diff_paths(body)})
             escaped = sorted(set(escaping_symlinks(workspace)) - links_before)
-            if escaped:  # whatever the preflight missed: the link is removed, never followed
+            if escaped:  # whatever the preflight missed: the links are removed, never followed
                 for rel in escaped:
-                    (Path(workspace) / rel).unlink()
+                    (Path(workspace) / rel).unlink(missing_ok=True)
                 return _refuse(f"Unsafe symlink {escaped[0]!r}: target points outside the workspace; removed")
             return TaskText(f"Applied fenced {info} block with git apply{' --recount' if mode_args else ''}: {', '.join(touched)}\n", "")
         failures.append(f"{command}:\n{err.decode('utf-8', 'replace').rstrip()}\n")
