@@ -95,16 +95,21 @@ def _identifier(rng):
 def draw(rng):
     """Property-style probes drawn per execution from the verifier's secret seed.
 
-    Distribution: 6 sets of 12 versions, major/minor/patch uniform in [0, 3],
-    60% with a prerelease of 1–3 identifiers (40% numeric: small, boundary or
-    up to 25 digits; else 1–6 chars of [abcrRCAZz0-9-]), 20% with build
-    metadata. Sorting must follow `_precedence` (only here); build metadata is
-    ignored for order and equality."""
+    Distribution: 6 sets of versions; the set size is drawn too (12, or one
+    set in four up to 80). Each set draws its own number range for
+    major/minor/patch — [0, 3] half of the time, else [0, 10**k] with k
+    uniform in 1..30 (a long tail: numbers far past any fixed cap, compared as
+    integers) —, 60% with a prerelease of 1–3 identifiers (40% numeric:
+    small, boundary or up to 25 digits; else 1–6 chars of [abcrRCAZz0-9-]),
+    20% with build metadata. Sorting must follow `_precedence` (only here);
+    build metadata is ignored for order and equality."""
     probes = []
     for index in range(6):
         versions = []
-        while len(versions) < 12:
-            text = ".".join(str(rng.randint(0, 3)) for _ in range(3))
+        top = 3 if rng.random() < 0.5 else 10 ** rng.randint(1, 30)
+        size = 12 if rng.random() < 0.75 else rng.randint(12, 80)
+        while len(versions) < size:
+            text = ".".join(str(rng.randint(0, top)) for _ in range(3))
             if rng.random() < 0.6:
                 text += "-" + ".".join(_identifier(rng) for _ in range(rng.randint(1, 3)))
             if rng.random() < 0.2:
