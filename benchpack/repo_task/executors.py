@@ -18,6 +18,8 @@ import json
 import os
 import posixpath
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +183,34 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
         return _refuse(reason)
     failures: list[str] = []
     links_before = set(escaping_symlinks(workspace))
+    # A patch that writes links may end in a chain that leaves the workspace (judged only after
+    # apply, `escaping_symlinks`): keep a copy so the whole patch can be undone, as the refusal says.
+    backup = tempfile.TemporaryDirectory(prefix="benchpack-apply-") if re.search(r"(?m)\b120000\b", body) else None
+    if backup is not None:
+        shutil.copytree(workspace, Path(backup.name) / "ws", symlinks=True)
+    try:
+        return _apply_with_git(workspace, body, timeout_s, info, failures, links_before, backup)
+    finally:
+        if backup is not None:
+            backup.cleanup()
+
+
+def _restore(workspace: Path, copy: Path) -> None:
+    for entry in list(Path(workspace).iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for entry in copy.iterdir():
+        target = Path(workspace) / entry.name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, target, symlinks=True)
+        else:
+            shutil.copy2(entry, target, follow_symlinks=False)
+
+
+def _apply_with_git(workspace: Path, body: str, timeout_s: float | None, info: str, failures: list[str],
+                    links_before: set[str], backup) -> TaskText:  # fmt: skip
     for mode_args in (["--recount"], []):
         try:
             check, _, err = _git_apply(workspace, body, ["--check", *mode_args], timeout_s)
@@ -201,6 +231,8 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
             if escaped:  # whatever the preflight missed: the links are removed, never followed
                 for rel in escaped:
                     (Path(workspace) / rel).unlink(missing_ok=True)
+                if backup is not None:  # and the rest of the patch is undone
+                    _restore(workspace, Path(backup.name) / "ws")
                 return _refuse(f"Unsafe symlink {escaped[0]!r}: target points outside the workspace; removed")
             return TaskText(f"Applied fenced {info} block with git apply{' --recount' if mode_args else ''}: {', '.join(touched)}\n", "")
         failures.append(f"{command}:\n{err.decode('utf-8', 'replace').rstrip()}\n")

@@ -96,10 +96,11 @@ def draw(rng):
     """Property-style probes drawn per execution from the verifier's secret seed.
 
     Distribution: 6 sets of versions; the set size is drawn too (12, or one
-    set in four up to 80). Each set draws its own number range for
-    major/minor/patch — [0, 3] half of the time, else [0, 10**k] with k
-    uniform in 1..30 (a long tail: numbers far past any fixed cap, compared as
-    integers) —, 60% with a prerelease of 1–3 identifiers (40% numeric:
+    set in four up to 80). Each set draws its own number range `top` —
+    [0, 3] half of the time, else [0, 10**k] with k uniform in 1..30 (a long
+    tail: numbers far past any fixed cap, compared as integers) — and a pool
+    of 1–4 majors from it, so versions share majors and minor/patch decide;
+    minor and patch are uniform in [0, top]; 60% with a prerelease of 1–3 identifiers (40% numeric:
     small, boundary or up to 25 digits; else 1–6 chars of [abcrRCAZz0-9-]),
     20% with build metadata. Sorting must follow `_precedence` (only here);
     build metadata is ignored for order and equality."""
@@ -108,8 +109,9 @@ def draw(rng):
         versions = []
         top = 3 if rng.random() < 0.5 else 10 ** rng.randint(1, 30)
         size = 12 if rng.random() < 0.75 else rng.randint(12, 80)
+        majors = [rng.randint(0, top) for _ in range(rng.randint(1, 4))]
         while len(versions) < size:
-            text = ".".join(str(rng.randint(0, top)) for _ in range(3))
+            text = f"{rng.choice(majors)}.{rng.randint(0, top)}.{rng.randint(0, top)}"
             if rng.random() < 0.6:
                 text += "-" + ".".join(_identifier(rng) for _ in range(rng.randint(1, 3)))
             if rng.random() < 0.2:
