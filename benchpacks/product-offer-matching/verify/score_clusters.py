@@ -72,14 +72,14 @@ def draw_holdout(ctx) -> tuple[list[dict], dict[str, str]]:
     """(offers, offer id -> product) drawn from the published generator with the execution's secret seed.
 
     Distribution (published; the draw never is): a sample of 40-100 catalogue products (the
-    catalogue has 100) plus 40-220 **novel** products (a long tail: 40-120 three draws in four,
-    else up to 220) whose brands, families and model codes are invented from the secret seed
+    catalogue has 100) plus 60-220 **novel** products (a long tail: 60-140 three draws in four,
+    else 140-220) whose brands, families and model codes are invented from the secret seed
     and appear in nothing the candidate can read (`generate_offers.novel_products`)."""
     generator = verifykit.load_module(GENERATOR, "offer_generator")
     rng = ctx.rng("holdout")
     seed = rng.randrange(10**6, 10**12)
     catalogue = rng.randint(40, 100)
-    novel = rng.randint(40, 120) if rng.random() < 0.75 else rng.randint(120, HOLDOUT_PRODUCTS)
+    novel = rng.randint(60, 140) if rng.random() < 0.75 else rng.randint(140, HOLDOUT_PRODUCTS)
     offers, labels = generator.offer_set(seed, catalogue, novel=novel)
     return offers, dict(labels)
 
