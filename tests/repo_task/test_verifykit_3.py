@@ -194,6 +194,7 @@ def test_a_hidden_probe_and_a_shipped_test_see_the_same_process(kit, ctx):
         assert records[0][key] == records[1][key] == records[2][key] == records[3][key], key
     assert records[3]["expected_in_memory"] == "False" and records[3]["probe_name_in_memory"] == "False"
     assert "'-I'" not in records[3]["orig_argv"]  # plain interpreter flags, like a developer's run
+    assert records[3]["argv"] == repr(["python -m unittest", "tests.test_m"])  # as `python -m unittest` leaves it
 
 
 def _answers(kit, ctx, probes):

@@ -703,6 +703,7 @@ def _run():
     out = os.fdopen(os.dup(1), "w")
     nonce = request["nonce"]
     sys.path[:0] = [os.path.abspath(p) for p in request["path"]]
+    sys.argv[:] = ["python -m unittest", *request["tests"]]  # what `python -m unittest <tests>` leaves there
     import unittest
     frozen = [unittest.TestCase, unittest.TestResult, unittest.TestSuite, unittest.TextTestRunner, unittest.TestLoader]
     before = {c.__qualname__: dict(vars(c)) for c in frozen}
