@@ -97,7 +97,7 @@ def draw(rng):
 
     Distribution: 6 sets of versions; the set size is drawn too (12, or one
     set in four up to 80). Each set draws its own number range `top` —
-    [0, 3] half of the time, else [0, 10**k] with k uniform in 1..30 (a long
+    [0, 3] half of the time (never for the first set), else [0, 10**k] with k uniform in 1..30 (a long
     tail: numbers far past any fixed cap, compared as integers) — and a pool
     of 1–4 majors from it, so versions share majors and minor/patch decide;
     minor and patch are uniform in [0, top]; 60% with a prerelease of 1–3 identifiers (40% numeric:
@@ -107,7 +107,7 @@ def draw(rng):
     probes = []
     for index in range(6):
         versions = []
-        top = 3 if rng.random() < 0.5 else 10 ** rng.randint(1, 30)
+        top = 3 if index and rng.random() < 0.5 else 10 ** rng.randint(1, 30)  # the first set always reaches past 3
         size = 12 if rng.random() < 0.75 else rng.randint(12, 80)
         majors = [rng.randint(0, top) for _ in range(rng.randint(1, 4))]
         while len(versions) < size:
