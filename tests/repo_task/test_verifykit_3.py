@@ -239,3 +239,16 @@ def test_the_screen_passes_ordinary_fixes_and_honours_allow(kit, ctx):
     write(ctx, "pkg/m.py", "import sys\n\ndef main():\n    return sys.argv[1:]\n")
     assert not kit.check_introspection(ctx).passed
     assert kit.check_introspection(ctx, allow=("sys.argv",)).passed
+
+
+def test_only_test_pickup_files_are_left_out_of_the_shipped_test_run(kit, ctx):
+    """A new helper module (even one named test_*.py outside the test directory) is candidate code the
+    fix may import; new files beside the shipped tests and startup hooks anywhere are left out."""
+    write(ctx, "pkg/testing_helpers.py", "")
+    write(ctx, "pkg/test_util.py", "")
+    write(ctx, "tests/helper.py", "")
+    write(ctx, "tests/sub/deep.py", "")
+    write(ctx, "pkg/zz.pth", "")
+    write(ctx, "pkg/sitecustomize.py", "")
+    assert kit.added_test_files(ctx, ("tests/test_m.py",)) == {
+        "tests/helper.py", "tests/sub/deep.py", "tests/sub", "pkg/zz.pth", "pkg/sitecustomize.py"}

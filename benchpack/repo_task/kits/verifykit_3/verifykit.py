@@ -524,21 +524,27 @@ TEST_PICKUP_NAMES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "pyt
 
 def added_test_files(ctx: Context, tests: tuple[str, ...]) -> frozenset[str]:
     """Paths the candidate added that the shipped tests' run must not import: every new entry in
-    (or below) a directory that holds a shipped test file, every new test_*.py anywhere, and every new
-    conftest/sitecustomize/usercustomize/*.pth/test config anywhere."""
+    (or below) a directory that holds a shipped test file, and every new
+    conftest/sitecustomize/usercustomize/*.pth/test config anywhere. (A new module elsewhere — even one
+    named test_*.py — is candidate code like any other: it runs only if the candidate's code imports it.)"""
     before, after = tree_hashes(ctx.pristine), tree_hashes(ctx.workspace)
-    test_dirs = {posixpath_dir(t) for t in tests}
+    # Shipped tests at the repository root: only what shadows or joins them there (test_*/ *_test
+    # modules and packages), never the candidate's new root modules.
+    test_dirs = {posixpath_dir(t) for t in tests} - {""}
+    root_tests = "" in {posixpath_dir(t) for t in tests}
     left_out = set()
     for rel in after.keys() - before.keys():
-        name = rel.rsplit("/", 1)[-1]
-        parents = {posixpath_dir(rel)} | {"/".join(rel.split("/")[:i]) for i in range(1, rel.count("/") + 1)}
-        if parents & test_dirs or name.startswith("test") or name in TEST_PICKUP_NAMES or name.endswith(".pth"):
+        name, top = rel.rsplit("/", 1)[-1], rel.split("/", 1)[0]
+        parents = {"/".join(rel.split("/")[:i]) for i in range(1, rel.count("/") + 1)}
+        beside_root_tests = root_tests and glob_match(top, "test_*") or root_tests and glob_match(top, "*_test.py")
+        if parents & test_dirs or beside_root_tests or name in TEST_PICKUP_NAMES or name.endswith(".pth"):
             left_out.add(rel)
             # a new directory beside the shipped tests (a package shadowing tests/test_x.py) goes whole
             for d in test_dirs:
-                prefix = "" if d == "" else d + "/"
-                if rel.startswith(prefix) and "/" in rel[len(prefix):]:
-                    left_out.add(prefix + rel[len(prefix):].split("/", 1)[0])
+                if rel.startswith(d + "/") and "/" in rel[len(d) + 1:]:
+                    left_out.add(d + "/" + rel[len(d) + 1:].split("/", 1)[0])
+            if beside_root_tests and "/" in rel:
+                left_out.add(top)
     return frozenset(left_out)
 
 
