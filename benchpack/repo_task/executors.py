@@ -18,6 +18,8 @@ import json
 import os
 import posixpath
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,7 +153,9 @@ def _binary_symlink_section(body: str, existing_links: frozenset[str]) -> str | 
 
 
 def escaping_symlinks(workspace: Path) -> list[str]:
-    """Every symlink under `workspace` whose target leaves it (absolute, or through `..`)."""
+    """Every symlink under `workspace` whose target leaves it: absolute, lexically through `..`,
+    or once the whole chain is resolved (`a -> sub/b/..` with `sub/b -> ..` looks inside
+    lexically but lands outside; each link is judged by where its chain finally points)."""
     root = Path(workspace).resolve()
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -160,7 +164,9 @@ def escaping_symlinks(workspace: Path) -> list[str]:
             if path.is_symlink():
                 target = os.readlink(path)
                 lexical = posixpath.normpath(posixpath.join(posixpath.dirname(path.relative_to(root).as_posix()), target))
-                if target.startswith("/") or lexical == ".." or lexical.startswith("../"):
+                final = Path(os.path.realpath(path))  # follows every hop (a loop or dangling tail stays textual)
+                if (target.startswith("/") or lexical == ".." or lexical.startswith("../")
+                        or (final != root and not final.is_relative_to(root))):  # fmt: skip
                     found.append(path.relative_to(root).as_posix())
     return sorted(found)
 
@@ -177,6 +183,34 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
         return _refuse(reason)
     failures: list[str] = []
     links_before = set(escaping_symlinks(workspace))
+    # A patch that writes links may end in a chain that leaves the workspace (judged only after
+    # apply, `escaping_symlinks`): keep a copy so the whole patch can be undone, as the refusal says.
+    backup = tempfile.TemporaryDirectory(prefix="benchpack-apply-") if re.search(r"(?m)\b120000\b", body) else None
+    if backup is not None:
+        shutil.copytree(workspace, Path(backup.name) / "ws", symlinks=True)
+    try:
+        return _apply_with_git(workspace, body, timeout_s, info, failures, links_before, backup)
+    finally:
+        if backup is not None:
+            backup.cleanup()
+
+
+def _restore(workspace: Path, copy: Path) -> None:
+    for entry in list(Path(workspace).iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for entry in copy.iterdir():
+        target = Path(workspace) / entry.name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, target, symlinks=True)
+        else:
+            shutil.copy2(entry, target, follow_symlinks=False)
+
+
+def _apply_with_git(workspace: Path, body: str, timeout_s: float | None, info: str, failures: list[str],
+                    links_before: set[str], backup) -> TaskText:  # fmt: skip
     for mode_args in (["--recount"], []):
         try:
             check, _, err = _git_apply(workspace, body, ["--check", *mode_args], timeout_s)
@@ -194,9 +228,11 @@ def apply_unified_diff(workspace: Path, body: str, timeout_s: float | None, info
                 raise RepoTaskError(Problem("fenced-patch", "git apply", f"{what} after a successful preflight; workspace may be partially changed"))
             touched = sorted({p.path for p in diff_paths(body)})
             escaped = sorted(set(escaping_symlinks(workspace)) - links_before)
-            if escaped:  # whatever the preflight missed: the link is removed, never followed
+            if escaped:  # whatever the preflight missed: the links are removed, never followed
                 for rel in escaped:
-                    (Path(workspace) / rel).unlink()
+                    (Path(workspace) / rel).unlink(missing_ok=True)
+                if backup is not None:  # and the rest of the patch is undone
+                    _restore(workspace, Path(backup.name) / "ws")
                 return _refuse(f"Unsafe symlink {escaped[0]!r}: target points outside the workspace; removed")
             return TaskText(f"Applied fenced {info} block with git apply{' --recount' if mode_args else ''}: {', '.join(touched)}\n", "")
         failures.append(f"{command}:\n{err.decode('utf-8', 'replace').rstrip()}\n")

@@ -6,8 +6,8 @@ starts in a candidate-written directory, docs/audits.md "Host processes"),
 with a pinned environment (a fixed PATH, a private HOME, the manifest's
 `scoring.environment`, the sandbox launcher, the toolchain facts resolved at
 runner start), in its own process group, bounded by `scoring.timeout_s`
-(default 300 s). Exit status 0 passes. The runner owns the
-verify JSON afterwards and makes it authoritative on every path:
+(default 300 s). The runner owns the verify JSON afterwards and makes it
+authoritative on every path:
 
 | verifier left…            | normal exit                                   | timeout                                   |
 |---------------------------|-----------------------------------------------|-------------------------------------------|
@@ -15,12 +15,22 @@ verify JSON afterwards and makes it authoritative on every path:
 | a JSON object             | kept, `exit_code`/`passed` forced             | kept, the four timeout keys forced        |
 | malformed / not an object | minimal object + `"output_error": "<why>"`    | the minimal timeout object                |
 
-The pass/fail verdict always comes from the exit status, never from the JSON.
+A pass needs both: exit status 0 **and**, when the verifier wrote a document
+that states a verdict (`outcome`, or a boolean `passed`), a document that says
+pass. A run whose exit status and document disagree is an **error**, never a
+pass (`outcome: "error"`, `output_error` says why): a hook that turns the
+process's exit status into 0 cannot turn a failing document into a pass. A
+verifier that pins the core kit (`verify/verifykit.toml`) always writes one,
+so for it a missing document is an error too. A document whose `outcome` is
+`suspicious` (the kit's introspection screen, docs/audits.md) is recorded as
+such, never passed.
 
 The verifier is the pack's own (trusted) code and runs outside the sandbox,
-but isolated from anything the candidate could have planted: `python -I -B`
-(no PYTHON* variables, no user site-packages, no current directory on
-sys.path, no bytecode written), with its own directory put on sys.path by a
+but isolated from anything the candidate could have planted: `python -I -S -B`
+(no PYTHON* variables, no site module at all — so no `.pth` file or
+`sitecustomize` of any site-packages runs in it, and site-packages is not on
+sys.path —, no current directory on sys.path, no bytecode written): verifiers
+and the kit use the standard library only. Its own directory is put on sys.path by a
 tiny bootstrap so sibling helpers still import, followed by the core
 verifier kit the pack pins in `verify/verifykit.toml` (`version = N` →
 `benchpack/repo_task/kits/verifykit_N/`). It never
@@ -78,7 +88,10 @@ class VerifyOutcome:
     document: dict  # what was written to the verify JSON
 
     def row_fields(self, paths: VerifyPaths, out: Path) -> dict:
-        repo_task: dict = {"status": "passed" if self.passed else "failed", "verify_exit_code": self.exit_code}
+        repo_task: dict = {"status": self.status(), "verify_exit_code": self.exit_code}
+        if repo_task["status"] == "suspicious":
+            lines = self.document.get("suspicious")
+            repo_task["suspicious"] = [str(x)[:300] for x in lines[:50]] if isinstance(lines, list) else []
         if not self.passed:
             failed = self.document.get("failed_checks")
             if isinstance(failed, list) and all(isinstance(c, str) for c in failed) and failed:
@@ -90,7 +103,21 @@ class VerifyOutcome:
             "scoring": {"mode": "verify-script", "passed": self.passed},
         }
 
+    def status(self) -> str:
+        """passed | failed | error (the verifier could not judge, or its exit status and document
+        disagree) | suspicious (the answer introspects its caller or environment: never passed)."""
+        if self.passed:
+            return "passed"
+        outcome = self.document.get("outcome")
+        if outcome == "suspicious":
+            return "suspicious"
+        if outcome == "error" and self.document.get("output_error"):
+            return "error"
+        return "failed"
+
     def failure_reason(self) -> str:
+        if self.document.get("outcome") == "suspicious":
+            return "suspicious: the answer adds introspection of its caller or environment (see repo_task.suspicious)"
         if self.timed_out:
             return f"the verifier timed out after {self.document.get('timeout_s'):g} seconds"
         failed = self.document.get("failed_checks")
@@ -131,7 +158,7 @@ def kit_directory(script: Path) -> Path | None:
 def verifier_command(scoring, *, workspace: Path, case_id: str, pack, source_fixture_id: str, patch: Path, output: Path) -> list[str]:
     kit = kit_directory(Path(scoring.script_resolved))
     return [
-        sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(scoring.script_resolved), str(kit) if kit else "",
+        sys.executable, "-I", "-S", "-B", "-c", BOOTSTRAP, str(scoring.script_resolved), str(kit) if kit else "",
         "--workspace", str(Path(workspace).resolve()),
         "--case", case_id,
         "--pack-id", pack.id,
@@ -174,16 +201,38 @@ def _read_document(path: Path) -> tuple[dict | None, str | None]:
     return value, None
 
 
-def authoritative_document(found: dict | None, problem: str | None, exit_code: int | None, timed_out: bool, timeout_s: float) -> dict:
+def _stated_verdict(found: dict) -> bool | None:
+    """What the document itself says: True (pass), False (anything else), None (states nothing)."""
+    outcome = found.get("outcome")
+    if isinstance(outcome, str):
+        return outcome == "pass"
+    passed = found.get("passed")
+    return passed if type(passed) is bool else None
+
+
+def authoritative_document(found: dict | None, problem: str | None, exit_code: int | None, timed_out: bool, timeout_s: float,
+                           *, document_required: bool = False) -> dict:  # fmt: skip
     if timed_out:
         document = dict(found) if found is not None else {}
         document.update({"exit_code": None, "passed": False, "timed_out": True, "timeout_s": timeout_s})
         return document
     if found is not None:
-        return {**found, "exit_code": exit_code, "passed": exit_code == 0}
-    document = {"exit_code": exit_code, "passed": exit_code == 0}
+        stated = _stated_verdict(found)
+        document = {**found, "exit_code": exit_code, "passed": exit_code == 0 and stated is not False}
+        if stated is not None and stated != (exit_code == 0):
+            # Exit status and document disagree: something changed one of them (issue 31).
+            document.update({"passed": False, "outcome": "error", "stated_outcome": found.get("outcome", found.get("passed")),
+                             "output_error": f"exit status {exit_code} disagrees with the verify JSON's verdict"})  # fmt: skip
+        elif stated is None and document_required and exit_code == 0:
+            document.update({"passed": False, "outcome": "error", "output_error": "the verify JSON states no outcome"})
+        return document
+    document = {"exit_code": exit_code, "passed": exit_code == 0 and not document_required}
     if problem:
         document["output_error"] = problem
+    elif document_required:
+        document["output_error"] = "the verifier wrote no verify JSON"
+    if document_required:
+        document["outcome"] = "error"
     return document
 
 
@@ -240,7 +289,8 @@ def run_verifier(
         except OSError as exc:
             raise repo_task_problem(case_id, f"could not start the verifier: {exc.strerror or exc}") from exc
     found, problem = _read_document(paths.json)
-    document = authoritative_document(found, problem, result.returncode, result.timed_out, timeout_s)
+    document = authoritative_document(found, problem, result.returncode, result.timed_out, timeout_s,
+                                      document_required=kit_directory(Path(scoring.script_resolved)) is not None)  # fmt: skip
     _write_document(paths.json, document)
     outcome = VerifyOutcome(result.returncode, bool(document["passed"]), result.timed_out, document)
     return outcome, paths

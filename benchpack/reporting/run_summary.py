@@ -24,10 +24,13 @@ class Counts:
     failed_to_run: int
     checked: int  # ok rows whose answer was checked
     failed_check: int
+    suspicious: int = 0  # of failed_check: repo-task answers that introspect their caller (never passed)
 
     def line(self) -> str:
         checks = (f"{self.failed_check} answer{'s' if self.failed_check != 1 else ''} failed their check"
                   if self.checked else "no answers checked (the pack scores nothing)")
+        if self.suspicious:
+            checks += f" ({self.suspicious} of them suspicious: introspection of the caller or environment)"
         return f"{self.rows} rows ran, {self.failed_to_run} failed to run, {checks}"
 
 
@@ -35,8 +38,9 @@ def count_rows(rows: list[dict]) -> Counts:
     ok = [r for r in rows if r.get("ok") is True]
     verdicts = [(r.get("scoring") or {}).get("passed") for r in ok if isinstance(r.get("scoring"), dict)]
     verdicts = [v for v in verdicts if isinstance(v, bool)]
+    suspicious = sum(1 for r in ok if isinstance(r.get("repo_task"), dict) and r["repo_task"].get("status") == "suspicious")
     return Counts(rows=len(rows), failed_to_run=len(rows) - len(ok), checked=len(verdicts),
-                  failed_check=sum(1 for v in verdicts if not v))
+                  failed_check=sum(1 for v in verdicts if not v), suspicious=suspicious)
 
 
 def failure_lines(rows: list[dict]) -> list[str]:
@@ -51,6 +55,11 @@ def failure_lines(rows: list[dict]) -> list[str]:
             lines.append(f"{where}: failed to run: {_one_line(row.get('error') or 'no error recorded')}")
         elif scoring.get("passed") is False:
             repo = row.get("repo_task") if isinstance(row.get("repo_task"), dict) else {}
+            if repo.get("status") == "suspicious":
+                # Counted apart: not a wrong answer but one that inspects what runs it (docs/audits.md).
+                first = (repo.get("suspicious") or ["(no lines recorded)"])[0]
+                lines.append(f"{where}: suspicious, never passed: adds introspection of its caller or environment: {_one_line(first)}")
+                continue
             if repo.get("status") == "error" and repo.get("failure_reason"):
                 # The runner's own tooling failed (e.g. no git): say which, not "the answer failed".
                 lines.append(f"{where}: could not be checked: {_one_line(repo['failure_reason'])}")

@@ -26,7 +26,7 @@ import msgspec
 
 from benchpack.packs.lane_spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
 
-ROW_CONTRACT_VERSION = 2  # 2: timing.rate_source is part of the contract (it was written, never checked)
+ROW_CONTRACT_VERSION = 3  # 2: timing.rate_source is checked; 3: repo_task.status is one of REPO_TASK_STATUSES
 
 # Numbers every JSON reader agrees on (I-JSON, RFC 7493): finite, and integers
 # within +/-(2**53 - 1). Databases and browsers fail past them.
@@ -93,6 +93,20 @@ class Scoring(msgspec.Struct, gc=False):
     error: Optional[str] = None
 
 
+# A repo task's verdict (docs/repo-tasks.md): "suspicious" is an answer that adds introspection of
+# its caller or environment (frames, gc, interpreter flags, /proc, …; docs/audits.md) — never passed,
+# recorded with its lines in `suspicious` and counted apart from wrong answers.
+REPO_TASK_STATUSES = ("passed", "failed", "error", "suspicious")
+
+
+class RepoTask(msgspec.Struct, gc=False):
+    status: Optional[Literal[REPO_TASK_STATUSES]] = None
+    verify_exit_code: Optional[int] = None
+    failure_reason: Optional[str] = None
+    failed_checks: Optional[list[str]] = None
+    suspicious: Optional[list[str]] = None  # the offending lines, `path:line: what: code`
+
+
 class Raw(msgspec.Struct, gc=False):
     request_path: Optional[str] = None
     response_path: Optional[str] = None
@@ -143,7 +157,7 @@ class Row(msgspec.Struct, kw_only=True, gc=False):
     patch: Optional[Patch] = None
     task: Optional[dict] = None
     verify: Optional[dict] = None
-    repo_task: Optional[dict] = None
+    repo_task: Optional[RepoTask] = None
     # How the repo task's candidate code was isolated (docs/repo-tasks.md); a "none" result
     # ranks below a "bubblewrap" one.
     sandbox: Union[Literal["bubblewrap", "none"], msgspec.UnsetType] = msgspec.UNSET

@@ -17,12 +17,12 @@ from benchpack.cli import main
 from benchpack.packs.loader import bundled_packs_dir, load_pack
 
 CODING_PACKS = {
-    "patch-from-failure": "1.1.0",
-    "python-regression-fix": "1.1.0",
-    "django-dashboard-regression-fix": "1.1.0",
-    "mini-project-completion": "1.1.0",
-    "endpoint-python-correctness": "1.1.0",
-    "product-offer-matching": "1.1.0",
+    "patch-from-failure": "1.2.0",
+    "python-regression-fix": "1.2.0",
+    "django-dashboard-regression-fix": "1.2.0",
+    "mini-project-completion": "1.2.0",
+    "endpoint-python-correctness": "1.2.0",
+    "product-offer-matching": "1.2.0",
 }
 OFFERS = bundled_packs_dir() / "product-offer-matching"
 LABELS = OFFERS / "verify" / "labels"
@@ -63,7 +63,7 @@ def test_it_keeps_fixtures_free_of_build_litter_and_verifier_helpers_in_sync(pac
     assert litter == []
     # One kit in the core, pinned by the pack (verify/verifykit.toml), no private copy.
     assert not (root / "verify" / "verifykit.py").exists()
-    assert (root / "verify" / "verifykit.toml").read_text().strip().endswith("version = 2")
+    assert (root / "verify" / "verifykit.toml").read_text().strip().endswith("version = 3")
 
 
 def test_it_marks_the_opt_in_packs_as_opt_in():
@@ -166,7 +166,12 @@ def test_the_cluster_metrics_match_hand_computed_values():
 @pytest.mark.slow
 @pytest.mark.parametrize("pack_id", sorted(CODING_PACKS))
 def test_it_passes_the_bundled_verifier_audit(pack_id, capsys):
+    from tests import untouched
+
+    before = untouched.snapshot()
     assert main(["audit", pack_id, "--json"]) == 0
+    # nothing of the project's environment or packs was written, not even for a moment (issue 31)
+    assert untouched.differences(before, untouched.snapshot()) == []
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and all(f["ok"] for f in report["fixtures"])
     known_good = [f for f in report["fixtures"] if f["kind"] == "known-good"]

@@ -96,6 +96,25 @@ def test_it_refuses_diffs_that_create_a_symlink_pointing_outside(workspace):
     assert not os.path.lexists(workspace / "link")
 
 
+def link_section(path: str, target: str) -> str:
+    return (f"diff --git a/{path} b/{path}\nnew file mode 120000\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n"
+            f"+{target}\n\\ No newline at end of file\n")  # fmt: skip
+
+
+def test_it_removes_every_link_of_a_chain_that_resolves_outside(workspace):
+    """Issue 31 item 7: `hop -> sub/back/..` looks inside lexically, but `sub/back -> ..` is the
+    workspace root, so `hop` lands in the workspace's parent. Each link is judged by where its
+    whole chain ends, and every escaping one is removed."""
+    (workspace / "sub").mkdir()
+    before = tree_hash(workspace)
+    body = GREETING_FIX + link_section("sub/back", "..") + link_section("hop", "sub/back/..") + link_section("hop2", "hop/etc")
+    text = fenced_patch_text(workspace, fenced(body))
+    assert text.stderr.startswith("Unsafe symlink 'hop'"), text.stderr
+    assert not os.path.lexists(workspace / "hop") and not os.path.lexists(workspace / "hop2")
+    # the whole patch is undone, as the refusal says ("workspace left unchanged")
+    assert not os.path.lexists(workspace / "sub" / "back") and tree_hash(workspace) == before
+
+
 def binary_symlink_section(path: str, target: bytes) -> str:
     """A real `GIT binary patch` section that makes `path` a symlink to `target` (git applies it)."""
     import base64

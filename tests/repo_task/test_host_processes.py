@@ -133,9 +133,10 @@ def test_candidate_config_and_path_shadowing_change_nothing_on_the_host(tmp_path
     for argv, cwd in started:
         assert not Path(cwd).resolve().is_relative_to(workspace.resolve()), (argv[:3], cwd)
     # The verifier ran and judged (it failed: the skeleton matcher is no answer; the Rust build has no cargo).
-    assert row["repo_task"]["status"] == "failed"
+    # (its sitecustomize.py and PATH shadows also inspect the environment: "suspicious" since issue 31)
+    assert row["repo_task"]["status"] in ("failed", "suspicious") and row["scoring"]["passed"] is False
     verdict = json.loads((tmp_path / "out" / row["verify"]["path"]).read_text())
-    assert verdict["seed"] and verdict["verifykit"] == 2
+    assert verdict["seed"] and verdict["verifykit"] == 3
     if case_id == "cluster-offers-rust":
         assert "no Rust toolchain" in next(c["detail"] for c in verdict["checks"] if c["id"] == "build")
 

@@ -51,9 +51,30 @@ def test_it_fails_on_a_nonzero_exit(tmp_path):
 
 
 def test_it_keeps_the_verifiers_json_object_but_forces_the_verdict(tmp_path):
-    body = "    pathlib.Path(a.output).write_text(json.dumps({'passed': True, 'exit_code': 0, 'tests': 4}))\n    sys.exit(1)\n"
+    body = "    pathlib.Path(a.output).write_text(json.dumps({'exit_code': 0, 'tests': 4}))\n    sys.exit(1)\n"
     _, document, _ = verify(tmp_path, body)
     assert document == {"passed": False, "exit_code": 1, "tests": 4}
+
+
+@pytest.mark.parametrize("stated, code", [("'outcome': 'fail'", 0), ("'outcome': 'pass'", 1), ("'passed': False", 0)])
+def test_an_exit_status_that_disagrees_with_the_document_is_an_error_never_a_pass(tmp_path, stated, code):
+    """Issue 31 item 6: a hook that forces the verifier's exit status (a .pth calling os._exit(0))
+    cannot turn a failing document into a pass; the disagreement itself is recorded as an error."""
+    body = f"    pathlib.Path(a.output).write_text(json.dumps({{{stated}}}))\n    sys.exit({code})\n"
+    row, document, _ = verify(tmp_path, body)
+    assert document["passed"] is False and document["outcome"] == "error"
+    assert "disagrees" in document["output_error"]
+    assert row["repo_task"]["status"] == "error" and row["scoring"]["passed"] is False
+
+
+def test_the_verifier_runs_without_the_site_module(tmp_path):
+    """No `.pth` file or sitecustomize of any site-packages can run inside the verifier: `-S`."""
+    body = ("    import sys\n    pathlib.Path(a.output).write_text(json.dumps({'outcome': 'pass', "
+            "'no_site': sys.flags.no_site, 'site': 'site' in sys.modules, "
+            "'site_packages': [p for p in sys.path if 'site-packages' in p]}))\n")
+    _, document, _ = verify(tmp_path, body)
+    assert (document["no_site"], document["site"], document["site_packages"]) == (1, False, [])
+    assert document["passed"] is True
 
 
 @pytest.mark.parametrize("content, why", [("{not json", "verify JSON is not valid JSON"),

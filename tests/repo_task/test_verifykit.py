@@ -200,7 +200,7 @@ def test_the_probe_process_looks_like_a_plain_python_c(kit, ctx):
 def test_no_bundled_pack_ships_its_own_verifykit_copy():
     assert sorted(bundled_packs_dir().glob("*/verify/verifykit.py")) == []
     pins = sorted(bundled_packs_dir().glob("*/verify/verifykit.toml"))
-    assert len(pins) == 6 and all("version = 2" in p.read_text() for p in pins)
+    assert len(pins) == 6 and all("version = 3" in p.read_text() for p in pins)
 
 
 def test_a_seed_draws_the_same_probes_and_another_seed_different_ones(kit, ctx, monkeypatch):

@@ -48,3 +48,17 @@ def test_an_old_row_without_newer_fields_still_reads():
            "timing": {"wall_s": 0.68, "decode_tps": None}, "tokens": {"prompt": 41, "output": 8}, "extra": 1}
     assert checks.SchemaChecker(checks.ROW_SCHEMA).problems(old) == []
     assert registry_rows.decode_row(json.dumps(old))[8] == 0.68  # wall_s, the first timing column
+
+
+def test_a_repo_task_verdict_is_one_of_the_contracts_statuses():
+    """Issue 31: `suspicious` (an answer that introspects its caller) is a verdict of its own, with its lines."""
+    checker = checks.SchemaChecker(checks.ROW_SCHEMA)
+    row = json.loads(json.dumps(ROW))
+    row["repo_task"] = {"status": "suspicious", "verify_exit_code": 1, "suspicious": ["pkg/m.py:4: garbage collector: import gc"],
+                        "guarded_writes": []}  # fmt: skip
+    assert checker.problems(row) == []
+    assert contract.ROW_DECODER.decode(json.dumps(row)).repo_task.suspicious == ["pkg/m.py:4: garbage collector: import gc"]
+    row["repo_task"]["status"] = "maybe"
+    with pytest.raises(msgspec.ValidationError):
+        contract.ROW_DECODER.decode(json.dumps(row))
+    assert checker.problems(row)[0].startswith("/repo_task/status: must be one of")

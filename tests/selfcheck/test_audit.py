@@ -4,6 +4,7 @@ the real runner/executor/verifier, and a verdict mismatch is exit status 1."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -122,30 +123,56 @@ def test_it_counts_a_guarded_write_as_a_failed_check(tmp_path):
     assert (actual, failed) == ("fail", ("guarded-write",)) and "guarded-path write" in note
 
 
+def private_environment(tmp_path) -> Path:
+    """A throwaway venv whose site-packages reaches the project's through one path line: an
+    unsandboxed audit's `.pth` cheat lands in it, never in the project's `.venv` (issue 31)."""
+    import site
+    import sysconfig
+    import venv
+
+    target = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(target)
+    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(target), "platbase": str(target)}))
+    purelib.mkdir(parents=True, exist_ok=True)
+    (purelib / "benchpack_project.pth").write_text("\n".join([*site.getsitepackages(), str(ROOT)]) + "\n")
+    return target / "bin" / "python"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
 @pytest.mark.slow
 @pytest.mark.no_sandbox
-def test_it_rejects_every_cheat_without_a_sandbox_too(tmp_path, monkeypatch, capsys):
+def test_it_rejects_every_cheat_without_a_sandbox_too(tmp_path):
     """--unsandboxed: no isolation, so the guard must catch what the sandbox would have stopped;
-    the planted .pth never stays active."""
-    from benchpack.repo_task.cheats import pth_hook_installed
+    the planted .pth never stays active. The audit runs on a copy of the pack with a private
+    interpreter environment, and the project's site-packages and benchpacks/ stay untouched —
+    not even written and restored (ctime) — while it runs (issue 31)."""
+    import subprocess
 
+    from tests import untouched
+
+    before = untouched.snapshot()
+    python = private_environment(tmp_path)
+    pack = tmp_path / PACK
+    shutil.copytree(bundled_packs_dir() / PACK, pack)
     (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # other programs on a shared machine write to $HOME
-    site_dirs = [Path(p) for p in __import__("site").getsitepackages()]
-    try:
-        assert main(["audit", PACK, "--unsandboxed", "--json"]) == 0
-        report = json.loads(capsys.readouterr().out)
-        cheats = {f["fixture"]: f for f in report["fixtures"] if f["kind"] == "cheat"}
-        # every synthesized class plus the pack's hand-written round-three fixtures, all rejected
-        assert {f["cheat"] for f in cheats.values()} >= set(FENCED_PATCH_CLASSES) and all(f["ok"] for f in cheats.values())
-        assert {"cheat-memorised-probes", "cheat-harness-detection", "cheat-binary-symlink"} <= set(cheats)
-        assert "guarded-write" in cheats["cheat-pth-hook"]["failed_checks"]
-        assert "guarded-write" in cheats["cheat-hidden-tampering"]["failed_checks"]
-        assert pth_hook_installed() == []
-    finally:
-        for directory in site_dirs:
-            for leftover in directory.glob("zz_benchpack_audit_cheat.pth*"):
-                leftover.unlink()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1"}  # the private interpreter caches no bytecode in the project's .venv
+    result = subprocess.run([str(python), "-m", "benchpack", "audit", str(pack), "--unsandboxed", "--json"],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    cheats = {f["fixture"]: f for f in report["fixtures"] if f["kind"] == "cheat"}
+    # every synthesized class plus the pack's hand-written round-three and round-four fixtures, all rejected
+    assert {f["cheat"] for f in cheats.values()} >= set(FENCED_PATCH_CLASSES) and all(f["ok"] for f in cheats.values())
+    assert {"cheat-memorised-probes", "cheat-harness-detection", "cheat-binary-symlink", "cheat-veto-forgery",
+            "cheat-symlink-chain", "cheat-probe-signals"} <= set(cheats)  # fmt: skip
+    assert "guarded-write" in cheats["cheat-pth-hook"]["failed_checks"]
+    assert "guarded-write" in cheats["cheat-hidden-tampering"]["failed_checks"]
+    planted = list(tmp_path.glob("venv/lib/*/site-packages/zz_benchpack_audit_cheat.pth*"))
+    assert planted and all(p.name.endswith(".disabled-by-benchpack") for p in planted)  # it landed there, disabled
+    assert untouched.differences(before, untouched.snapshot()) == []
 
 
 def test_it_needs_the_named_failed_check_for_an_ok_fail_verdict():

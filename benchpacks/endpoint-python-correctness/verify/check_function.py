@@ -12,8 +12,8 @@ from pathlib import Path  # noqa: E402
 import verifykit  # noqa: E402
 
 CASES = {  # case -> (the one file it may change, its shipped test module)
-    "merge-intervals": ("pyfuncs/intervals.py", "tests.test_intervals"),
-    "roman-numerals": ("pyfuncs/roman.py", "tests.test_roman"),
+    "merge-intervals": ("pyfuncs/intervals.py", "tests/test_intervals.py"),
+    "roman-numerals": ("pyfuncs/roman.py", "tests/test_roman.py"),
 }
 
 ctx = verifykit.parse_args()
@@ -24,9 +24,9 @@ module_file, test_module = CASES[ctx.case]
 sys.exit(
     verifykit.standard_python_verifier(
         ctx,
-        protected=("tests/*",),
+        protected=("tests/**",),
         allowed=(module_file,),
-        visible_tests=verifykit.python_argv(module="unittest", args=[test_module]),
+        tests=(test_module,),
         hidden=Path(__file__).resolve().parent / "hidden" / ctx.case / "checks.py",
         timeout=30,
     )

@@ -16,7 +16,7 @@ sys.exit(
         ctx,
         protected=("tests/test_store.py", "tests/__init__.py"),
         allowed=("kvstore/*.py", "tests/test_*.py"),
-        visible_tests=verifykit.python_argv(module="unittest", args=["discover", "-s", "tests", "-t", "."]),
+        tests=("tests/test_store.py",),
         hidden=Path(__file__).resolve().parent / "hidden" / ctx.case / "checks.py",
         timeout=30,
     )

@@ -16,7 +16,10 @@ Writes (re-running reproduces byte-identical files):
   fixtures/offer-matcher-repo/data/dev_offers.csv  small labeled dev set (+ dev_labels.csv)
   verify/labels/offers_labels.csv                  hidden labels for data/offers.csv
 The holdout is not written: the verifier draws it for every execution with
-`offer_set(<secret seed>, 220)` (verify/score_clusters.py).
+`offer_set(<secret seed>, n, novel=k)` (verify/score_clusters.py): a drawn
+sample of the catalogue plus `k` **novel** products — invented brands,
+families and model codes made from the secret seed, which appear in nothing
+the candidate can read (not in this catalogue, not in data/).
 """
 
 from __future__ import annotations
@@ -165,7 +168,7 @@ def model_spelling(model: str, rng: random.Random) -> str:
 
 
 def merchant_title(product: dict, rng: random.Random) -> str:
-    brand_text = rng.choice(BRAND_SPELLINGS[product["brand"]][:2])
+    brand_text = rng.choice(spellings(product)[:2])
     parts: list[list[str]] = []
     if rng.random() > 0.2:
         parts.append([brand_text])
@@ -203,18 +206,64 @@ def offer_price(product: dict, rng: random.Random) -> str:
     return f"{int(price) + cents:.2f}"
 
 
+def spellings(product: dict) -> list[str]:
+    return product.get("spellings") or BRAND_SPELLINGS[product["brand"]]
+
+
 def brand_field(product: dict, rng: random.Random) -> str:
     r = rng.random()
     if r < 0.15:
         return ""
-    return rng.choice(BRAND_SPELLINGS[product["brand"]])
+    return rng.choice(spellings(product))
 
 
-def offer_set(seed: int, n_products: int) -> tuple[list[dict], list[tuple[str, str]]]:
-    """(offers, [(offer_id, cluster_id)]) for a random sample of products."""
+SYLLABLES = ["ka", "lo", "mi", "ra", "ven", "tor", "zu", "bel", "dri", "xa", "no", "qui", "sar", "fen", "gol", "vi", "pax", "tem"]
+NOVEL_AXES = {  # category -> (price range, variant axes a novel family draws from)
+    "Smartphones": ((149, 1299), {"storage": [128, 256, 512], "color": list(COLORS)}),
+    "Headphones": ((39, 449), {"color": list(COLORS)}),
+    "Monitors": ((119, 899), {"color": ["black", "white", "silver"]}),
+    "Coffee machines": ((199, 1499), {"color": ["black", "silver", "white"]}),
+    "SSDs": ((39, 299), {"color": ["black", "blue", "green"]}),
+}
+
+
+def _word(rng: random.Random, parts: int) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(parts)).capitalize()
+
+
+def novel_products(rng: random.Random, n: int) -> list[dict]:
+    """`n` products of families invented from `rng`: a new brand (with its own spellings), a family
+    name and a model code that no catalogue entry and no published file contains; a family has
+    1-6 variants (hard negatives among themselves), like the catalogue's."""
+    products: list[dict] = []
+    while len(products) < n:
+        category = rng.choice(list(NOVEL_AXES))
+        (low, high), axes = NOVEL_AXES[category]
+        brand = _word(rng, rng.randint(2, 3))
+        family = f"{_word(rng, 2)} {rng.choice(['', 'Pro ', 'Max ', 'Air ', 'X'])}{rng.randint(2, 99)}".replace("  ", " ")
+        model = "".join(rng.choice("ABCDEFGHJKLMNPRSTUVWXZ") for _ in range(rng.randint(2, 3))) + "-" + "".join(
+            rng.choice("0123456789") for _ in range(rng.randint(3, 5))) + rng.choice(["", "B", "Q", "X"])  # fmt: skip
+        base = rng.randint(low, high)
+        combos = [{}]
+        for axis, values in axes.items():
+            if rng.random() < 0.7:
+                combos = [{**c, axis: v} for c in combos for v in rng.sample(values, rng.randint(1, min(3, len(values))))]
+        for combo in combos:
+            price = base + {128: 0, 256: 70, 512: 190}.get(combo.get("storage"), 0)
+            products.append({"category": category, "brand": brand, "family": family, "model": model, "price": float(price),
+                             "spellings": [brand, brand.upper(), f"{brand} Europe"], **combo})  # fmt: skip
+    return products[:n]
+
+
+def offer_set(seed: int, n_products: int, novel: int = 0) -> tuple[list[dict], list[tuple[str, str]]]:
+    """(offers, [(offer_id, cluster_id)]) for a random sample of `n_products` catalogue products
+    (at most the whole catalogue) plus `novel` invented ones (`novel_products`)."""
     rng = random.Random(seed)
     products = expand_products()
     chosen = rng.sample(products, min(n_products, len(products)))
+    if novel:
+        chosen += novel_products(rng, novel)
+        rng.shuffle(chosen)
     rows = []
     for index, product in enumerate(chosen):
         n_offers = min(len(MERCHANTS), max(1, int(rng.paretovariate(1.2))) + rng.choice([0, 1, 2, 3, 5]))

@@ -69,10 +69,18 @@ def check_no_embedded_ids(ctx) -> None:
 
 
 def draw_holdout(ctx) -> tuple[list[dict], dict[str, str]]:
-    """(offers, offer id -> product) drawn from the published generator with the execution's secret seed."""
+    """(offers, offer id -> product) drawn from the published generator with the execution's secret seed.
+
+    Distribution (published; the draw never is): a sample of 40-100 catalogue products (the
+    catalogue has 100) plus 60-220 **novel** products (a long tail: 60-140 three draws in four,
+    else 140-220) whose brands, families and model codes are invented from the secret seed
+    and appear in nothing the candidate can read (`generate_offers.novel_products`)."""
     generator = verifykit.load_module(GENERATOR, "offer_generator")
-    seed = ctx.rng("holdout").randrange(10**6, 10**12)
-    offers, labels = generator.offer_set(seed, HOLDOUT_PRODUCTS)
+    rng = ctx.rng("holdout")
+    seed = rng.randrange(10**6, 10**12)
+    catalogue = rng.randint(40, 100)
+    novel = rng.randint(60, 140) if rng.random() < 0.75 else rng.randint(140, HOLDOUT_PRODUCTS)
+    offers, labels = generator.offer_set(seed, catalogue, novel=novel)
     return offers, dict(labels)
 
 
@@ -170,7 +178,8 @@ def main() -> int:
         return verifykit.finish(ctx)
     verifykit.check_changed(ctx)
     verifykit.check_scope(ctx, config["allowed"])
-    verifykit.check_protected(ctx, ("data/*", "README.md"))
+    verifykit.check_protected(ctx, ("data/**", "README.md"))
+    verifykit.check_introspection(ctx, allow=("sys.argv",))  # a matcher is a CLI: reading its argv is its job
     check_no_embedded_ids(ctx)
     read_only: tuple = ()
     if config["language"] == "python":

@@ -1,6 +1,7 @@
 """Hidden checks for fix-dashboard-order-count, evaluated in the candidate's sandboxed
-process (Django set up there against an in-memory test database) and judged by the
-verifier (verifykit.check_hidden). Never copied into the workspace.
+process (Django set up there against an in-memory test database, after the shipped
+tests ran in the same process) and judged by the verifier (verifykit.check_python).
+Never copied into the workspace.
 
 Multi-line orders (the regression), the page and its footer totals, the
 shipped tests' cases, and month validation — a refactor that drops it
@@ -11,15 +12,20 @@ import re
 
 from verifykit import Probe, Satisfies
 
-SETUP = '''
-import datetime, os
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+# Django's ordinary test bootstrap, run before the shipped tests in the same process.
+PRE = '''
+import os
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 import django
 django.setup()
 from django.test.utils import setup_test_environment
 setup_test_environment()
 from django.db import connection
 connection.creation.create_test_db(verbosity=0, autoclobber=True)
+'''
+
+SETUP = '''
+import datetime
 from django.test import Client
 from sales.models import Order, OrderLine, Region
 from sales.reports import region_summary
@@ -104,21 +110,29 @@ def draw(rng):
     region with 1–5 lines (quantity 1–9, unit price 1–5000 cents) and status
     paid 70% / pending 15% / cancelled 15%. The expected rows come from the
     README's definition, computed here. Each probe also checks the **state**
-    after the call: the month's orders and order lines are still all there
-    (a "fix" that deletes an order's extra lines so a count comes out right
-    fails here), and the row count of every table is unchanged."""
+    after the call by **identity**, not only by value: every row of every
+    table of the sales app — primary key and all fields — is the same before
+    and after (a "fix" that deletes an order's extra lines so a count comes
+    out right fails here, and so does one that deletes rows and re-inserts
+    equal copies under new keys), and the month's order lines are all there.
+
+    Volumes are drawn too (long tail): usually 1–6 orders per region, but one
+    month in four draws up to 40 orders with up to 12 lines each, and up to
+    8 regions."""
     probes = []
     years = rng.sample(range(2031, 2100), 5)
     for index, year in enumerate(years):
         month = rng.randint(1, 12)
-        regions = sorted({"R" + "".join(rng.choice("0123456789abcdef") for _ in range(6)) for _ in range(rng.randint(1, 3))})
+        heavy = rng.random() < 0.25  # the long tail: volumes are drawn too
+        regions = sorted({"R" + "".join(rng.choice("0123456789abcdef") for _ in range(6))
+                          for _ in range(rng.randint(1, 8 if heavy else 3))})  # fmt: skip
         lines_code, expected, line_rows = [], [], []
         for name in regions:
             lines_code.append(f"r = Region.objects.create(name={name!r})")
             paid_orders, revenue = 0, 0
-            for _ in range(rng.randint(1, 6)):
+            for _ in range(rng.randint(1, 40 if heavy else 6)):
                 status = rng.choices(["PAID", "PENDING", "CANCELLED"], [70, 15, 15])[0]
-                lines = [(rng.randint(1, 9), rng.randint(1, 5000)) for _ in range(rng.randint(1, 5))]
+                lines = [(rng.randint(1, 9), rng.randint(1, 5000)) for _ in range(rng.randint(1, 12 if heavy else 5))]
                 day = rng.randint(1, 28)
                 lines_code.append(f"order(r, datetime.date({year}, {month}, {day}), {lines!r}, status=Order.Status.{status})")
                 line_rows += [(name, q, p) for q, p in lines]
@@ -129,7 +143,8 @@ def draw(rng):
                 expected.append(row(name, paid_orders, revenue))
         state = ("from django.apps import apps\n"
                  "def state():\n"
-                 "    tables = sorted((m._meta.label, m.objects.count()) for m in apps.get_app_config('sales').get_models())\n"
+                 "    tables = sorted((m._meta.label, sorted(map(list, m.objects.order_by('pk').values_list())))\n"
+                 "                    for m in apps.get_app_config('sales').get_models())\n"
                  f"    lines = sorted(OrderLine.objects.filter(order__placed_on__year={year}).values_list('order__region__name', 'quantity', 'unit_price_cents'))\n"
                  "    return tables, [list(x) for x in lines]\n")  # fmt: skip
         code = "\n".join([state, *lines_code, "before = state()", f"summary = region_summary({year}, {month})",

@@ -169,15 +169,19 @@ _MISSING = object()
 def draw(rng):
     """Property-style probes drawn per execution from the verifier's secret seed.
 
-    Distribution: 12 sequences of 10–40 operations over keys a–e and values
-    {None, 0, 1, 2, 'x'}: set 40%, delete 20%, begin 15%, rollback/commit 10%
-    each when a transaction is open, count 5%. Each probe checks every answer
-    *and* the store's state after the sequence (every key, depth, counts)."""
+    Distribution: 12 sequences (one execution in four: 13–24) of 10–40
+    operations — one sequence in four is long, 40–2500 operations (a long
+    tail: no fixed operation count per process is safe) — over keys a–e (two
+    sequences in five: 6–300 keys k0, k1, …) and values {None, 0, 1, 2,
+    'x'}: set 40%, delete 20%, begin 15%, rollback/commit 10% each when a
+    transaction is open, count 5%. Each probe checks every answer *and* the
+    store's state after the sequence (every key, depth, counts)."""
     probes = []
-    for index in range(12):
+    for index in range(12 if rng.random() < 0.75 else rng.randint(13, 24)):
         ref, lines, answers = _Reference(), ["s = S()", "out = []"], []
-        for _ in range(rng.randint(10, 40)):
-            roll, key, value = rng.random(), rng.choice("abcde"), rng.choice([None, 0, 1, 2, "x"])
+        keys = "abcde" if rng.random() < 0.6 else [f"k{i}" for i in range(rng.randint(6, 300))]
+        for _ in range(rng.randint(10, 40) if rng.random() < 0.75 else rng.randint(40, 2500)):
+            roll, key, value = rng.random(), rng.choice(keys), rng.choice([None, 0, 1, 2, "x"])
             if roll < 0.4:
                 ref.set(key, value)
                 lines.append(f"s.set({key!r}, {value!r})")
@@ -193,7 +197,7 @@ def draw(rng):
             else:
                 answers.append(sum(1 for v in ref.data.values() if v == value))
                 lines.append(f"out.append(s.count({value!r}))")
-        state = ([ref.data.get(k, "<absent>") for k in "abcde"], len(ref.undo))
-        lines.append("result = (out, ([s.get(k, '<absent>') for k in 'abcde'], s.depth))")
+        state = ([ref.data.get(k, "<absent>") for k in keys], len(ref.undo))
+        lines.append(f"result = (out, ([s.get(k, '<absent>') for k in {list(keys)!r}], s.depth))")
         probes.append(Probe(f"drawn-sequence-{index}", "\n".join(lines), (answers, state)))
     return probes

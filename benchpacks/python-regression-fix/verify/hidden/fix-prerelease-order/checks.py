@@ -95,16 +95,23 @@ def _identifier(rng):
 def draw(rng):
     """Property-style probes drawn per execution from the verifier's secret seed.
 
-    Distribution: 6 sets of 12 versions, major/minor/patch uniform in [0, 3],
-    60% with a prerelease of 1–3 identifiers (40% numeric: small, boundary or
-    up to 25 digits; else 1–6 chars of [abcrRCAZz0-9-]), 20% with build
-    metadata. Sorting must follow `_precedence` (only here); build metadata is
-    ignored for order and equality."""
+    Distribution: 6 sets of versions; the set size is drawn too (12, or one
+    set in four up to 80). Each set draws its own number range `top` —
+    [0, 3] half of the time (never for the first set), else [0, 10**k] with k uniform in 1..30 (a long
+    tail: numbers far past any fixed cap, compared as integers) — and a pool
+    of 1–4 majors from it, so versions share majors and minor/patch decide;
+    minor and patch are uniform in [0, top]; 60% with a prerelease of 1–3 identifiers (40% numeric:
+    small, boundary or up to 25 digits; else 1–6 chars of [abcrRCAZz0-9-]),
+    20% with build metadata. Sorting must follow `_precedence` (only here);
+    build metadata is ignored for order and equality."""
     probes = []
     for index in range(6):
         versions = []
-        while len(versions) < 12:
-            text = ".".join(str(rng.randint(0, 3)) for _ in range(3))
+        top = 3 if index and rng.random() < 0.5 else 10 ** rng.randint(1, 30)  # the first set always reaches past 3
+        size = 12 if rng.random() < 0.75 else rng.randint(12, 80)
+        majors = [rng.randint(0, top) for _ in range(rng.randint(1, 4))]
+        while len(versions) < size:
+            text = f"{rng.choice(majors)}.{rng.randint(0, top)}.{rng.randint(0, top)}"
             if rng.random() < 0.6:
                 text += "-" + ".".join(_identifier(rng) for _ in range(rng.randint(1, 3)))
             if rng.random() < 0.2:
