@@ -1,0 +1,221 @@
+"""`benchpack import vllm|guidellm|aiperf|llama-bench`: the pinned tools' own files (tests/data/interop/) become
+valid bundles labelled as imported, whose figures equal the tool's own; hostile files are refused field by field."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchpack.bundles.validate import validate_bundle
+from benchpack.cli import main
+from tests.data_paths import DATA
+from tests.hostile import snapshot
+
+INTEROP = DATA / "interop"
+VLLM = INTEROP / "vllm-bench-serve.json"
+GUIDELLM = INTEROP / "guidellm-benchmarks.json"
+AIPERF = INTEROP / "aiperf" / "profile_export_aiperf.json"
+AIPERF_JSONL = INTEROP / "aiperf" / "profile_export.jsonl"
+LLAMA_BENCH_JSON = INTEROP / "llama-bench.json"
+LLAMA_BENCH_JSONL = INTEROP / "llama-bench.jsonl"
+
+
+def run_import(tool: str, path: Path, out: Path, *extra: str) -> int:
+    return main(["import", tool, str(path), "--out", str(out), *extra])
+
+
+def bundle_parts(out: Path) -> tuple[dict, list[dict], dict]:
+    manifest = json.loads((out / "bundle.json").read_text())
+    run = out / manifest["runs"][0]["path"]
+    rows = [json.loads(line) for line in (run / "run.jsonl").read_text().splitlines() if line.strip()]
+    return manifest, rows, json.loads((run / "run-metadata.json").read_text())
+
+
+def close(a: float, b: float, rel: float = 1e-9) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-15)
+
+
+def assert_labelled(manifest: dict, rows: list[dict], metadata: dict, tool: str, version: str | None) -> None:
+    label = f"imported from {tool} {version or '(version not recorded)'}"
+    assert manifest["source"]["label"] == label and manifest["source"]["tool"] == tool
+    assert metadata["imported"]["label"] == label and metadata["imported"]["tool_version"] == version
+    assert all(r["adapter"] == f"imported-{tool}" and r["pack"]["id"] == f"imported-{tool}" for r in rows)
+
+
+# --- vLLM ------------------------------------------------------------------------------
+
+
+def test_vllm_golden_imports_with_the_tools_own_figures(tmp_path, capsys):
+    out = tmp_path / "bundle"
+    assert run_import("vllm", VLLM, out, "--tool-version", "0.11.0", "--runtime", "benchpack-refserver 0") == 0
+    assert validate_bundle(out).ok
+    manifest, rows, metadata = bundle_parts(out)
+    assert_labelled(manifest, rows, metadata, "vllm", "0.11.0")
+    tool = json.loads(VLLM.read_text())
+    ok = [r for r in rows if r["ok"]]
+    assert len(ok) == tool["completed"] and len(rows) == tool["completed"] + tool["failed"]
+    assert sum(r["tokens"]["output"] for r in rows) == tool["total_output_tokens"]
+    assert sum(r["tokens"]["prompt"] for r in ok) == tool["total_input_tokens"]
+    # Per-request rows recompute the tool's own aggregates (numpy, as vllm/benchmarks/serve.py does).
+    for name, key in (("ttft", "ttft_s"), ("tpot", "tpot_s")):
+        values = [r["timing"][key] for r in ok if key in r["timing"]]
+        assert close(float(np.mean(values)) * 1000, tool[f"mean_{name}_ms"])
+        assert close(float(np.median(values)) * 1000, tool[f"median_{name}_ms"])
+        assert close(float(np.percentile(values, 99)) * 1000, tool[f"p99_{name}_ms"])
+        figures = metadata["imported"]["figures"][key]
+        assert figures["p99"] == tool[f"p99_{name}_ms"] / 1000 and figures["mean"] == tool[f"mean_{name}_ms"] / 1000
+    itls = [gap for r in ok for gap in r["backend"]["imported"]["figures"]["itl_s"]]
+    assert close(float(np.mean(itls)) * 1000, tool["mean_itl_ms"])
+    assert metadata["imported"]["tool_figures"]["p99_itl_ms"] == tool["p99_itl_ms"]  # ITL is not TPOT: own name
+    assert "itl" not in json.dumps(metadata["imported"]["figures"])
+    assert metadata["runtime"]["name"] == "benchpack-refserver"
+    assert "hardware" in metadata["imported"]["unknown"]
+
+
+def test_vllm_without_a_version_says_it_was_not_recorded(tmp_path):
+    out = tmp_path / "bundle"
+    assert run_import("vllm", VLLM, out) == 0
+    manifest, rows, metadata = bundle_parts(out)
+    assert_labelled(manifest, rows, metadata, "vllm", None)
+    assert "tool version" in metadata["imported"]["unknown"]
+
+
+def test_vllm_aggregate_only_file_keeps_the_aggregates(tmp_path):
+    tool = json.loads(VLLM.read_text())
+    for key in ("input_lens", "output_lens", "start_times", "ttfts", "itls", "generated_texts", "errors"):
+        del tool[key]  # what --save-result writes without --save-detailed
+    source = tmp_path / "plain.json"
+    source.write_text(json.dumps(tool))
+    out = tmp_path / "bundle"
+    assert run_import("vllm", source, out) == 0
+    _, rows, metadata = bundle_parts(out)
+    assert len(rows) == 1 and rows[0]["backend"]["imported"]["figures"]["aggregate_only"] is True
+    assert "timing" not in rows[0]
+    assert metadata["imported"]["figures"]["ttft_s"]["median"] == tool["median_ttft_ms"] / 1000
+
+
+# --- the hostile corpus ----------------------------------------------------------------
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _set(obj, dotted: str, value):
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        obj = obj[int(part)] if isinstance(obj, list) else obj[part]
+    last = parts[-1]
+    if isinstance(obj, list):
+        obj[int(last)] = value
+    elif value is _DELETE:
+        del obj[last]
+    else:
+        obj[last] = value
+
+
+_DELETE = object()
+
+
+def mutated(golden: Path, dotted: str, value) -> bytes:
+    data = _json(golden)
+    _set(data, dotted, value)
+    return json.dumps(data).encode()
+
+
+def raw_text(golden: Path, old: str, new: str) -> bytes:
+    text = golden.read_text()
+    assert old in text, old
+    return text.replace(old, new, 1).encode()
+
+
+def generic_cases(tool: str, golden: Path) -> list[tuple]:
+    """Breakage any JSON reader must refuse, applied to this tool's golden file."""
+    whole = golden.read_bytes()
+    return [
+        (tool, f"{tool}-truncated", lambda: whole[: len(whole) // 2], "not valid JSON"),
+        (tool, f"{tool}-empty", lambda: b"", "empty file"),
+        (tool, f"{tool}-not-utf8", lambda: b"\xff\xfe" + whole, "not UTF-8"),
+        (tool, f"{tool}-deep", lambda: b"[" * 5000 + b"]" * 5000, "nested deeper than"),
+        (tool, f"{tool}-nan", lambda: whole.replace(b"0.", b"NaN", 1) if b"0." in whole else b"NaN", "NaN"),
+        (tool, f"{tool}-huge-int", lambda: b'{"x": ' + b"9" * 5000 + b"}", "too many digits"),
+        (tool, f"{tool}-number-overflow", lambda: b'{"x": 1e999}', "out of range"),
+        (tool, f"{tool}-duplicate-key", lambda: b'{"a": 1, "a": 2}', "duplicate key"),
+        (tool, f"{tool}-top-level-string", lambda: b'"hello"', "(top level)"),
+    ]
+
+
+def vllm_cases() -> list[tuple]:
+    g = VLLM
+    return [
+        *generic_cases("vllm", g),
+        ("vllm", "vllm-completed-string", lambda: mutated(g, "completed", "16"), "completed: must be an integer"),
+        ("vllm", "vllm-completed-negative", lambda: mutated(g, "completed", -1), "completed: must be at least 0"),
+        ("vllm", "vllm-no-completed", lambda: mutated(g, "completed", _DELETE), "completed: missing"),
+        ("vllm", "vllm-duration-zero", lambda: mutated(g, "duration", 0), "duration: must be greater than 0"),
+        ("vllm", "vllm-duration-bool", lambda: mutated(g, "duration", True), "duration: must be a number"),
+        ("vllm", "vllm-ttft-infinity", lambda: raw_text(g, '"mean_ttft_ms": ', '"mean_ttft_ms": Infinity, "x": '),
+         "Infinity"),
+        ("vllm", "vllm-ttft-negative", lambda: mutated(g, "ttfts.3", -0.5), "ttfts[3]: must be at least 0"),
+        ("vllm", "vllm-ttfts-object", lambda: mutated(g, "ttfts", {"a": 1}), "ttfts: must be an array"),
+        ("vllm", "vllm-itls-short", lambda: mutated(g, "itls", [[0.1]]), "itls: has 1 entries but ttfts has"),
+        ("vllm", "vllm-itl-string", lambda: mutated(g, "itls.0.0", "fast"), "itls[0][0]: must be a number"),
+        ("vllm", "vllm-output-lens-float", lambda: mutated(g, "output_lens.1", 2.5), "output_lens[1]: must be an integer"),
+        ("vllm", "vllm-errors-number", lambda: mutated(g, "errors.2", 7), "errors[2]: must be a string"),
+        ("vllm", "vllm-latency-before-ttft", lambda: mutated(g, "latencies.0", 0.0), "latencies[0]: is less than"),
+        ("vllm", "vllm-total-output-lies", lambda: mutated(g, "total_output_tokens", 1), "total_output_tokens"),
+        ("vllm", "vllm-completed-lies", lambda: mutated(g, "completed", 3), "completed + failed"),
+        ("vllm", "vllm-p99-string", lambda: mutated(g, "p99_tpot_ms", "7 ms"), "p99_tpot_ms: must be a number"),
+        ("vllm", "vllm-no-ttft-figures", lambda: json.dumps({k: v for k, v in _json(g).items() if "ttft_ms" not in k}).encode(),
+         "mean_ttft_ms: missing"),
+        ("vllm", "vllm-model-huge", lambda: mutated(g, "model_id", "m" * 10_000), "model_id: longer than"),
+        ("vllm", "vllm-array-top", lambda: b"[1, 2, 3]", "must be an object"),
+        ("vllm", "vllm-not-a-vllm-file", lambda: b'{"benchmarks": []}', "completed: missing"),
+    ]
+
+
+CASES = [*vllm_cases()]
+
+
+@pytest.mark.parametrize("tool,case_id,make,expected", CASES, ids=[c[1] for c in CASES])
+def test_hostile_file_is_refused_naming_the_field(tool, case_id, make, expected, tmp_path, capsys):
+    source = tmp_path / "in" / "result.json"
+    source.parent.mkdir()
+    source.write_bytes(make())
+    out = tmp_path / "out" / "bundle"
+    before = snapshot(tmp_path)
+    assert run_import(tool, source, out) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err and str(source) in lines[0]
+    assert expected in lines[0], lines[0]
+    assert snapshot(tmp_path) == before  # nothing written, not even a staging directory
+
+
+def test_the_hostile_corpus_is_at_least_fifty_files():
+    assert len(CASES) >= 50
+
+
+def test_a_file_over_the_size_limit_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    from benchpack.interop import common
+
+    monkeypatch.setattr(common, "MAX_FILE_BYTES", 1024)
+    source = tmp_path / "big.json"
+    source.write_bytes(b" " * 2048 + b"{}")
+    assert run_import("vllm", source, tmp_path / "out") == 2
+    assert "larger than" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_existing_out_is_never_replaced(tmp_path, capsys):
+    out = tmp_path / "bundle"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    assert run_import("vllm", VLLM, out) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert (out / "keep.txt").read_text() == "mine"
