@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -98,6 +99,65 @@ def test_vllm_aggregate_only_file_keeps_the_aggregates(tmp_path):
     assert metadata["imported"]["figures"]["ttft_s"]["median"] == tool["median_ttft_ms"] / 1000
 
 
+# --- GuideLLM ---------------------------------------------------------------------------
+
+
+def test_guidellm_golden_imports_with_the_tools_own_figures(tmp_path):
+    out = tmp_path / "bundle"
+    assert run_import("guidellm", GUIDELLM, out) == 0
+    assert validate_bundle(out).ok
+    manifest, rows, metadata = bundle_parts(out)
+    assert_labelled(manifest, rows, metadata, "guidellm", "0.8.1")
+    report = json.loads(GUIDELLM.read_text())
+    benchmark = report["benchmarks"][0]
+    assert len([r for r in rows if r["ok"]]) == benchmark["metrics"]["request_totals"]["successful"]
+    for key, name in (("ttft_s", "time_to_first_token_ms"), ("tpot_s", "inter_token_latency_ms")):
+        tool = benchmark["metrics"][name]["successful"]
+        values = [r["timing"][key] * 1000 for r in rows if r["ok"]]
+        if key == "tpot_s":  # GuideLLM weighs each request's ITL by its gaps between tokens (output − 1)
+            values = [v for r, v in zip([r for r in rows if r["ok"]], values) for _ in range(r["tokens"]["output"] - 1)]
+        # GuideLLM's own statistics, recomputed from the imported rows: mean, sum, count, and its
+        # percentiles (numpy's inverted_cdf method).
+        assert close(float(np.mean(values)), tool["mean"]) and len(values) == tool["count"]
+        assert close(math.fsum(values), tool["total_sum"])
+        for q, p in ((10, "p10"), (25, "p25"), (50, "p50"), (75, "p75"), (90, "p90"), (99, "p99")):
+            assert close(float(np.percentile(values, q, method="inverted_cdf")), tool["percentiles"][p])
+        figures = metadata["imported"]["figures"][key]
+        assert figures["p99"] == tool["percentiles"]["p99"] / 1000 and figures["mean"] == tool["mean"] / 1000
+    # GuideLLM's time_per_output_token_ms includes the wait for the first token: never mapped onto TPOT.
+    assert "time_per_output_token_ms" in metadata["imported"]["tool_figures"]["benchmark-1-concurrent"]
+    assert all(f["tool_field"] != "time_per_output_token_ms.successful" for f in metadata["imported"]["figures"].values())
+
+
+# --- AIPerf ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("named", [AIPERF, AIPERF_JSONL], ids=["aggregate-json", "records-jsonl"])
+def test_aiperf_golden_imports_with_the_tools_own_figures(named, tmp_path):
+    out = tmp_path / "bundle"
+    assert run_import("aiperf", named, out) == 0
+    assert validate_bundle(out).ok
+    manifest, rows, metadata = bundle_parts(out)
+    assert_labelled(manifest, rows, metadata, "aiperf", "0.13.0")
+    aggregate = json.loads(AIPERF.read_text())
+    assert len(rows) == aggregate["request_count"]["avg"]
+    for key, name in (("ttft_s", "time_to_first_token"), ("tpot_s", "inter_token_latency")):
+        tool = aggregate[name]
+        values = [r["timing"][key] * 1000 for r in rows]
+        assert close(float(np.mean(values)), tool["avg"]) and close(float(np.std(values)), tool["std"], 1e-6)
+        for q in (1, 5, 10, 25, 50, 75, 90, 95, 99):
+            assert close(float(np.percentile(values, q)), tool[f"p{q}"])
+        assert metadata["imported"]["figures"][key]["p99"] == tool["p99"] / 1000
+    assert metadata["imported"]["tool_figures"]["request_latency"]["p99"] == aggregate["request_latency"]["p99"]
+
+
+def test_aiperf_records_without_their_aggregate_are_refused(tmp_path, capsys):
+    lonely = tmp_path / "profile_export.jsonl"
+    lonely.write_bytes(AIPERF_JSONL.read_bytes())
+    assert run_import("aiperf", lonely, tmp_path / "out") == 2
+    assert "profile_export_aiperf.json: not found beside profile_export.jsonl" in capsys.readouterr().err
+
+
 # --- the hostile corpus ----------------------------------------------------------------
 
 
@@ -141,7 +201,8 @@ def generic_cases(tool: str, golden: Path) -> list[tuple]:
         (tool, f"{tool}-empty", lambda: b"", "empty file"),
         (tool, f"{tool}-not-utf8", lambda: b"\xff\xfe" + whole, "not UTF-8"),
         (tool, f"{tool}-deep", lambda: b"[" * 5000 + b"]" * 5000, "nested deeper than"),
-        (tool, f"{tool}-nan", lambda: whole.replace(b"0.", b"NaN", 1) if b"0." in whole else b"NaN", "NaN"),
+        (tool, f"{tool}-nan", lambda: whole.replace(b"{", b'{"nan_here": NaN, ', 1), "NaN is not a JSON number"),
+        (tool, f"{tool}-infinity", lambda: whole.replace(b"{", b'{"inf_here": -Infinity, ', 1), "-Infinity is not"),
         (tool, f"{tool}-huge-int", lambda: b'{"x": ' + b"9" * 5000 + b"}", "too many digits"),
         (tool, f"{tool}-number-overflow", lambda: b'{"x": 1e999}', "out of range"),
         (tool, f"{tool}-duplicate-key", lambda: b'{"a": 1, "a": 2}', "duplicate key"),
@@ -178,13 +239,87 @@ def vllm_cases() -> list[tuple]:
     ]
 
 
-CASES = [*vllm_cases()]
+def guidellm_cases() -> list[tuple]:
+    g = GUIDELLM
+    m = "benchmarks.0.metrics.time_to_first_token_ms.successful"
+    return [
+        *generic_cases("guidellm", g),
+        ("guidellm", "guidellm-report-version-3", lambda: mutated(g, "metadata.version", 3), "metadata.version: report version 3"),
+        ("guidellm", "guidellm-version-string", lambda: mutated(g, "metadata.version", "2"), "metadata.version: must be an integer"),
+        ("guidellm", "guidellm-no-tool-version", lambda: mutated(g, "metadata.guidellm_version", _DELETE), "metadata.guidellm_version: missing"),
+        ("guidellm", "guidellm-no-metadata", lambda: mutated(g, "metadata", _DELETE), "metadata: missing"),
+        ("guidellm", "guidellm-benchmarks-empty", lambda: mutated(g, "benchmarks", []), "benchmarks: is empty"),
+        ("guidellm", "guidellm-benchmarks-object", lambda: mutated(g, "benchmarks", {}), "benchmarks: must be an array"),
+        ("guidellm", "guidellm-mean-string", lambda: mutated(g, f"{m}.mean", "fast"), "time_to_first_token_ms.successful.mean: must be a number"),
+        ("guidellm", "guidellm-percentile-null-object", lambda: mutated(g, f"{m}.percentiles", [1, 2]), "successful.percentiles: must be an object"),
+        ("guidellm", "guidellm-request-ttft-bool", lambda: mutated(g, "benchmarks.0.requests.successful.0.time_to_first_token_ms", True),
+         "requests.successful[0].time_to_first_token_ms: must be a number"),
+        ("guidellm", "guidellm-request-ttft-negative", lambda: mutated(g, "benchmarks.0.requests.successful.2.inter_token_latency_ms", -1.0),
+         "requests.successful[2].inter_token_latency_ms: must be at least 0"),
+        ("guidellm", "guidellm-output-tokens-float", lambda: mutated(g, "benchmarks.0.requests.successful.1.output_tokens", 1.5),
+         "requests.successful[1].output_tokens: must be an integer"),
+        ("guidellm", "guidellm-totals-lie", lambda: mutated(g, "benchmarks.0.metrics.request_totals.successful", 99),
+         "request_totals.successful: says 99"),
+        ("guidellm", "guidellm-strategy-missing", lambda: mutated(g, "benchmarks.0.config.strategy", _DELETE), "config.strategy: missing"),
+        ("guidellm", "guidellm-streams-zero", lambda: mutated(g, "benchmarks.0.config.strategy.streams", 0), "strategy.streams: must be at least 1"),
+    ]
+
+
+def aiperf_cases() -> list[tuple]:
+    g = AIPERF
+    return [
+        *generic_cases("aiperf", g),
+        ("aiperf", "aiperf-no-version", lambda: mutated(g, "aiperf_version", _DELETE), "aiperf_version: missing"),
+        ("aiperf", "aiperf-version-number", lambda: mutated(g, "aiperf_version", 13), "aiperf_version: must be a string"),
+        ("aiperf", "aiperf-schema-2", lambda: mutated(g, "schema_version", "2.0"), "schema_version: '2.0' is not"),
+        ("aiperf", "aiperf-cancelled", lambda: mutated(g, "was_cancelled", True), "was_cancelled: the run was cancelled"),
+        ("aiperf", "aiperf-ttft-seconds", lambda: mutated(g, "time_to_first_token.unit", "s"), "time_to_first_token.unit: unit 's' is not ms"),
+        ("aiperf", "aiperf-ttft-no-avg", lambda: mutated(g, "time_to_first_token.avg", _DELETE), "time_to_first_token.avg: missing"),
+        ("aiperf", "aiperf-p99-string", lambda: mutated(g, "inter_token_latency.p99", "5"), "inter_token_latency.p99: must be a number"),
+        ("aiperf", "aiperf-no-ttft", lambda: mutated(g, "time_to_first_token", _DELETE), "time_to_first_token: missing"),
+        ("aiperf+records", "aiperf-count-lies", lambda: mutated(g, "request_count.avg", 3), "request_count.avg: is 3"),
+    ]
+
+
+def aiperf_record_cases() -> list[tuple]:
+    """Broken per-request lines (profile_export.jsonl beside a good aggregate)."""
+    lines = AIPERF_JSONL.read_text().splitlines()
+
+    def line_with(number: int, change) -> Callable[[], bytes]:
+        def make() -> bytes:
+            changed = list(lines)
+            record = json.loads(changed[number - 1])
+            change(record)
+            changed[number - 1] = json.dumps(record)
+            return ("\n".join(changed) + "\n").encode()
+        return make
+
+    return [
+        ("aiperf-records", "aiperf-line-truncated", lambda: ("\n".join(lines[:3]) + "\n" + lines[3][:40] + "\n").encode(), "line 4: not valid JSON"),
+        ("aiperf-records", "aiperf-line-ttft-unit", line_with(2, lambda r: r["metrics"]["time_to_first_token"].update(unit="s")),
+         "line 2.metrics.time_to_first_token.unit: unit must be ms"),
+        ("aiperf-records", "aiperf-line-ttft-string", line_with(5, lambda r: r["metrics"]["time_to_first_token"].update(value="31")),
+         "line 5.metrics.time_to_first_token.value: must be a number"),
+        ("aiperf-records", "aiperf-line-no-metadata", line_with(1, lambda r: r.pop("metadata")), "line 1.metadata: missing"),
+        ("aiperf-records", "aiperf-line-osl-negative", line_with(3, lambda r: r["metrics"]["output_sequence_length"].update(value=-4)),
+         "line 3.metrics.output_sequence_length.value: must be at least 0"),
+        ("aiperf-records", "aiperf-line-array", lambda: b"[1]\n", "line 1: must be an object"),
+    ]
+
+
+CASES = [*vllm_cases(), *guidellm_cases(), *aiperf_cases(), *aiperf_record_cases()]
 
 
 @pytest.mark.parametrize("tool,case_id,make,expected", CASES, ids=[c[1] for c in CASES])
 def test_hostile_file_is_refused_naming_the_field(tool, case_id, make, expected, tmp_path, capsys):
     source = tmp_path / "in" / "result.json"
     source.parent.mkdir()
+    if tool == "aiperf-records":  # a broken records file beside the good aggregate
+        tool, source = "aiperf", source.with_name("profile_export.jsonl")
+        source.with_name("profile_export_aiperf.json").write_bytes(AIPERF.read_bytes())
+    elif tool == "aiperf+records":  # a broken aggregate beside the good records
+        tool, source = "aiperf", source.with_name("profile_export_aiperf.json")
+        source.with_name("profile_export.jsonl").write_bytes(AIPERF_JSONL.read_bytes())
     source.write_bytes(make())
     out = tmp_path / "out" / "bundle"
     before = snapshot(tmp_path)
