@@ -19,6 +19,7 @@ from tests.hostile import snapshot
 INTEROP = DATA / "interop"
 VLLM = INTEROP / "vllm-bench-serve.json"
 GUIDELLM = INTEROP / "guidellm-benchmarks.json"
+GUIDELLM_LLAMA = INTEROP / "guidellm-llama-server.json"  # the real llama-server: unequal answer lengths
 AIPERF = INTEROP / "aiperf" / "profile_export_aiperf.json"
 AIPERF_JSONL = INTEROP / "aiperf" / "profile_export.jsonl"
 LLAMA_BENCH_JSON = INTEROP / "llama-bench.json"
@@ -102,13 +103,14 @@ def test_vllm_aggregate_only_file_keeps_the_aggregates(tmp_path):
 # --- GuideLLM ---------------------------------------------------------------------------
 
 
-def test_guidellm_golden_imports_with_the_tools_own_figures(tmp_path):
+@pytest.mark.parametrize("golden", [GUIDELLM, GUIDELLM_LLAMA], ids=["scripted-endpoint", "llama-server"])
+def test_guidellm_golden_imports_with_the_tools_own_figures(golden, tmp_path):
     out = tmp_path / "bundle"
-    assert run_import("guidellm", GUIDELLM, out) == 0
+    assert run_import("guidellm", golden, out) == 0
     assert validate_bundle(out).ok
     manifest, rows, metadata = bundle_parts(out)
     assert_labelled(manifest, rows, metadata, "guidellm", "0.8.1")
-    report = json.loads(GUIDELLM.read_text())
+    report = json.loads(golden.read_text())
     benchmark = report["benchmarks"][0]
     assert len([r for r in rows if r["ok"]]) == benchmark["metrics"]["request_totals"]["successful"]
     for key, name in (("ttft_s", "time_to_first_token_ms"), ("tpot_s", "inter_token_latency_ms")):
