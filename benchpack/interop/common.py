@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -318,7 +319,9 @@ def row(imported_tool: str, tool_version: str | None, case: str, model: str | No
         "pack": {"id": f"imported-{imported_tool}", "version": tool_version or "unknown"},
         "case": case,
         "adapter": f"imported-{imported_tool}",
-        "model": (model or "unknown")[:MAX_TEXT],
+        # A row's model is an id ('/'-separated parts of letters, digits and '._:@+=-'): other characters
+        # a tool allows (spaces) become '-'; the tool's own spelling stays in its settings.
+        "model": re.sub(r"[^A-Za-z0-9._:@+=/-]", "-", model or "unknown").strip("/")[:255] or "unknown",
         "ok": ok,
     }
     if error:

@@ -43,7 +43,8 @@ def parse(name: str, data: bytes, tool_version: str | None) -> Imported:
         if version is not None and this_version != version:
             raise test.refuse(f"build b{number} differs from the file's first test ({version})", "build_number")
         version = this_version
-        model = test.text("model_type", required=False) or test.text("model_filename", most=4096)
+        filename = test.text("model_filename", most=4096)
+        model = filename.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gguf") or None  # the file, not its path
         n_prompt = test.integer("n_prompt", most=10_000_000)
         n_gen = test.integer("n_gen", most=10_000_000)
         depth = test.integer("n_depth", required=False) or 0
@@ -56,10 +57,10 @@ def parse(name: str, data: bytes, tool_version: str | None) -> Imported:
         figures = {key: test.number(key) for key in ("avg_ns", "stddev_ns", "avg_ts", "stddev_ts")}
         samples_ns = [sample.number() for sample in test.get("samples_ns").items(most=MAX_SAMPLES)]
         samples_ts = [sample.number() for sample in test.get("samples_ts").items(most=MAX_SAMPLES)]
-        if len(samples_ns) != len(samples_ts):
-            raise test.get("samples_ts").refuse(f"has {len(samples_ts)} entries but samples_ns has {len(samples_ns)}")
         if not samples_ns:
             raise test.get("samples_ns").refuse("is empty: the test has no samples")
+        if len(samples_ns) != len(samples_ts):
+            raise test.get("samples_ts").refuse(f"has {len(samples_ts)} entries but samples_ns has {len(samples_ns)}")
         kind = "pp_tps" if not n_gen else ("tg_tps" if not n_prompt else "pp_tg_tps")
         tool_figures[case] = {**figures, "n_prompt": n_prompt, "n_gen": n_gen, "n_depth": depth,
                               "samples": len(samples_ns), "figure": kind}
@@ -70,7 +71,8 @@ def parse(name: str, data: bytes, tool_version: str | None) -> Imported:
                        "backends": test.text("backends", required=False) or None}
             settings["cpu_info"] = test.text("cpu_info", required=False, most=1024)
             settings["gpu_info"] = test.text("gpu_info", required=False, most=1024)
-            settings["model_filename"] = test.text("model_filename", most=4096)
+            settings["model_filename"] = filename
+            settings["model_type"] = test.text("model_type", required=False)
             settings["model_size"] = test.integer("model_size", required=False)
             settings["model_n_params"] = test.integer("model_n_params", required=False)
         for ns, ts in zip(samples_ns, samples_ts):

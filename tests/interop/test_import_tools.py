@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -14,6 +15,7 @@ import pytest
 from benchpack.bundles.validate import validate_bundle
 from benchpack.cli import main
 from tests.data_paths import DATA
+from tests.environment import needs
 from tests.hostile import snapshot
 
 INTEROP = DATA / "interop"
@@ -158,6 +160,67 @@ def test_aiperf_records_without_their_aggregate_are_refused(tmp_path, capsys):
     lonely.write_bytes(AIPERF_JSONL.read_bytes())
     assert run_import("aiperf", lonely, tmp_path / "out") == 2
     assert "profile_export_aiperf.json: not found beside profile_export.jsonl" in capsys.readouterr().err
+
+
+# --- llama-bench ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("golden", [LLAMA_BENCH_JSON, LLAMA_BENCH_JSONL], ids=["json", "jsonl"])
+def test_llama_bench_golden_imports_with_its_own_figures(golden, tmp_path):
+    out = tmp_path / "bundle"
+    assert run_import("llama-bench", golden, out) == 0
+    assert validate_bundle(out).ok
+    manifest, rows, metadata = bundle_parts(out)
+    text = golden.read_text()
+    tests = json.loads(text) if text.lstrip().startswith("[") else [json.loads(l) for l in text.splitlines() if l.strip()]
+    version = f"b{tests[0]['build_number']}"
+    assert_labelled(manifest, rows, metadata, "llama-bench", version)
+    assert metadata["runtime"]["name"] == "llama.cpp" and metadata["runtime"]["build_commit"] == tests[0]["build_commit"]
+    assert len(rows) == sum(len(t["samples_ts"]) for t in tests)
+    for test in tests:
+        case = f"pp{test['n_prompt']}" if not test["n_gen"] else f"tg{test['n_gen']}"
+        tokens = test["n_prompt"] + test["n_gen"]
+        sample_ns = [r["backend"]["imported"]["figures"]["sample_ns"] for r in rows if r["case"] == case]
+        # llama-bench's own avg_ns and avg_ts / stddev_ts (per-sample rates, sample standard deviation),
+        # recomputed from the imported rows' nanoseconds (it prints avg_ts with 6 decimals, samples_ts with 4)
+        assert abs(float(np.mean(sample_ns)) - test["avg_ns"]) <= 1
+        rates = [tokens * 1e9 / ns for ns in sample_ns]
+        assert close(float(np.mean(rates)), test["avg_ts"], 1e-6)
+        assert close(float(np.std(rates, ddof=1)), test["stddev_ts"], 1e-5)
+        assert metadata["imported"]["tool_figures"][case]["avg_ts"] == test["avg_ts"]
+        assert all("timing" not in r for r in rows)  # nothing of llama-bench is a Benchpack HTTP figure
+
+
+@pytest.mark.slow
+@pytest.mark.real_server
+@needs(lambda: _llama_bench().is_file(), "needs llama-bench: bash scripts/llama-server.sh --bench")
+def test_llama_bench_run_now_imports(tmp_path):
+    """The real llama-bench on the real model, now: its jsonl imports and its avg_ts comes out equal."""
+    binary = _llama_bench()
+    model = Path(subprocess.run(["bash", str(LLAMA_SCRIPT), "--paths"], capture_output=True, text=True,
+                                check=True).stdout.splitlines()[1])
+    jsonl = tmp_path / "bench.jsonl"
+    with open(jsonl, "w") as handle:
+        subprocess.run([str(binary), "-m", str(model), "-p", "16", "-n", "8", "-r", "2", "-t", "1", "-o", "jsonl"],
+                       stdout=handle, stderr=subprocess.DEVNULL, check=True, timeout=300)
+    out = tmp_path / "bundle"
+    assert run_import("llama-bench", jsonl, out) == 0
+    _, rows, metadata = bundle_parts(out)
+    assert {r["case"] for r in rows} == {"pp16", "tg8"} and len(rows) == 4
+    tests = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
+    for test in tests:
+        case = "pp16" if test["n_gen"] == 0 else "tg8"
+        rates = [(16 if case == "pp16" else 8) * 1e9 / r["backend"]["imported"]["figures"]["sample_ns"]
+                 for r in rows if r["case"] == case]
+        assert close(float(np.mean(rates)), test["avg_ts"], 1e-6)
+
+
+LLAMA_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "llama-server.sh"
+
+
+def _llama_bench() -> Path:
+    done = subprocess.run(["bash", str(LLAMA_SCRIPT), "--paths", "--bench"], capture_output=True, text=True, check=True)
+    return Path(done.stdout.splitlines()[2])
 
 
 # --- the hostile corpus ----------------------------------------------------------------
@@ -309,7 +372,31 @@ def aiperf_record_cases() -> list[tuple]:
     ]
 
 
-CASES = [*vllm_cases(), *guidellm_cases(), *aiperf_cases(), *aiperf_record_cases()]
+def llama_bench_cases() -> list[tuple]:
+    g = LLAMA_BENCH_JSON
+    return [
+        *generic_cases("llama-bench", g)[:4],
+        ("llama-bench", "llama-bench-samples-mismatch", lambda: mutated(g, "0.samples_ts", [1.0]), "[0].samples_ts: has 1 entries"),
+        ("llama-bench", "llama-bench-n-gen-string", lambda: mutated(g, "1.n_gen", "16"), "[1].n_gen: must be an integer"),
+        ("llama-bench", "llama-bench-no-build", lambda: mutated(g, "0.build_number", _DELETE), "[0].build_number: missing"),
+        ("llama-bench", "llama-bench-no-samples", lambda: mutated(g, "0.samples_ns", []), "[0].samples_ns: is empty"),
+        ("llama-bench", "llama-bench-not-a-test", lambda: mutated(mutated_path(g, "0.n_prompt", 0), "0.n_gen", 0), "[0].n_gen: n_prompt and n_gen are both 0"),
+        ("llama-bench", "llama-bench-avg-negative", lambda: mutated(g, "0.avg_ts", -3.0), "[0].avg_ts: must be at least 0"),
+        ("llama-bench", "llama-bench-object", lambda: b'{"build_commit": "x"}', "build_number: missing"),
+    ]
+
+
+def mutated_path(golden: Path, dotted: str, value) -> Path:
+    """A copy of `golden` with one change, as a file (for a second change on top)."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="hostile-")) / golden.name
+    path.write_bytes(mutated(golden, dotted, value))
+    return path
+
+
+CASES = [*vllm_cases(), *guidellm_cases(), *aiperf_cases(), *aiperf_record_cases(),
+         *(llama_bench_cases() if LLAMA_BENCH_JSON.is_file() else [])]
 
 
 @pytest.mark.parametrize("tool,case_id,make,expected", CASES, ids=[c[1] for c in CASES])
