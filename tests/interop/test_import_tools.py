@@ -20,6 +20,7 @@ from tests.hostile import snapshot
 
 INTEROP = DATA / "interop"
 VLLM = INTEROP / "vllm-bench-serve.json"
+VLLM_LLAMA = INTEROP / "vllm-bench-serve-llama-server.json"  # the real llama-server; 3 of 12 requests failed
 GUIDELLM = INTEROP / "guidellm-benchmarks.json"
 GUIDELLM_LLAMA = INTEROP / "guidellm-llama-server.json"  # the real llama-server: unequal answer lengths
 AIPERF = INTEROP / "aiperf" / "profile_export_aiperf.json"
@@ -53,14 +54,16 @@ def assert_labelled(manifest: dict, rows: list[dict], metadata: dict, tool: str,
 # --- vLLM ------------------------------------------------------------------------------
 
 
-def test_vllm_golden_imports_with_the_tools_own_figures(tmp_path, capsys):
+@pytest.mark.parametrize("golden", [VLLM, VLLM_LLAMA], ids=["scripted-endpoint", "llama-server"])
+def test_vllm_golden_imports_with_the_tools_own_figures(golden, tmp_path, capsys):
     out = tmp_path / "bundle"
-    assert run_import("vllm", VLLM, out, "--tool-version", "0.11.0", "--runtime", "benchpack-refserver 0") == 0
+    assert run_import("vllm", golden, out, "--tool-version", "0.11.0", "--runtime", "benchpack-refserver 0") == 0
     assert validate_bundle(out).ok
     manifest, rows, metadata = bundle_parts(out)
     assert_labelled(manifest, rows, metadata, "vllm", "0.11.0")
-    tool = json.loads(VLLM.read_text())
+    tool = json.loads(golden.read_text())
     ok = [r for r in rows if r["ok"]]
+    assert all(r["error"] for r in rows if not r["ok"]) and len(ok) < len(rows) if tool["failed"] else True
     assert len(ok) == tool["completed"] and len(rows) == tool["completed"] + tool["failed"]
     assert sum(r["tokens"]["output"] for r in rows) == tool["total_output_tokens"]
     assert sum(r["tokens"]["prompt"] for r in ok) == tool["total_input_tokens"]
