@@ -25,6 +25,7 @@ GUIDELLM = INTEROP / "guidellm-benchmarks.json"
 GUIDELLM_LLAMA = INTEROP / "guidellm-llama-server.json"  # the real llama-server: unequal answer lengths
 AIPERF = INTEROP / "aiperf" / "profile_export_aiperf.json"
 AIPERF_JSONL = INTEROP / "aiperf" / "profile_export.jsonl"
+AIPERF_LLAMA = INTEROP / "aiperf-llama-server" / "profile_export_aiperf.json"  # the real llama-server
 LLAMA_BENCH_JSON = INTEROP / "llama-bench.json"
 LLAMA_BENCH_JSONL = INTEROP / "llama-bench.jsonl"
 
@@ -139,14 +140,14 @@ def test_guidellm_golden_imports_with_the_tools_own_figures(golden, tmp_path):
 # --- AIPerf ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("named", [AIPERF, AIPERF_JSONL], ids=["aggregate-json", "records-jsonl"])
+@pytest.mark.parametrize("named", [AIPERF, AIPERF_JSONL, AIPERF_LLAMA], ids=["aggregate-json", "records-jsonl", "llama-server"])
 def test_aiperf_golden_imports_with_the_tools_own_figures(named, tmp_path):
     out = tmp_path / "bundle"
     assert run_import("aiperf", named, out) == 0
     assert validate_bundle(out).ok
     manifest, rows, metadata = bundle_parts(out)
     assert_labelled(manifest, rows, metadata, "aiperf", "0.13.0")
-    aggregate = json.loads(AIPERF.read_text())
+    aggregate = json.loads(named.with_name("profile_export_aiperf.json").read_text())
     assert len(rows) == aggregate["request_count"]["avg"]
     for key, name in (("ttft_s", "time_to_first_token"), ("tpot_s", "inter_token_latency")):
         tool = aggregate[name]
