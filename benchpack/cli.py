@@ -28,6 +28,8 @@ COMMAND_MODULES = [
     "benchpack.commands.audit",
     "benchpack.commands.refserver",
     "benchpack.commands.list",
+    "benchpack.commands.import",
+    "benchpack.commands.export",
 ]
 # Command name -> its module (each module registers the command named as its last component).
 COMMANDS = {name.rsplit(".", 1)[1]: name for name in COMMAND_MODULES}

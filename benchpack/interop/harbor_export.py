@@ -1,0 +1,295 @@
+"""`benchpack export harbor PACK[@VERSION] --out DIR`: a coding pack's repo-task cases as Harbor tasks.
+
+One task per `repo-task` case whose harness is `fenced-patch` and whose
+scoring is `verify-script` (Harbor task format, schema 1.4), and a
+`dataset.toml` listing each task with its content digest, computed the way
+Harbor's `Packager.compute_content_hash` does (sha256 over the sorted lines
+`"<relpath>\\0<file sha256>\\n"` of task.toml, instruction.md and every file
+under environment/, tests/ and solution/).
+
+Mode `agent`: the agent edits the repository at /app; Harbor copies /app into
+a *separate* verifier container (`[verifier] environment_mode = "separate"`,
+`artifacts = ["/app"]`), where `tests/test.sh` runs the pack's own verifier
+(with the pinned verifykit) against the pristine fixture shipped under
+/tests/pack. Benchpack's guarantees travel with it:
+- the verifier never runs in the agent's container, and has no network;
+- the base image is pinned by digest; the agent is a non-root user;
+- `reward.txt` is 1 or 0 and `reward.json` holds one 0/1 number per check;
+- an infrastructure fault (a check with `evidence_error`, no verify JSON, the
+  verifier not starting) writes **no** reward and exits non-zero: it must not
+  score 0;
+- nothing is added to /app (a `.git/` there would read as out-of-scope changes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchpack.errors import ConfigError, PackError, Problem
+from benchpack.packs.loader import load_pack, resolve_pack_path
+from benchpack.packs.lock import content_hash
+from benchpack.repo_task.executors import fenced_patch_text
+from benchpack.repo_task.verify import BOOTSTRAP, KIT_PIN, kit_directory
+
+# python:3.11-slim pinned by digest (lint `unpinned-image`); the verifier and the
+# agent image are the same, so the verifier installs nothing at run time.
+BASE_IMAGE = "python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7"
+ORG = "benchpack"
+AGENT_USER = "agent"
+AGENT_TIMEOUT_S = 900.0
+MODES = ("agent",)
+HARBOR_SCHEMA = "1.4"
+
+AGENT_PARAGRAPH = (
+    "\n\n---\n\nYou are working in the repository at /app. Make the change by editing files in place "
+    "there; do not answer with a diff. Do not add files outside the task's scope (no `.git/`, no build "
+    "output): the verifier compares /app with the repository as shipped.\n"
+)
+
+REWARD_PY = r'''"""Benchpack's verdict -> Harbor's reward, keeping Benchpack's rule: an infrastructure fault writes no reward."""
+import json
+import sys
+from pathlib import Path
+
+verify, status = Path(sys.argv[1]), int(sys.argv[2])
+out = Path(sys.argv[3])
+try:
+    document = json.loads(verify.read_text(encoding="utf-8"))
+    checks = document["checks"]
+    assert isinstance(checks, list)
+except Exception as exc:  # no usable verdict: not the candidate's fault, so no score at all
+    print(f"benchpack verifier left no usable verdict ({type(exc).__name__}): no reward written", file=sys.stderr)
+    sys.exit(3)
+if any(check.get("evidence_error") for check in checks):
+    print("benchpack verifier could not look at real evidence: no reward written", file=sys.stderr)
+    sys.exit(3)
+if status not in (0, 1):
+    print(f"benchpack verifier exited with status {status}: no reward written", file=sys.stderr)
+    sys.exit(3)
+passed = status == 0 and document.get("passed", status == 0) is not False
+per_check = {}
+for check in checks:
+    if check.get("gating", True) and isinstance(check.get("id"), str):
+        per_check[check["id"]] = 1 if check.get("passed") else 0
+(out / "reward.json").write_text(json.dumps({"reward": 1 if passed else 0, **per_check}) + "\n", encoding="utf-8")
+(out / "reward.txt").write_text(("1" if passed else "0") + "\n", encoding="utf-8")
+'''
+
+
+@dataclass(frozen=True)
+class ExportedTask:
+    name: str
+    directory: str
+    digest: str
+    case_id: str
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string is a JSON string for these characters
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(type(value).__name__)
+
+
+def _toml_table(name: str, table: dict) -> str:
+    lines = [f"[{name}]"] if name else []
+    lines += [f"{key} = {_toml_value(value)}" for key, value in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+def content_digest(task_dir: Path) -> str:
+    """Harbor's `Packager.compute_content_hash` for the files an export writes (tests check it equals Harbor's)."""
+    files = [task_dir / "task.toml", task_dir / "instruction.md"]
+    for sub in ("environment", "tests", "solution"):
+        files += [p for p in (task_dir / sub).rglob("*") if p.is_file()]
+    outer = hashlib.sha256()
+    for path in sorted(files, key=lambda p: p.relative_to(task_dir).as_posix()):
+        outer.update(f"{path.relative_to(task_dir).as_posix()}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
+    return outer.hexdigest()
+
+
+def exportable(pack) -> list:
+    return [case for case in pack.cases if case.kind == "repo-task" and case.harness is not None
+            and case.harness.id == "fenced-patch" and case.scoring is not None
+            and case.scoring.mode == "verify-script"]
+
+
+def _known_good(pack_dir: Path, case_id: str) -> Path | None:
+    audit = pack_dir / "audit" / case_id / "audit.toml"
+    if not audit.is_file():
+        return None
+    for fixture in tomllib.loads(audit.read_text(encoding="utf-8")).get("fixtures", []):
+        if fixture.get("kind") == "known-good" and isinstance(fixture.get("model_output"), str):
+            return audit.parent / fixture["model_output"]
+    return None
+
+
+def _copy_pack_skeleton(pack, pack_dir: Path, case, repo_fixture, dest: Path) -> None:
+    """What verifykit reads relative to the verifier script: the manifest, the repo fixture, verify/."""
+    dest.mkdir(parents=True)
+    shutil.copy2(pack_dir / "benchpack.toml", dest / "benchpack.toml")
+    shutil.copytree(repo_fixture.resolved, dest / repo_fixture.path, symlinks=True)
+    script = Path(case.scoring.script_resolved)
+    verify_dir = dest / Path(case.scoring.script).parent
+    verify_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(script, verify_dir / script.name)
+    if (script.parent / KIT_PIN).is_file():
+        shutil.copy2(script.parent / KIT_PIN, verify_dir / KIT_PIN)
+    hidden = script.parent / "hidden" / case.id
+    if hidden.is_dir():
+        shutil.copytree(hidden, verify_dir / "hidden" / case.id, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def _test_sh(pack, case, repo_fixture, script_rel: str) -> str:
+    return f"""#!/bin/sh
+# Benchpack verifier for {pack.id}@{pack.version}#{case.id}, run by Harbor in its own container.
+# /app is the agent's repository (an artifact copied from the agent's container); /tests/pack
+# holds the pristine fixture and the pack's verifier. An infrastructure fault writes no reward.
+set -u
+mkdir -p /logs/verifier
+python3 -I -B -c {_sh_quote(BOOTSTRAP)} /tests/pack/{script_rel} /tests/kit \\
+    --workspace /app --case {case.id} --pack-id {pack.id} --pack-version {pack.version} \\
+    --source-fixture-id {repo_fixture.id} --patch /dev/null --output /logs/verifier/verify.json \\
+    >/logs/verifier/verify.stdout.log 2>/logs/verifier/verify.stderr.log
+status=$?
+cat /logs/verifier/verify.stdout.log
+exec python3 -I -B /tests/reward.py /logs/verifier/verify.json "$status" /logs/verifier
+"""
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def _solve_sh(changed: dict[str, bytes | None]) -> str:
+    lines = ["#!/bin/sh", "# Harbor's oracle: the pack's known-good audit fixture, applied to /app.", "set -eu"]
+    for path, data in sorted(changed.items()):
+        target = f"/app/{path}"
+        if data is None:
+            lines.append(f"rm -f {_sh_quote(target)}")
+        else:
+            lines.append(f"mkdir -p {_sh_quote(str(Path(target).parent))}")
+            lines.append(f"cp /solution/files/{_sh_quote(path)} {_sh_quote(target)}")
+    return "\n".join(lines) + "\n"
+
+
+def _changed_files(before: Path, after: Path) -> dict[str, bytes | None]:
+    def files(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
+
+    old, new = files(before), files(after)
+    changed: dict[str, bytes | None] = {path: data for path, data in new.items() if old.get(path) != data}
+    changed.update({path: None for path in old if path not in new})
+    return changed
+
+
+def export_pack(pack_ref: str, out: Path, mode: str = "agent") -> list[ExportedTask]:
+    if mode not in MODES:
+        raise ConfigError(Problem("--mode", "", f"must be one of {', '.join(MODES)} (answer mode is not exported yet)"))
+    out = Path(out)
+    if out.exists() or out.is_symlink():
+        raise ConfigError(Problem(str(out), "", "already exists; choose a new directory"))
+    pack_dir = resolve_pack_path(pack_ref)
+    pack_dir = pack_dir if pack_dir.is_dir() else pack_dir.parent
+    pack = load_pack(pack_dir)
+    cases = exportable(pack)
+    if not cases:
+        raise PackError(Problem(str(pack_dir / "benchpack.toml"), "cases",
+                                "no repo-task case with a fenced-patch harness and verify-script scoring to export"))
+    lock_sha = content_hash(pack_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        exported = [_export_case(pack, pack_dir, case, staging, lock_sha) for case in cases]
+        dataset = [f'[dataset]\nname = "{ORG}/{pack.id}"\nversion = "{pack.version}"\n'
+                   f'description = {_toml_value(pack.description)}\n']
+        for task in exported:
+            dataset.append(f'\n[[tasks]]\nname = "{task.name}"\ndigest = "sha256:{task.digest}"\n')
+        (staging / "dataset.toml").write_text("".join(dataset), encoding="utf-8")
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return exported
+
+
+def _export_case(pack, pack_dir: Path, case, root: Path, lock_sha: str) -> ExportedTask:
+    repo_fixture = pack.repo_fixture(case)
+    where = str(pack_dir / "benchpack.toml")
+    if repo_fixture is None:
+        raise PackError(Problem(where, f"cases[{case.id}]", "has no repo fixture to export"))
+    known_good = _known_good(pack_dir, case.id)
+    if known_good is None:
+        raise PackError(Problem(str(pack_dir / "audit" / case.id / "audit.toml"), "fixtures",
+                                "no known-good audit fixture: Harbor's oracle solution comes from it"))
+    task_dir = root / f"{pack.id}__{case.id}"
+    (task_dir / "environment").mkdir(parents=True)
+    shutil.copytree(repo_fixture.resolved, task_dir / "environment" / "repo", symlinks=True)
+    (task_dir / "environment" / "Dockerfile").write_text(
+        f"FROM {BASE_IMAGE}\n"
+        f"RUN useradd --create-home --uid 1000 {AGENT_USER}\n"
+        "COPY repo/ /app/\n"
+        f"RUN chown -R {AGENT_USER}:{AGENT_USER} /app\n"
+        "WORKDIR /app\n"
+        f"USER {AGENT_USER}\n", encoding="utf-8")
+    (task_dir / "instruction.md").write_text(case.prompt.rstrip("\n") + AGENT_PARAGRAPH, encoding="utf-8")
+    # tests/: the pack skeleton verifykit reads, the pinned kit, the reward writer, test.sh.
+    _copy_pack_skeleton(pack, pack_dir, case, repo_fixture, task_dir / "tests" / "pack")
+    kit = kit_directory(Path(case.scoring.script_resolved))
+    (task_dir / "tests" / "kit").mkdir()
+    if kit is not None:
+        shutil.copy2(kit / "verifykit.py", task_dir / "tests" / "kit" / "verifykit.py")
+    (task_dir / "tests" / "reward.py").write_text(REWARD_PY, encoding="utf-8")
+    (task_dir / "tests" / "test.sh").write_text(_test_sh(pack, case, repo_fixture, case.scoring.script),
+                                                encoding="utf-8")
+    # solution/: the known-good fixture applied with Benchpack's own fenced-patch executor.
+    with tempfile.TemporaryDirectory(prefix="benchpack-oracle-") as scratch:
+        workspace = Path(scratch) / "repo"
+        shutil.copytree(repo_fixture.resolved, workspace, symlinks=True)
+        applied = fenced_patch_text(workspace, known_good.read_text(encoding="utf-8"), 60.0)
+        if applied.infrastructure_error:
+            raise ConfigError(Problem(str(known_good), "", f"could not apply: {applied.infrastructure_error}"))
+        changed = _changed_files(Path(repo_fixture.resolved), workspace)
+        if not changed:
+            raise PackError(Problem(str(known_good), "", "the known-good fixture changes nothing"))
+        (task_dir / "solution" / "files").mkdir(parents=True)
+        for path, data in changed.items():
+            if data is not None:
+                target = task_dir / "solution" / "files" / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+    (task_dir / "solution" / "solve.sh").write_text(_solve_sh(changed), encoding="utf-8")
+    for script in (task_dir / "tests" / "test.sh", task_dir / "solution" / "solve.sh"):
+        script.chmod(0o755)
+    name = f"{ORG}/{pack.id}.{case.id}"
+    timeout = float(case.scoring.timeout_s or 300.0)
+    config = "".join([
+        f'schema_version = "{HARBOR_SCHEMA}"\n',
+        f'source = "benchpack:{pack.id}@{pack.version}#{case.id}"\n',
+        'artifacts = ["/app"]\n\n',
+        _toml_table("task", {"name": name, "version": pack.version,
+                             "description": f"{pack.description} — case {case.id}",
+                             "keywords": ["benchpack", pack.id, "repo-task"]}), "\n",
+        _toml_table("metadata", {"benchpack_pack_id": pack.id, "benchpack_pack_version": pack.version,
+                                 "benchpack_case_id": case.id, "benchpack_lock_sha": lock_sha,
+                                 "benchpack_mode": "agent",
+                                 "benchpack_harness_timeout_s": float(case.harness.timeout_s or 0.0)}), "\n",
+        _toml_table("agent", {"timeout_sec": AGENT_TIMEOUT_S, "user": AGENT_USER, "network_mode": "no-network"}), "\n",
+        _toml_table("verifier", {"timeout_sec": timeout, "network_mode": "no-network",
+                                 "environment_mode": "separate"}), "\n",
+        _toml_table("environment", {"workdir": "/app", "network_mode": "no-network", "cpus": 1,
+                                    "memory_mb": 2048, "storage_mb": 4096}),
+    ])
+    (task_dir / "task.toml").write_text(config, encoding="utf-8")
+    return ExportedTask(name=name, directory=task_dir.name, digest=content_digest(task_dir), case_id=case.id)

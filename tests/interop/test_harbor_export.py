@@ -1,0 +1,169 @@
+"""`benchpack export harbor`: every audit fixture of every exported case gets its expected reward through the
+exported tests/test.sh, run at Harbor's paths (/app, /tests, /logs) inside bubblewrap with no network; the
+exported tasks pass `harbor lint --select ALL`, parse with Harbor's models, and carry Harbor's own digests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from benchpack.cli import main
+from benchpack.interop.harbor_export import exportable
+from benchpack.packs.loader import load_pack, resolve_pack_path
+from benchpack.repo_task.executors import fenced_patch_text
+from benchpack.selfcheck.audit import fixture_answer, load_audit
+from tests.environment import needs
+from tests.interop.tools import harbor_python, tool_missing
+
+# django-dashboard-regression-fix exports too, but its verifier needs Django, which the pack does not declare
+# (Benchpack's runner lends it the project's environment): its image would lack it, so it is not claimed here.
+EXPORTED_PACKS = ["patch-from-failure", "python-regression-fix", "endpoint-python-correctness",
+                  "mini-project-completion"]
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime", "alternatives")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("harbor")
+    found = {}
+    for pack in EXPORTED_PACKS:
+        assert main(["export", "harbor", pack, "--out", str(root / pack)]) == 0
+        found[pack] = root / pack
+    return found
+
+
+def harbor_paths_run(test_dir: Path, app: Path, logs: Path) -> subprocess.CompletedProcess:
+    """tests/test.sh as Harbor's separate verifier runs it: /app (the agent's copy), /tests read-only,
+    /logs writable, nothing else of the host but the system directories, no network."""
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--tmpfs", "/"]
+    for path in SYSTEM_DIRS:
+        source = Path(path)
+        if source.is_symlink():
+            argv += ["--symlink", str(source.readlink()), path]
+        elif source.is_dir():
+            argv += ["--ro-bind", path, path]
+    for name in ETC:
+        if Path("/etc", name).exists():
+            argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(app), "/app",
+             "--ro-bind", str(test_dir), "/tests", "--bind", str(logs), "/logs", "--chdir", "/",
+             "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+             "--", "/bin/sh", "/tests/test.sh"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+
+
+def audit_params() -> list:
+    params = []
+    for pack_id in EXPORTED_PACKS:
+        pack = load_pack(resolve_pack_path(pack_id))
+        cases = {case.id for case in exportable(pack)}
+        for fixture in load_audit(pack):
+            if fixture.case_id in cases:
+                params.append(pytest.param(pack_id, fixture.case_id, fixture.id, id=f"{pack_id}:{fixture.case_id}:{fixture.id}"))
+    return params
+
+
+@pytest.mark.bubblewrap
+@pytest.mark.slow
+@pytest.mark.parametrize("pack_id,case_id,fixture_id", audit_params())
+def test_every_audit_fixture_gets_its_expected_reward_through_the_exported_test_sh(
+        exported, pack_id, case_id, fixture_id, tmp_path):
+    pack = load_pack(resolve_pack_path(pack_id))
+    fixture = next(f for f in load_audit(pack) if f.case_id == case_id and f.id == fixture_id)
+    case = next(c for c in pack.cases if c.id == case_id)
+    task = exported[pack_id] / f"{pack_id}__{case_id}"
+    # /app as the agent would leave it: the repo fixture with the fixture's answer applied by Benchpack's
+    # own fenced-patch executor (an answer it refuses leaves /app unchanged, as in `benchpack run`).
+    app = tmp_path / "app"
+    shutil.copytree(task / "environment" / "repo", app, symlinks=True)
+    fenced_patch_text(app, fixture_answer(pack, fixture), 60.0)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    done = harbor_paths_run(task / "tests", app, logs)
+    reward = (logs / "verifier" / "reward.txt")
+    assert reward.is_file(), f"no reward (exit {done.returncode}): {done.stderr[-2000:]}"
+    expected = "1" if fixture.expected == "pass" else "0"
+    assert reward.read_text().strip() == expected, (fixture.expected, done.stdout[-2000:])
+    per_check = json.loads((logs / "verifier" / "reward.json").read_text())
+    assert all(isinstance(v, int) and v in (0, 1) for v in per_check.values())  # Harbor: numbers only
+    if fixture.expected == "fail" and fixture.failed_check:
+        failed = [name for name, value in per_check.items() if value == 0 and name != "reward"]
+        assert fixture.failed_check in failed, (fixture.failed_check, per_check)
+    assert done.returncode == 0
+    assert not (app / ".git").exists()
+
+
+@pytest.mark.bubblewrap
+def test_an_infrastructure_fault_writes_no_reward(exported, tmp_path):
+    """A verifier that cannot see real evidence (no /app) must not score 0: no reward file, non-zero exit."""
+    task = exported["patch-from-failure"] / "patch-from-failure__fix-split-bill"
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "unrelated.txt").write_text("x")
+    tests = tmp_path / "tests"
+    shutil.copytree(task / "tests", tests)
+    shutil.rmtree(tests / "pack" / "fixtures")  # the pristine fixture is gone: evidence error
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    done = harbor_paths_run(tests, app, logs)
+    assert done.returncode != 0
+    assert not (logs / "verifier" / "reward.txt").exists() and not (logs / "verifier" / "reward.json").exists()
+
+
+def test_export_writes_the_task_layout_and_nothing_into_app(exported):
+    for pack_id, root in exported.items():
+        dataset = tomllib.loads((root / "dataset.toml").read_text())
+        assert dataset["dataset"]["name"] == f"benchpack/{pack_id}"
+        for entry in dataset["tasks"]:
+            task = root / entry["name"].split("/", 1)[1].replace(".", "__", 1)
+            for name in ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh"):
+                assert (task / name).is_file(), (task, name)
+            config = tomllib.loads((task / "task.toml").read_text())
+            assert config["verifier"]["environment_mode"] == "separate"
+            assert config["verifier"]["network_mode"] == config["environment"]["network_mode"] == "no-network"
+            assert config["agent"]["user"] != "root" and "@sha256:" in (task / "environment/Dockerfile").read_text()
+            assert not (task / "environment" / "repo" / ".git").exists()
+
+
+def test_export_refuses_a_pack_without_repo_tasks_and_an_existing_out(tmp_path, capsys):
+    assert main(["export", "harbor", "runtime-sweep", "--out", str(tmp_path / "x")]) == 2
+    assert "no repo-task case" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    (tmp_path / "y").mkdir()
+    assert main(["export", "harbor", "patch-from-failure", "--out", str(tmp_path / "y")]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@needs(lambda: tool_missing("harbor") is None, "needs Harbor's pinned venv: bash scripts/interop-tools.sh")
+def test_harbor_lints_parses_and_digests_the_exported_tasks_as_we_do(exported):
+    """Harbor 0.25.0's own `harbor lint --select ALL`, Task model and Packager digest, in its own venv."""
+    python = harbor_python()
+    for root in exported.values():
+        tasks = sorted(p for p in root.iterdir() if p.is_dir())
+        lint = subprocess.run([str(python.parent / "harbor"), "lint", "--select", "ALL", "--json", *map(str, tasks)],
+                              capture_output=True, text=True, timeout=120)
+        assert lint.returncode == 0 and json.loads(lint.stdout or "[]") == [], lint.stdout + lint.stderr
+        probe = (
+            "import json, sys, tomllib\nfrom pathlib import Path\n"
+            "from harbor.models.task.task import Task\nfrom harbor.publisher.packager import Packager\n"
+            "from harbor.models.dataset.manifest import DatasetManifest\n"
+            "root = Path(sys.argv[1])\n"
+            "manifest = DatasetManifest.model_validate(tomllib.loads((root / 'dataset.toml').read_text()))\n"
+            "out = {}\n"
+            "for ref in manifest.tasks:\n"
+            "    task = root / ref.name.split('/', 1)[1].replace('.', '__', 1)\n"
+            "    config = Task(task).config\n"
+            "    out[ref.name] = [ref.digest, 'sha256:' + Packager.compute_content_hash(task)[0],\n"
+            "                     config.verifier.environment_mode.value, config.schema_version]\n"
+            "print(json.dumps(out))\n")
+        done = subprocess.run([str(python), "-c", probe, str(root)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        for name, (ours, harbors, mode, schema) in json.loads(done.stdout).items():
+            assert ours == harbors, name
+            assert (mode, schema) == ("separate", "1.4")
