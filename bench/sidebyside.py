@@ -116,6 +116,7 @@ class Figures:
     steady_cpu_s: float = 0.0
     chunks: int = 0
     unpaired: int = 0
+    no_tpot: int = 0  # requests of 2+ tokens the tool gave no TPOT (benchpack: every token in one read)
     failures: list[str] = field(default_factory=list)
 
 
@@ -273,7 +274,9 @@ def score(block: Block, tool_seen: list[Seen], records: list[dict], rusage: dict
         sent = record["content_times"]
         arrived = record.get("arrived_at") or record["received_at"]
         figures.ttft_err_ms.append(abs(seen.ttft_s - (sent[0] - arrived)) * 1e3)
-        if len(sent) > 1 and seen.tpot_s is not None:
+        if len(sent) > 1 and seen.tpot_s is None:
+            figures.no_tpot += 1
+        elif len(sent) > 1:
             truth = (sent[-1] - sent[0]) / (len(sent) - 1)
             figures.tpot_err_pct.append(abs(seen.tpot_s - truth) / truth * 100)
     figures.chunks += sum(len(r["content_times"]) for r in served)
@@ -311,6 +314,7 @@ def main() -> int:
                         help="no untimed warm-up run of GuideLLM/AIPerf (their bytecode is already cached)")
     parser.add_argument("--no-peers", action="store_true", help="leave GuideLLM and AIPerf out")
     parser.add_argument("--work", type=Path, default=None, help="work directory (default: under /dev/shm)")
+    parser.add_argument("--port", type=int, default=0, help="the scripted server's port (0: a free one)")
     args = parser.parse_args()
 
     names = [n.strip() for n in args.tools.split(",") if n.strip()]
@@ -337,7 +341,7 @@ def main() -> int:
     for number, block in enumerate(blocks, 1):
         figures = {tool.name: Figures() for tool in selected}
         load_before = os.getloadavg()[0]
-        with RefServer(ttft_s=block.ttft_s, itl_s=block.itl_s, default_tokens=block.tokens, timings=False,
+        with RefServer(port=args.port, ttft_s=block.ttft_s, itl_s=block.itl_s, default_tokens=block.tokens, timings=False,
                        request_stamps=True, models=["ref"]) as srv:
             warmups = [t for t in selected if not (args.skip_peer_warmup and t.name in PEERS)] if number == 1 else []
             for tool in warmups:  # untimed warm-up: bytecode caches, page cache
@@ -377,6 +381,8 @@ def block_rows(block: Block, figures: dict[str, Figures], load_before: float, lo
         steady = f.steady_cpu_s / f.chunks if f.chunks else None
         ratio = f"{per_chunk / base:.2f}×" if per_chunk is not None and base else "—"
         note = f" ({len(f.failures)} failed runs: {f.failures[0]})" if f.failures else ""
+        if f.no_tpot:  # out of the TPOT figure, and said so (docs/measurement.md, "What the reads could not see")
+            note += f" ({f.no_tpot} without TPOT)"
         rows.append(f"| {block.name} | {load_before:.1f} → {load_after:.1f} | {name}{note} | {len(f.ttft_err_ms)} "
                     f"| {fmt(pct(f.ttft_err_ms, 50), 3)} | {fmt(pct(f.ttft_err_ms, 99), 3)} "
                     f"| {fmt(pct(f.tpot_err_pct, 99), 3)} | {fmt(None if per_chunk is None else per_chunk * 1e6, 1)} "

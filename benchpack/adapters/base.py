@@ -92,14 +92,22 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
     wall_s = end - trace.start
     ttfb_s = trace.first_byte - trace.start if trace.first_byte is not None else None
     ttft_s = ttft_any_s = tpot_s = None
+    placement = None
     if streamed:
+        ttft_bound = None
         if trace.content_times:
-            ttft_s = first_chunk_time(trace, trace.content_times) - trace.start
+            first, ttft_bound = place_first_chunk(trace, trace.content_times)
+            ttft_s = first - trace.start
         if trace.token_times:
             ttft_any_s = first_chunk_time(trace, trace.token_times) - trace.start
         tpot_s = time_per_output_token(trace, output_tokens)
+        tpot_unplaced = "one_read" if tpot_s is None and _one_read(trace, output_tokens) else None
+        if ttft_bound or tpot_unplaced:
+            placement = {"ttft": ttft_bound, "tpot": tpot_unplaced, "reader_late_s": _reader_late(trace)}
     prefill_tps = rate(prompt_tokens, ttft_s)
-    decode_tps = rate(output_tokens, wall_s - ttft_s) if ttft_s is not None else None
+    # With every token in one read, wall − TTFT is the time after that read, not decoding: no rate.
+    unplaced = placement is not None and placement["tpot"] is not None
+    decode_tps = rate(output_tokens, wall_s - ttft_s) if ttft_s is not None and not unplaced else None
     return {
         "wall_s": wall_s,
         "ttft_s": ttft_s,
@@ -110,11 +118,18 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
         "ttft_any_s": ttft_any_s,
         "tpot_s": tpot_s,
         "rate_source": "client" if prefill_tps is not None or decode_tps is not None else None,
+        "placement": placement,
     }
 
 
 def first_chunk_time(trace: StreamTrace, times: list[float]) -> float:
-    """When the first of `times`' chunks arrived.
+    """When the first of `times`' chunks arrived (place_first_chunk, without how it is known)."""
+    return place_first_chunk(trace, times)[0]
+
+
+def place_first_chunk(trace: StreamTrace, times: list[float]) -> tuple[float, str | None]:
+    """When the first of `times`' chunks arrived, and whether that is a bound: None (placed), "upper"
+    (it arrived no later) or "lower" (no earlier).
 
     Chunks that came in one network read share its time, and that time (the kernel's stamp of the read's
     newest packet: the kernel merges segments waiting in a socket and keeps the newest stamp) is the arrival
@@ -124,28 +139,52 @@ def first_chunk_time(trace: StreamTrace, times: list[float]) -> float:
     neither adds the reader's delay to TTFT nor takes it off TPOT. Where the read was watched
     (trace.earliest, adapters/rundelay.py), the first chunk is not placed before the earliest moment the
     read's bytes can have arrived: a server that sent those tokens in a burst is not taken for one that
-    spaced them. With one token per chunk, and a first read of one chunk, this is the read's own time.
+    spaced them — and the figure is then that bound ("lower"). When one read held every chunk there is no
+    spacing to place the first by: the read's stamp is all that is known ("upper"). With one token per
+    chunk, and a first read of one chunk, this is the read's own time.
     """
     first_read = 1
     while first_read < len(times) and times[first_read] == times[0]:
         first_read += 1
-    if first_read == 1 or first_read == len(times):
-        return times[0]
+    if first_read == 1:
+        return times[0], None
+    if first_read == len(times):
+        return times[0], "upper"
     spacing = (times[-1] - times[0]) / (len(times) - first_read)
     first = times[0] - (first_read - 1) * spacing
     earliest = trace.earliest.get(times[0])
     if earliest is not None and earliest > first:
-        first = min(earliest, times[0])
-    return first
+        return min(earliest, times[0]), "lower" if earliest < times[0] else "upper"
+    return first, None
+
+
+def _tpot_times(trace: StreamTrace) -> list[float]:
+    # The output count from usage covers every channel (reasoning tokens are
+    # completion tokens too), so the span must cover every channel as well;
+    # for a content-only stream this is first-to-last content chunk.
+    return trace.token_times if len(trace.token_times) > len(trace.content_times) else trace.content_times
+
+
+def _one_read(trace: StreamTrace, output_tokens: int | None) -> bool:
+    times = _tpot_times(trace)
+    return output_tokens is not None and output_tokens >= 2 and len(times) >= 1 and times[-1] == times[0]
+
+
+def _reader_late(trace: StreamTrace) -> float | None:
+    """How long before the first token read's stamp its bytes can have started arriving (rundelay), when
+    that read was watched."""
+    times = trace.content_times or trace.token_times
+    earliest = trace.earliest.get(times[0]) if times else None
+    return max(0.0, times[0] - earliest) if earliest is not None else None
 
 
 def time_per_output_token(trace: StreamTrace, output_tokens: int | None) -> float | None:
-    # The output count from usage covers every channel (reasoning tokens are
-    # completion tokens too), so the span must cover every channel as well;
-    # for a content-only stream this is first-to-last content chunk. A server
-    # batching several tokens per chunk gives the average.
-    times = trace.token_times if len(trace.token_times) > len(trace.content_times) else trace.content_times
-    if output_tokens is None or output_tokens < 2 or len(times) < 2:
+    """The mean gap between output tokens; None when there is no gap to measure — fewer than two tokens, or
+    every token in one network read (a read that holds them all says nothing about their spacing: the
+    server may have sent them at once, or the reader got to them late; the row's `placement` says so).
+    A server batching several tokens per chunk gives the average."""
+    times = _tpot_times(trace)
+    if output_tokens is None or output_tokens < 2 or len(times) < 2 or times[-1] == times[0]:
         return None
     return (times[-1] - first_chunk_time(trace, times)) / (output_tokens - 1)
 

@@ -49,6 +49,7 @@ def handle(args: argparse.Namespace) -> int:
         figures = selftest.measure(plan, step, clients)
     summaries = {name: fig.summary() for name, fig in figures.items()}
     checks = selftest.verdict(summaries)
+    checks.append(selftest.burst_check())
     if not args.skip_pack:
         with console.status("running a tiny pack end to end"):
             checks.append(_pack_check(selftest))

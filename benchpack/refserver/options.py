@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file whose text is one scripted reply (repeat for several; cycled)")
     parser.add_argument("--ttft-ms", type=float, help="time to the first token (default 20)")
     parser.add_argument("--itl-ms", type=float, help="time between tokens (default 2)")
+    parser.add_argument("--burst", action="store_true",
+                        help="send each streamed reply in one write, every token at once (default: spaced)")
     parser.add_argument("--scenario", choices=SCENARIOS, help="fail the way real servers fail (default ok)")
     parser.add_argument("--like", choices=("llama-server",),
                         help="describe itself as llama-server does (GET /props, /v1/models) and keep a prompt "

@@ -91,6 +91,11 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # against request arrival -> first token written without the server's own wake-up and parsing in it
     # (bench/sidebyside.py). Off by default: the peek assumes a client that does not pipeline requests.
     "request_stamps": False,
+    # Send the whole streamed body (every token, the final chunk and the end) in one write, at the first
+    # token's time: a server that batches a reply, or one catching up after a stall. The client's reads
+    # then hold every token at once and cannot say how they were spaced (docs/measurement.md, "What the
+    # reads could not see"); `benchpack selftest` checks that its rows say so.
+    "burst": False,
 }
 
 _TOKEN_RE = re.compile(r"\S+\s*|\s+")
@@ -164,6 +169,16 @@ class _State:
         return config, reply_for(entry, config["default_tokens"])
 
 
+def _log_sent(record: dict, kind: str, at: float | None, before: float, after: float) -> None:
+    record["sends"].append([before, kind])
+    if kind in ("content", "reasoning"):
+        record["token_times"].append(before)
+        if kind == "content":
+            record["content_times"].append(before)
+            record["content_done"].append(after)
+            record["content_planned"].append(at)
+
+
 def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
@@ -185,9 +200,11 @@ class _Handler(BaseHTTPRequestHandler):
             stamps = bool(self.state.config.get("request_stamps"))
         self.stamped = stamps and rxstamp.enable(self.connection)
         self.arrived_at: float | None = None
+        self.burst: list[tuple[dict, str, bytes, float | None]] | None = None  # burst mode: held writes
 
     def handle_one_request(self) -> None:
         self.arrived_at = None
+        self.burst = None
         if self.stamped:
             try:  # blocks until the next request's first bytes are here, as the parser's first read would
                 offset = rxstamp.realtime_offset_ns()
@@ -234,15 +251,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _write(self, record: dict, kind: str, data: bytes, at: float | None = None) -> None:
         """Plan one chunk for `at` (None: right after the previous); the writer thread logs when it went out."""
+        if self.burst is not None:  # held for the one write of the whole body (_send_burst)
+            self.burst.append((record, kind, data, at))
+            return
 
         def sent(before: float, after: float) -> None:
-            record["sends"].append([before, kind])
-            if kind in ("content", "reasoning"):
-                record["token_times"].append(before)
-                if kind == "content":
-                    record["content_times"].append(before)
-                    record["content_done"].append(after)
-                    record["content_planned"].append(at)
+            _log_sent(record, kind, at, before, after)
 
         self.out.write(_chunk(data), at, sent)
 
@@ -251,10 +265,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.out.flush()
 
     def _end_chunked(self) -> None:
-        self.out.write(b"0\r\n\r\n")
+        if not self._send_burst(b"0\r\n\r\n"):
+            self.out.write(b"0\r\n\r\n")
         self.out.flush()
 
+    def _send_burst(self, end: bytes) -> bool:
+        """Burst mode: every held chunk and `end` in one write, at the first planned time (each token logged
+        as sent then). False when nothing was held."""
+        held, self.burst = self.burst, None
+        if not held:
+            return False
+        at = next((when for _, _, _, when in held if when is not None), None)
+
+        def sent(before: float, after: float) -> None:
+            for record, kind, _, _ in held:
+                _log_sent(record, kind, at, before, after)
+
+        self.out.write(b"".join(_chunk(data) for _, _, data, _ in held) + end, at, sent)
+        return True
+
     def _cut(self) -> None:
+        self._send_burst(b"")
         self.out.flush()
         self.close_connection = True
         try:
@@ -433,6 +464,7 @@ class _Handler(BaseHTTPRequestHandler):
             record["sends"].append([perf_counter(), "body"])
             return
         self._start_chunked("text/event-stream", record)
+        self.burst = [] if config["burst"] else None
         if config["keepalive"]:
             self._write(record, "keepalive", b": keep-alive\n\n")
         if config["role_chunk"]:
@@ -505,6 +537,7 @@ class _Handler(BaseHTTPRequestHandler):
             record["sends"].append([perf_counter(), "body"])
             return
         self._start_chunked("application/x-ndjson", record)
+        self.burst = [] if config["burst"] else None
         tokens = [("thinking", t) for t in reply.reasoning] + [("response", t) for t in reply.content]
         for i, (field, text) in enumerate(tokens):
             if config["scenario"] == "close-mid-stream" and i >= int(config["close_after"]):
@@ -655,6 +688,8 @@ def config_from_args(args: argparse.Namespace) -> dict[str, Any]:
         config["itl_s"] = args.itl_ms / 1000
     if args.scenario:
         config["scenario"] = args.scenario
+    if getattr(args, "burst", False):
+        config["burst"] = True
     return config
 
 

@@ -113,6 +113,20 @@ class CaseStatsBuilder:
             group[3] += 1
             group[4].extend(metrics)  # one flat list converts to numpy ~3x faster than a list of tuples
 
+    def add_group(self, key: tuple, rows: int, passed: list, ok_metrics) -> None:
+        """Several rows of one key at once: `rows` rows, the `passed` values of the scored ones (0/1), and
+        the ok rows' metrics as one flat iterable — what `add` does row by row, in a few C calls."""
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = [0, 0, 0, 0, []]
+        metrics = group[4]
+        before = len(metrics)
+        metrics.extend(ok_metrics)
+        group[0] += rows
+        group[1] += len(passed)
+        group[2] += sum(passed)
+        group[3] += (len(metrics) - before) // len(METRICS)
+
     def build(self) -> list[CaseStats]:
         groups = self._groups
         all_medians = medians_of_groups([group[4] for group in groups.values()])

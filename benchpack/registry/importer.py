@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+
+import msgspec
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from itertools import islice
-from operator import itemgetter
+from itertools import chain, islice, repeat
+from operator import add, itemgetter
 from pathlib import Path
 
 from benchpack.errors import BenchpackError, Problem
@@ -37,8 +39,10 @@ RUN_METADATA_FILE = "run-metadata.json"
 MAX_REPORTED_PROBLEMS = 50
 CHUNK_ROWS = 10_000
 
+# The decoded columns first and the per-row extras last: a row's parameters are then its decoded tuple plus
+# (raw_json, fingerprint, run_id, line), joined in C (`map(operator.add, ...)`), not rebuilt in Python.
 ROW_INSERT = (
-    f"INSERT INTO result_rows (run_id, line, {', '.join(COLUMNS)}, raw_json, fingerprint) "
+    f"INSERT INTO result_rows ({', '.join(COLUMNS)}, raw_json, fingerprint, run_id, line) "
     f"VALUES ({', '.join('?' * (len(COLUMNS) + 4))})"
 )
 _STATS_COLUMNS = (
@@ -65,6 +69,8 @@ RUN_UPSERT = (
 _METRICS_OF = itemgetter(*(COLUMNS.index(m) for m in METRICS))
 _OK, _PASSED = COLUMNS.index("ok"), COLUMNS.index("scoring_passed")
 _PROMPT, _CACHED = COLUMNS.index("prompt_tokens"), COLUMNS.index("cached_prompt_tokens")
+_KEY_OF = itemgetter(0, 1, 2, 3, 4)  # pack_id, pack_version, case_id, adapter, model
+_OK_OF, _PASSED_OF, _COUNTS_OF = itemgetter(_OK), itemgetter(_PASSED), itemgetter(_PROMPT, _CACHED)
 
 
 @dataclass(frozen=True)
@@ -155,54 +161,89 @@ class _RunImporter:
         # fields) and the D-013 states of its ok rows.
         self.first_rows: dict[tuple, str] = {}
         self.cache_states: dict[tuple, set] = {}
-        self.system: fp.Key | None = None
+        self.system: tuple[fp.Key, str] | None = None
         self.packs: dict[str, None] = {}
         self.rows = 0
         self.ok_rows = 0
 
-    def _fingerprint(self, pack_id, pack_version, case_id, model) -> tuple[fp.Fingerprint, str]:
-        """The case's fingerprint and its JSON, computed once per import for equal inputs."""
+    def _fingerprint(self, pack_id, pack_version, case_id, model) -> tuple[fp.Fingerprint, str, int]:
+        """The case's fingerprint, its JSON and completeness, computed once per import for equal inputs."""
         key = (self.run_key, pack_id, pack_version, case_id, model)
         found = self.fingerprints.get(key)
         if found is None:
             print_ = fp.compute(fp.case_inputs(self.run_fp_inputs, pack_id, pack_version, case_id, model))
-            found = self.fingerprints[key] = (print_, print_.to_json())
+            found = self.fingerprints[key] = (print_, print_.to_json(), int(print_.complete))
         return found
 
-    def _row_tuples(self, run_id: int, handle):
-        add_stats = self.stats.add
-        digests = self.digests
-        first_rows, cache_states = self.first_rows, self.cache_states
-        metrics_of = _METRICS_OF
+    def _row_chunks(self, run_id: int, handle):
+        """The insert parameters of `handle`'s rows, a chunk of CHUNK_ROWS lines at a time.
+
+        Per row, Python does only what cannot be done in C: the decode (one msgspec call and the column
+        tuple, as a bare parse would) and a dict append to group the row by case. Everything else runs
+        over the chunk in C calls — keys, digests, the stats' metric columns, and the parameter tuples
+        (decoded columns + extras, `operator.add`) — so the import stays near a bare parse + executemany
+        (bench/registry_import.py) rather than paying a dozen Python statements per row."""
         problems = self.problems
-        for number, line in enumerate(handle, start=1):
-            text = line.rstrip("\r\n")
+        number = 0
+        while lines := list(islice(handle, CHUNK_ROWS)):
+            first, number = number + 1, number + len(lines)
+            texts = [line.rstrip("\r\n") for line in lines]
+            try:
+                values = list(map(decode_sql_row, texts))
+                numbers: range | list = range(first, number + 1)
+            except FastPathMiss:  # a blank line, or a row only the exact checks can judge: row by row
+                values, numbers, texts = self._checked(first, texts)
+            if problems or not values:
+                continue  # keep checking, stop writing: the transaction will roll back
+            keys = list(map(_KEY_OF, values))
+            by_key: dict[tuple, list[int]] = {}
+            for index, key in enumerate(keys):
+                found = by_key.get(key)
+                if found is None:
+                    by_key[key] = [index]
+                else:
+                    found.append(index)
+            for key, indexes in by_key.items():
+                self._add_group(key, indexes, values, texts)
+            digests = self.digests
+            yield list(map(add, values, zip(texts, map(digests.__getitem__, keys), repeat(run_id), numbers)))
+
+    def _checked(self, first: int, texts: list[str]) -> tuple[list, list, list]:
+        values, numbers, kept = [], [], []
+        for number, text in enumerate(texts, start=first):
             if not text or text.isspace():
                 continue
             try:
-                values = decode_sql_row(text)
+                row = decode_sql_row(text)
             except FastPathMiss:
-                values = self._slow_row(number, text)
-                if values is None:
+                row = self._slow_row(number, text)
+                if row is None:
                     continue
-            if problems:
-                continue  # keep checking, stop writing: the transaction will roll back
-            key = values[:5]  # pack_id, pack_version, case_id, adapter, model
-            digest = digests.get(key)
-            if digest is None:
-                digest = digests[key] = self._fingerprint(key[0], key[1], key[2], key[4])[0].digest
-                self.packs.setdefault(f"{key[0]}@{key[1]}", None)
-                first_rows[key] = text
-                cache_states[key] = set()
-            if values[_OK]:
-                prompt, cached = values[_PROMPT], values[_CACHED]
-                if type(prompt) is int and type(cached) is int and prompt > 0 and cached >= 0:  # the common case
-                    state = COLD if cached <= COLD_MAX_CACHED_FRACTION * prompt else CACHED
-                else:  # no server counts: the row's prompt-cache record decides (casestate.py)
-                    state = state_of_counts(None, None, json.loads(text).get("prompt_cache"))
-                cache_states[key].add(state)
-            add_stats(key, values[_OK], values[_PASSED], metrics_of(values))
-            yield (run_id, number, *values, text, digest)
+            values.append(row)
+            numbers.append(number)
+            kept.append(text)
+        return values, numbers, kept
+
+    def _add_group(self, key: tuple, indexes: list[int], values: list[tuple], texts: list[str]) -> None:
+        """One chunk's rows of one case: its digest (first time seen), stats and D-013 cache states."""
+        if key not in self.digests:
+            self.digests[key] = self._fingerprint(key[0], key[1], key[2], key[4])[0].digest
+            self.packs.setdefault(f"{key[0]}@{key[1]}", None)
+            self.first_rows[key] = texts[indexes[0]]
+            self.cache_states[key] = set()
+        rows = list(map(values.__getitem__, indexes))
+        ok = list(filter(_OK_OF, rows))
+        passed = [p for p in map(_PASSED_OF, rows) if p is not None and p == p]  # None or NaN (SQL_NULL): unscored
+        self.stats.add_group(key, len(rows), passed, chain.from_iterable(map(_METRICS_OF, ok)))
+        states = self.cache_states[key]
+        counts = set(map(_COUNTS_OF, ok))  # few distinct (prompt, cached) pairs per case
+        for prompt, cached in counts:
+            if type(prompt) is int and type(cached) is int and prompt > 0 and cached >= 0:  # the common case
+                states.add(COLD if cached <= COLD_MAX_CACHED_FRACTION * prompt else CACHED)
+            else:  # no server counts: each such row's prompt-cache record decides (casestate.py)
+                for index in indexes:
+                    if values[index][_OK] and _COUNTS_OF(values[index]) == (prompt, cached):
+                        states.add(state_of_counts(None, None, json.loads(texts[index]).get("prompt_cache")))
 
     def _slow_row(self, number: int, text: str) -> tuple | None:
         """The exact checks, for rows the fast decoder refused: values, or None after recording problems."""
@@ -266,10 +307,9 @@ class _RunImporter:
             self.conn.execute("DELETE FROM result_case_stats WHERE run_id = ?", (run_id,))
         try:
             with self.run_file.open(encoding="utf-8") as handle:
-                rows = self._row_tuples(run_id, handle)
                 # Parse a chunk, then insert it: measured faster than interleaving
                 # row by row (or a reader thread), as each phase keeps its working set hot.
-                while chunk := list(islice(rows, CHUNK_ROWS)):
+                for chunk in self._row_chunks(run_id, handle):
                     self.conn.executemany(ROW_INSERT, chunk)
         except UnicodeDecodeError as exc:
             self.problems.append(Problem(str(self.run_file), "", f"not UTF-8 text ({exc.reason})"))
@@ -282,47 +322,68 @@ class _RunImporter:
             self.problems.append(Problem(str(self.run_file), "", "has no result rows"))
             return None
         self.conn.executemany(STATS_INSERT, (self._stats_tuple(run_id, s) for s in stats))
-        system = self.system or fp.system_key(self.run_metadata, self.hardware)
+        system, system_json = self.system or self._system(None)
         self.conn.execute(
             "UPDATE runs SET row_count = ?, ok_count = ?, packs = ?, system_key = ?, system_json = ? WHERE id = ?",
-            (self.rows, self.ok_rows, ", ".join(self.packs), system.digest,
-             json.dumps(system.to_dict(), sort_keys=True), run_id),
+            (self.rows, self.ok_rows, ", ".join(self.packs), system.digest, system_json, run_id),
         )
         return ImportSummary(run_id, str(path), label, self.rows, self.ok_rows, len(stats), existed is not None)
 
     def _stats_tuple(self, run_id: int, stats) -> tuple:
         pack_id, pack_version, case_id, adapter, model = stats.key
-        print_, print_json = self._fingerprint(pack_id, pack_version, case_id, model)
+        print_, print_json, complete = self._fingerprint(pack_id, pack_version, case_id, model)
         m = stats.medians
         if self.system is None:
-            self.system = fp.system_key(self.run_metadata, self.hardware, model)
+            self.system = self._system(model)
         workload_digest, workload_complete, workload_json, cache_state = self._workload(stats.key)
         return (
             run_id, *stats.key, stats.row_count, stats.ok_count, stats.scored_count, stats.passed_count,
             m["wall_s"], m["ttft_s"], m["prefill_tps"], m["decode_tps"], m["total_tps"],
             m["output_tokens"], m["prompt_tokens"], m["cached_prompt_tokens"],
             stats.prompt_token_rows, stats.cached_prompt_rows,
-            print_.digest, int(print_.complete), print_json,
-            workload_digest, workload_complete, workload_json, self.system.digest, cache_state,
+            print_.digest, complete, print_json,
+            workload_digest, workload_complete, workload_json, self.system[0].digest, cache_state,
             m["decode_rate"],
         )
 
-    def _workload(self, key: tuple) -> tuple:
-        """(digest, complete, JSON, cache state) of a case's workload key, computed once per import for
-        equal inputs (runs of one pack share them: a canonical dump + sha256 per case added up)."""
-        first = json.loads(self.first_rows[key])
-        cache_state = combine(self.cache_states[key])
-        request, lane = first.get("request"), first.get("lane")
-        inputs = (key[0], key[1], key[2], key[3], cache_state,
-                  json.dumps(request, sort_keys=True) if request is not None else None,
-                  json.dumps(lane, sort_keys=True) if lane is not None else None,
-                  *(repr(first.get(name)) for name in LANE))
+    def _system(self, model: str | None) -> tuple[fp.Key, str]:
+        """The run's system key and its JSON, computed once per import for equal inputs (a run of many
+        directories from one machine and model has one: computing it per directory cost ~1 ms each)."""
+        inputs = ("system", self.run_key, fp.metadata_value(self.run_metadata, "model.sha256"), model)
         found = self.fingerprints.get(inputs)
         if found is None:
-            workload = fp.workload_key([first], case_spec(key[0], key[1], key[2]), cache_state=cache_state)
+            system = fp.system_key(self.run_metadata, self.hardware, model)
+            found = self.fingerprints[inputs] = (system, json.dumps(system.to_dict(), sort_keys=True))
+        return found
+
+    def _workload(self, key: tuple) -> tuple:
+        """(digest, complete, JSON, cache state) of a case's workload key, computed once per import for
+        equal inputs (runs of one pack share them: a canonical dump + sha256 per case added up). The
+        inputs are read from the case's first row as raw JSON (msgspec.Raw, no full parse): a cache key,
+        not a meaning — a differently ordered record is only a miss, computed from the full row."""
+        text = self.first_rows[key]
+        cache_state = combine(self.cache_states[key])
+        bits = _WORKLOAD_BITS(text)
+        inputs = (key[0], key[1], key[2], key[3], cache_state, *map(bytes, msgspec.structs.astuple(bits)))
+        found = self.fingerprints.get(inputs)
+        if found is None:
+            workload = fp.workload_key([json.loads(text)], case_spec(key[0], key[1], key[2]), cache_state=cache_state)
             found = self.fingerprints[inputs] = (workload.digest, int(workload.complete),
                                                  json.dumps(workload.to_dict(), sort_keys=True), cache_state)
         return found
+
+
+class _WorkloadBits(msgspec.Struct):
+    """The fields of a row a workload key reads beyond the case's key (fingerprint.workload_key)."""
+
+    request: msgspec.Raw = msgspec.Raw(b"")
+    lane: msgspec.Raw = msgspec.Raw(b"")
+    depth_tokens: msgspec.Raw = msgspec.Raw(b"")
+    concurrency: msgspec.Raw = msgspec.Raw(b"")
+    arrival_rate: msgspec.Raw = msgspec.Raw(b"")
+
+
+_WORKLOAD_BITS = msgspec.json.Decoder(_WorkloadBits).decode
 
 
 def tune_for_bulk_write(conn: sqlite3.Connection) -> None:

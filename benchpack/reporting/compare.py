@@ -30,6 +30,7 @@ from benchpack.results.cache_state import CACHED, COLD, UNKNOWN, group_cache_sta
 from benchpack.errors import BenchpackError, Problem
 from benchpack.lanes import aggregate as lanes
 from benchpack.results import metrics as metric_registry
+from benchpack.results import placement
 from benchpack.results.resultdir import RUN_FILE, ResultDir, field
 from benchpack.measurement.stats import difference, is_number, median, median_interval, percentiles
 
@@ -111,7 +112,7 @@ class CaseComparison:
 @dataclass
 class CompareWarning:
     # pack-version-diff | pack-id-diff | prompt-diff | failed-rows | no-rows | prefill-cached |
-    # cache-missing | cache-diff | output-diff | incomplete-run | model-mismatch
+    # cache-missing | cache-diff | output-diff | incomplete-run | model-mismatch | unplaced-timing
     code: str
     message: str
     case: str | None = None
@@ -362,6 +363,9 @@ def _warnings(runs: list[RunInfo], results: list[ResultDir], labels: list[str], 
                              if isinstance(w, dict) and w.get("code") == "model-mismatch")
         for message in mismatches:
             warnings.append(CompareWarning("model-mismatch", f"{label}: {message}", run=label))
+        note = placement.placement_note(result.rows)
+        if note:  # rows whose reads could not place their tokens: left out of TPOT, or TTFT only a bound
+            warnings.append(CompareWarning("unplaced-timing", f"{label}: {note}", run=label))
 
     for case in cases:
         warnings += _case_warnings(case)

@@ -79,6 +79,7 @@ def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: st
     from benchpack.reporting.document import Bullets, Heading, Paragraph
     from benchpack.reporting.report import run_cases_table
     from benchpack.results import plausibility
+    from benchpack.results.placement import placement_note
 
     blocks: list[Block] = []
     if result.rows:
@@ -91,6 +92,9 @@ def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: st
             plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata))
         # shown whatever it is: an unchecked run says why, never nothing (docs/measurement.md, "Plausibility")
         blocks.append(Paragraph(f"Plausibility: {verdict.status}: {verdict.reason}"))
+        unplaced = placement_note(result.rows)
+        if unplaced:  # docs/measurement.md, "What the reads could not see"
+            blocks.append(Paragraph(f"Timing: {unplaced}"))
     failures = failure_lines(result.rows)
     if failures:
         blocks += [Heading("Failures", 2), Bullets(failures)]

@@ -26,7 +26,8 @@ import msgspec
 
 from benchpack.packs.lane_spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
 
-ROW_CONTRACT_VERSION = 3  # 2: timing.rate_source is checked; 3: repo_task.status is one of REPO_TASK_STATUSES
+# 2: timing.rate_source is checked; 3: repo_task.status is one of REPO_TASK_STATUSES; 4: timing.placement
+ROW_CONTRACT_VERSION = 4
 
 # Numbers every JSON reader agrees on (I-JSON, RFC 7493): finite, and integers
 # within +/-(2**53 - 1). Databases and browsers fail past them.
@@ -61,6 +62,21 @@ class Pack(msgspec.Struct, gc=False):
     version: _Text(MAX_PACK_VERSION_CHARS)
 
 
+# Why a row's TTFT/TPOT is not a placed figure (docs/measurement.md, "What the reads could not see").
+TTFT_BOUNDS = ("upper", "lower")  # the first token arrived no later / no earlier than ttft_s
+TPOT_UNPLACED = ("one_read",)  # every token came in one network read: nothing says how they were spaced
+
+
+class Placement(msgspec.Struct, gc=False):
+    """Set only on a row whose reads could not place its tokens; null on every other row."""
+
+    ttft: Optional[Literal[TTFT_BOUNDS]] = None
+    tpot: Optional[Literal[TPOT_UNPLACED]] = None
+    # How long before the first read's stamp its bytes can have started arriving: the reader's lateness
+    # (its run delay, or the time since the read before), None where the read was not watched.
+    reader_late_s: _Num = None
+
+
 class Timing(msgspec.Struct, gc=False):
     """Seconds and rates of one execution (docs/measurement.md has each formula)."""
 
@@ -73,6 +89,7 @@ class Timing(msgspec.Struct, gc=False):
     ttft_any_s: _Num = None
     tpot_s: _Num = None
     rate_source: Optional[Literal[RATE_SOURCES]] = None
+    placement: Optional[Placement] = None
 
 
 class Tokens(msgspec.Struct, gc=False):
@@ -175,7 +192,7 @@ class Row(msgspec.Struct, kw_only=True, gc=False):
 TIMING_KEYS: tuple[str, ...] = Timing.__struct_fields__
 TOKEN_KEYS: tuple[str, ...] = Tokens.__struct_fields__
 # The numeric ones, which the registry stores as columns.
-TIMING_NUMBERS: tuple[str, ...] = tuple(k for k in TIMING_KEYS if k != "rate_source")
+TIMING_NUMBERS: tuple[str, ...] = tuple(k for k in TIMING_KEYS if k not in ("rate_source", "placement"))
 TOKEN_COUNTS: tuple[str, ...] = tuple(k for k in TOKEN_KEYS if k != "source")
 
 ROW_DECODER = msgspec.json.Decoder(Row)

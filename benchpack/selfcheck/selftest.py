@@ -449,3 +449,48 @@ def _tiny_pack_problems(rows: list[dict], requests_served: int) -> list[str]:
         if (row.get("scoring") or {}).get("passed") is not True:
             problems.append(f"{where}: scoring {row.get('scoring')}")
     return problems
+
+
+# ---- a server that sends everything at once ------------------------------
+
+BURST_REQUESTS = 3
+
+
+def burst_check() -> Check:
+    """Against a reference server that writes each reply in one burst (refserver `burst`): every row must
+    say its tokens could not be placed — `tpot_s` null, TTFT marked an upper bound that the server's own
+    send time does not contradict — and the summary must count them (docs/measurement.md, "What the reads
+    could not see"). A row with `tpot_s: 0.0` here claims a spacing its reads never saw."""
+    from benchpack.results.placement import placement_note
+
+    label = "a reply sent in one burst: no TPOT, TTFT marked a bound"
+    adapter = OpenAIChatAdapter()
+    problems: list[str] = []
+    rows = []
+    try:
+        with RefServer(responses=[{"tokens": 6}], ttft_s=0.004, itl_s=0.001, timings=False, burst=True) as srv:
+            for i in range(BURST_REQUESTS):
+                req = AdapterRequest(model="ref", prompt="selftest burst", endpoint=srv.openai_url,
+                                     temperature=0.0, max_tokens=6, stream=True, timeout_s=60)
+                result, trace = adapter.run_traced(req)
+                record = srv.log()[-1]
+                timing = result.timing
+                placement = timing.get("placement") or {}
+                if not result.ok:
+                    problems.append(f"request {i + 1}: {result.error}")
+                    continue
+                rows.append({"ok": True, "timing": timing})
+                if timing.get("tpot_s") is not None or placement.get("tpot") != "one_read":
+                    problems.append(f"request {i + 1}: tpot_s {timing.get('tpot_s')}, placement {placement}")
+                if placement.get("ttft") != "upper":
+                    problems.append(f"request {i + 1}: TTFT not marked a bound ({placement})")
+                sent = record["content_times"][0] - trace.start if record["content_times"] else None
+                if sent is not None and timing.get("ttft_s") is not None and timing["ttft_s"] < sent:
+                    problems.append(f"request {i + 1}: TTFT {timing['ttft_s'] * 1000:.2f} ms is before the server "
+                                    f"sent the first token ({sent * 1000:.2f} ms)")
+    finally:
+        adapter.close()
+    note = placement_note(rows)
+    if rows and (note is None or f"{len(rows)} of {len(rows)}" not in note):
+        problems.append(f"the summary does not count them: {note}")
+    return Check(label, not problems and len(rows) == BURST_REQUESTS, "; ".join(problems) or note or "no rows")

@@ -164,8 +164,8 @@ def test_tpot_starts_at_the_newest_token_of_a_late_first_read():
     assert abs(time_per_output_token(on_time, 4) - 0.010) < 1e-12
     batched = StreamTrace(content_times=[1.00, 1.02, 1.04])  # two tokens per chunk, 10 ms per token
     assert abs(time_per_output_token(batched, 6) - 0.008) < 1e-12  # (0.04) / 5: the average, as before
-    one_read = StreamTrace(content_times=[1.0, 1.0, 1.0])
-    assert time_per_output_token(one_read, 3) == 0.0
+    one_read = StreamTrace(content_times=[1.0, 1.0, 1.0])  # one read says nothing about the spacing
+    assert time_per_output_token(one_read, 3) is None
 
 
 def test_a_first_read_that_was_woken_on_time_is_not_spread_back_at_the_streams_spacing():

@@ -406,3 +406,16 @@ def test_compare_refuses_an_empty_or_whitespace_only_run_jsonl_with_one_line(tmp
     assert run_cli(["compare", str(good), str(empty)], monkeypatch) == 2
     err = capsys.readouterr().err
     assert err.splitlines() == [f"{empty / 'run.jsonl'}: has no rows (empty or whitespace only)"]
+
+
+def test_compare_counts_rows_whose_reads_could_not_place_their_tokens(tmp_path):
+    placed = {"ok": True, "case": "c", "pack": {"id": "p", "version": "1"}, "adapter": "a", "model": "m",
+              "timing": {"wall_s": 0.1, "ttft_s": 0.02, "tpot_s": 0.002, "placement": None}}
+    burst = {**placed, "timing": {"wall_s": 0.1, "ttft_s": 0.09, "tpot_s": None,
+                                  "placement": {"ttft": "upper", "tpot": "one_read", "reader_late_s": 0.0412}}}
+    run = write_run(tmp_path, "busy", [placed, burst, placed])
+    comparison = compare_dirs(run)
+    (warning,) = [w for w in comparison.warnings if w.code == "unplaced-timing"]
+    assert warning.message.startswith("busy: 1 of 3 ok rows has no TPOT")
+    assert "the reader was 41.2 ms late" in warning.message
+    assert not [w for w in compare_dirs(write_run(tmp_path, "calm", [placed])).warnings if w.code == "unplaced-timing"]

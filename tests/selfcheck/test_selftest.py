@@ -106,3 +106,9 @@ def test_it_restores_normal_priority_on_threads_started_while_raised():
         reset.set()
         thread.join()
     assert seen == [os.SCHED_FIFO, os.SCHED_OTHER]
+
+
+def test_the_burst_check_passes_against_a_server_that_sends_every_token_at_once():
+    check = selftest.burst_check()
+    assert check.passed, check.detail
+    assert "3 of 3 ok rows have no TPOT" in check.detail

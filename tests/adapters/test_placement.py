@@ -1,0 +1,74 @@
+"""Item 1 of issue 34: a row never claims what its reads could not see. A reply whose tokens all came in
+one network read gets `tpot_s: null` and a TTFT marked as a bound, with how late the reader was."""
+
+from benchpack.adapters.base import AdapterRequest, StreamTrace, compute_timing
+from benchpack.adapters.ollama_generate import OllamaGenerateAdapter
+from benchpack.adapters.openai_chat import OpenAIChatAdapter
+from benchpack.refserver.server import RefServer
+from benchpack.results.placement import placement_note
+
+
+def test_a_scripted_burst_gives_no_tpot_and_a_ttft_bound_and_the_note_counts_it():
+    adapter = OpenAIChatAdapter()
+    try:
+        with RefServer(responses=[{"tokens": 6}], ttft_s=0.003, itl_s=0.002, burst=True) as srv:
+            results = [adapter.run_traced(AdapterRequest(model="ref", prompt="p", endpoint=srv.openai_url,
+                                                         max_tokens=6, stream=True)) for _ in range(2)]
+            log = srv.log()
+    finally:
+        adapter.close()
+    rows = []
+    for (result, trace), record in zip(results, log):
+        assert result.ok and result.tokens["output"] == 6
+        # the server wrote every token at once: one send time for all six
+        assert len(set(record["content_times"])) == 1 and len(record["content_times"]) == 6
+        timing = result.timing
+        assert timing["tpot_s"] is None and timing["decode_tps"] is None
+        assert timing["placement"]["tpot"] == "one_read" and timing["placement"]["ttft"] == "upper"
+        # an upper bound: never before the server sent the first token
+        assert timing["ttft_s"] >= record["content_times"][0] - trace.start
+        rows.append({"ok": True, "timing": timing})
+    note = placement_note(rows)
+    assert note.startswith("2 of 2 ok rows have no TPOT") and "TTFT is only a bound (2 at most" in note
+
+
+def test_a_spaced_reply_has_no_placement():
+    adapter = OpenAIChatAdapter()
+    try:
+        with RefServer(responses=[{"tokens": 4}], ttft_s=0.003, itl_s=0.004) as srv:
+            result = adapter.run(AdapterRequest(model="ref", prompt="p", endpoint=srv.openai_url, max_tokens=4,
+                                                stream=True))
+    finally:
+        adapter.close()
+    assert result.timing["placement"] is None and result.timing["tpot_s"] > 0.003
+
+
+def test_ollama_burst_is_marked_too():
+    adapter = OllamaGenerateAdapter()
+    try:
+        with RefServer(responses=[{"tokens": 5}], ttft_s=0.003, itl_s=0.002, burst=True) as srv:
+            result = adapter.run(AdapterRequest(model="ref", prompt="p", endpoint=srv.ollama_url, max_tokens=5,
+                                                stream=True))
+    finally:
+        adapter.close()
+    assert result.ok and result.timing["tpot_s"] is None and result.timing["placement"]["tpot"] == "one_read"
+
+
+def test_compute_timing_marks_one_read_and_a_clamped_first_read():
+    one = StreamTrace(start=1.0, end=1.06, content_times=[1.05] * 4, earliest={1.05: 1.01})
+    timing = compute_timing(one, 4, 10, streamed=True)
+    assert timing["tpot_s"] is None and timing["decode_tps"] is None
+    assert timing["placement"]["ttft"] == "upper" and timing["placement"]["tpot"] == "one_read"
+    assert abs(timing["placement"]["reader_late_s"] - 0.04) < 1e-9
+    assert abs(timing["ttft_s"] - 0.05) < 1e-9  # the read's stamp: the first token came no later
+    # First read of three woken on time by a burst: TTFT is the run-delay bound, a lower bound.
+    clamped = StreamTrace(start=1.0, end=1.08, content_times=[1.05, 1.05, 1.05, 1.06, 1.07, 1.08],
+                          earliest={1.05: 1.0475})
+    timing = compute_timing(clamped, 6, 10, streamed=True)
+    assert timing["placement"]["ttft"] == "lower" and timing["placement"]["tpot"] is None
+    assert abs(timing["placement"]["reader_late_s"] - 0.0025) < 1e-9
+    assert abs(timing["ttft_s"] - 0.0475) < 1e-9 and timing["tpot_s"] is not None
+    # One token in one read is a placed figure; so is an unwatched late first read spread at its spacing.
+    assert compute_timing(StreamTrace(start=1.0, end=1.05, content_times=[1.05]), 1, 10, True)["placement"] is None
+    late = StreamTrace(start=1.0, end=1.08, content_times=[1.05, 1.05, 1.05, 1.06, 1.07, 1.08])
+    assert compute_timing(late, 6, 10, streamed=True)["placement"] is None
