@@ -36,7 +36,7 @@ from benchpack.packs import prompt_cache
 from benchpack.run import scoring
 
 from benchpack.run import server_info
-from benchpack.adapters import get_adapter
+from benchpack.adapters import TOOL_ADAPTER_IDS, get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
 from benchpack.run.hardware import collect_hardware, write_hardware
@@ -267,6 +267,8 @@ def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache
         stream=defaults.stream,
         openai_stream_usage=options.openai_stream_usage,
         extra_body=prepared.extra_body,
+        tools=list(case.tools) or None,
+        tool_choice=case.tool_choice,
     )
 
 
@@ -361,7 +363,7 @@ class _Run:
             # Only the repo-task executor can run the verifier; when it did not
             # (the execution failed before), the row must not read as unscored.
             return {"mode": "verify-script", "passed": False}
-        return scoring.score(case.scoring, result.output_text)
+        return scoring.score(case.scoring, result.output_text, result.tool_calls)
 
     def warmup(self, case: Case, number: int, *, prefix: str = "", stem: str | None = None,
                quiet: bool = False) -> None:
@@ -455,6 +457,7 @@ class _Run:
                 "run_plan": self.plan,
                 "request": self.request_record(case),
                 "warnings": self.row_warnings(served),
+                **({"tool_calls": result.tool_calls} if case.tools else {}),
                 **extra,
             },
         )
@@ -544,6 +547,11 @@ def run_pack(
     progress = progress or NullProgress()
     scoring.check_runnable(pack)
     problems = check_options(options)
+    tool_cases = [case.id for case in pack.cases if case.tools]
+    if tool_cases and options.adapter not in TOOL_ADAPTER_IDS:
+        problems.append(Problem("benchpack run", "--adapter",
+                                f"{options.adapter} cannot send native tool calls (cases {', '.join(tool_cases)} "
+                                f"send tools); use one of {', '.join(TOOL_ADAPTER_IDS)}"))
     if options.run_metadata is not None:
         try:
             validate_run_metadata(options.run_metadata, "run metadata")
