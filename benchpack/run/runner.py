@@ -363,7 +363,7 @@ class _Run:
             # Only the repo-task executor can run the verifier; when it did not
             # (the execution failed before), the row must not read as unscored.
             return {"mode": "verify-script", "passed": False}
-        return scoring.score(case.scoring, result.output_text, result.tool_calls)
+        return scoring.score(case.scoring, result.output_text, result.tool_calls, case.tools)
 
     def warmup(self, case: Case, number: int, *, prefix: str = "", stem: str | None = None,
                quiet: bool = False) -> None:

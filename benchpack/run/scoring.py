@@ -36,7 +36,8 @@ def check_runnable(pack: Pack) -> None:
         raise PackError(problems)
 
 
-def score(scoring: Scoring | None, output_text: str, tool_calls: list | None = None) -> dict | None:
+def score(scoring: Scoring | None, output_text: str, tool_calls: list | None = None,
+          tools: tuple | list = ()) -> dict | None:
     """The `scoring` envelope for a row: None when nothing is scored.
 
     `mode = "none"` gives None, like a pack without scoring, so rows show
@@ -46,7 +47,7 @@ def score(scoring: Scoring | None, output_text: str, tool_calls: list | None = N
     if scoring is None or scoring.mode == "none":
         return None
     if scoring.mode == "tool-call":
-        return score_tool_calls(scoring, tool_calls)
+        return score_tool_calls(scoring, tool_calls, tools)
     if scoring.mode == "contains":
         return _envelope("contains", _required(scoring.expected, "contains", "expected") in output_text)
     if scoring.mode == "regex":
@@ -132,10 +133,11 @@ def _json_equal(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def score_tool_calls(scoring: Scoring, tool_calls: list | None) -> dict:
+def score_tool_calls(scoring: Scoring, tool_calls: list | None, tools: tuple | list = ()) -> dict:
     """`tool-call`: the response's structured calls must include one to `scoring.tool_name` whose arguments
-    are a JSON object, valid against `scoring.schema` (when given) and carrying every `scoring.tool_arguments`
-    value. The first call with that name is judged; text output plays no part."""
+    are a JSON object, valid against `scoring.schema` (else the tool's own `parameters` schema from `tools`,
+    the case's neutral definitions) and carrying every `scoring.tool_arguments` value. The first call with
+    that name is judged; text output plays no part."""
     calls = [c for c in tool_calls or () if isinstance(c, dict)]
     if not calls:
         return _envelope("tool-call", False, "no tool call in the response")
@@ -146,8 +148,11 @@ def score_tool_calls(scoring: Scoring, tool_calls: list | None) -> dict:
     arguments = call.get("arguments")
     if not isinstance(arguments, dict):
         return _envelope("tool-call", False, f"arguments are not a JSON object: {str(arguments)[:200]!r}")
-    if scoring.schema is not None:
-        error = _schema_error(scoring.schema, arguments)
+    schema = scoring.schema
+    if schema is None:
+        schema = next((t.get("parameters") for t in tools if t.get("name") == scoring.tool_name), None)
+    if schema is not None:
+        error = _schema_error(schema, arguments)
         if error is not None:
             return _envelope("tool-call", False, f"arguments {error}")
     for key, expected in (scoring.tool_arguments or {}).items():
