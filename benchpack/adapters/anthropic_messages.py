@@ -24,8 +24,7 @@ import json
 from typing import Any
 
 from benchpack.adapters.base import AdapterRequest, StreamTrace, int_or_none, text_or_none
-from benchpack.adapters.events import SSEJsonAdapter, StreamState, error_event, merge_usage, usage_tokens
-from benchpack.adapters.openai_chat import api_url, common_body
+from benchpack.adapters.events import SSEJsonAdapter, StreamState, api_url, common_body, error_event, merge_usage, usage_tokens
 from benchpack.adapters.tools import anthropic_tools
 
 DEFAULT_MAX_TOKENS = 4096

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -47,6 +48,31 @@ def parse_event_data(data: bytes) -> Any:
         return _decode(data)
     except msgspec.DecodeError:
         return json.loads(data)
+
+
+def api_url(endpoint: str, path: str) -> str:
+    """`path` (e.g. `/chat/completions`) under the endpoint: a full URL ending in it is used as given, a
+    base ending in `/v1` gets `path`, a bare `http://host:port` gets `/v1` + `path`; any other path as given."""
+    base = endpoint.rstrip("/")
+    if base.endswith(path):
+        return base
+    if base.endswith("/v1"):
+        return base + path
+    if urlsplit(base).path in ("", "/"):
+        return base + "/v1" + path
+    return base
+
+
+def common_body(request: AdapterRequest, body: dict, max_tokens_field: str, tools) -> dict:
+    """The fields every JSON adapter sets the same way: sampling, budget (in the API's own field), stream, tools."""
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        body[max_tokens_field] = request.max_tokens
+    body["stream"] = bool(request.stream)
+    if request.tools:
+        body.update(tools(request.tools, request.tool_choice))
+    return body
 
 
 class StreamState:

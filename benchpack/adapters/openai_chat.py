@@ -14,42 +14,24 @@ server's error; the request is never retried with a different shape.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from benchpack.adapters.base import AdapterRequest, StreamTrace, empty_tokens, int_or_none, text_or_none
-from benchpack.adapters.events import SSEJsonAdapter, StreamState, error_event, parse_event_data, usage_tokens
+from benchpack.adapters.events import (
+    SSEJsonAdapter,
+    StreamState,
+    api_url,
+    common_body,
+    error_event,
+    parse_event_data,
+    usage_tokens,
+)
 from benchpack.adapters.tools import chat_tools
 
 __all__ = ["OpenAIChatAdapter", "build_body", "chat_completions_url", "parse_event_data"]
 
 
-def api_url(endpoint: str, path: str) -> str:
-    """`path` (e.g. `/chat/completions`) under the endpoint: a full URL ending in it is used as given, a
-    base ending in `/v1` gets `path`, a bare `http://host:port` gets `/v1` + `path`; any other path as given."""
-    base = endpoint.rstrip("/")
-    if base.endswith(path):
-        return base
-    if base.endswith("/v1"):
-        return base + path
-    if urlsplit(base).path in ("", "/"):
-        return base + "/v1" + path
-    return base
-
-
 def chat_completions_url(endpoint: str) -> str:
     return api_url(endpoint, "/chat/completions")
-
-
-def common_body(request: AdapterRequest, body: dict, max_tokens_field: str, tools) -> dict:
-    """The fields every JSON adapter sets the same way: sampling, budget, stream flag, tools, extra body."""
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    if request.max_tokens is not None:
-        body[max_tokens_field] = request.max_tokens
-    body["stream"] = bool(request.stream)
-    if request.tools:
-        body.update(tools(request.tools, request.tool_choice))
-    return body
 
 
 def build_body(request: AdapterRequest) -> dict:

@@ -25,8 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchpack.adapters.base import AdapterRequest, StreamTrace, int_or_none, text_or_none
-from benchpack.adapters.events import SSEJsonAdapter, StreamState, error_event, usage_tokens
-from benchpack.adapters.openai_chat import api_url, common_body
+from benchpack.adapters.events import SSEJsonAdapter, StreamState, api_url, common_body, error_event, usage_tokens
 from benchpack.adapters.tools import responses_tools
 
 _FINAL = ("response.completed", "response.incomplete", "response.failed")
