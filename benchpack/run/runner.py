@@ -134,6 +134,9 @@ class RepoTaskExecutor(Protocol):
 # --- checks before anything is written ---------------------------------------
 
 
+CACHE_PROMPT_ADAPTERS = ("openai-chat", "openai-responses")
+
+
 def check_options(options: RunOptions) -> list[Problem]:
     problems = []
     if not options.model or not options.model.strip():
@@ -337,8 +340,9 @@ class _Run:
         self.level_records: list[dict] = []
         self.endpoint = requested_url(adapter, options.endpoint)
         self.plan = run_plan(pack, options)
-        # The per-request cache switch only exists on llama-server's chat endpoint.
-        self.cache_prompt_param = server.honours_cache_prompt and options.adapter == "openai-chat"
+        # llama-server's per-request cache switch: honoured on chat completions and /v1/responses,
+        # ignored on /v1/messages (checked on the real server; docs/agents.md).
+        self.cache_prompt_param = server.honours_cache_prompt and options.adapter in CACHE_PROMPT_ADAPTERS
         # Each case's row `request` (its digest hashes the case's declaration): the same for every
         # repetition, so made once per case, not once per request.
         self._request_records: dict[int, tuple[Case, dict]] = {}
