@@ -14,7 +14,9 @@ from benchpack.errors import ConfigError, Problem
 if TYPE_CHECKING:
     import httpx
 
-ADAPTER_IDS: tuple[str, ...] = ("openai-chat", "ollama-generate")
+ADAPTER_IDS: tuple[str, ...] = ("openai-chat", "ollama-generate", "anthropic-messages", "openai-responses")
+# The adapters that can send native tool calls (a case's `tools`).
+TOOL_ADAPTER_IDS: tuple[str, ...] = ("openai-chat", "anthropic-messages", "openai-responses")
 
 
 def get_adapter(adapter_id: str, client: httpx.Client | None = None) -> Adapter:
@@ -28,8 +30,16 @@ def get_adapter(adapter_id: str, client: httpx.Client | None = None) -> Adapter:
         from benchpack.adapters.ollama_generate import OllamaGenerateAdapter
 
         return OllamaGenerateAdapter(client)
+    if adapter_id == "anthropic-messages":
+        from benchpack.adapters.anthropic_messages import AnthropicMessagesAdapter
+
+        return AnthropicMessagesAdapter(client)
+    if adapter_id == "openai-responses":
+        from benchpack.adapters.openai_responses import OpenAIResponsesAdapter
+
+        return OpenAIResponsesAdapter(client)
     raise ConfigError(Problem("command line", "--adapter",
                               f"unknown adapter {adapter_id!r}; choose one of {', '.join(ADAPTER_IDS)}"))
 
 
-__all__ = ["ADAPTER_IDS", "Adapter", "AdapterRequest", "AdapterResult", "StreamTrace", "get_adapter"]
+__all__ = ["ADAPTER_IDS", "TOOL_ADAPTER_IDS", "Adapter", "AdapterRequest", "AdapterResult", "StreamTrace", "get_adapter"]

@@ -30,6 +30,11 @@ class AdapterRequest:
     # Extra top-level request-body fields, e.g. {"cache_prompt": False} for
     # cold llama-server numbers. They override the adapter's own fields.
     extra_body: dict | None = None
+    # Native tool calls (docs/format.md, "tools"): the case's tools in the neutral form
+    # [{"name", "description", "parameters"}] and its tool_choice ("auto" | "required" | "none" |
+    # {"name": ...}); each adapter sends them in its own API's shape (adapters/tools.py).
+    tools: list | None = None
+    tool_choice: Any = None
 
 
 @dataclass
@@ -47,6 +52,10 @@ class AdapterResult:
     # stopped ("stop", "length", ...). None when the response does not say.
     served_model: str | None = None
     finish_reason: str | None = None
+    # The structured tool calls the response made, assembled from streamed fragments:
+    # [{"id", "name", "arguments"}] (arguments parsed JSON, or the text when it is not JSON).
+    # None when the request sent no tools.
+    tool_calls: list | None = None
 
 
 class Adapter(Protocol):
@@ -61,7 +70,8 @@ class StreamTrace:
 
     `content_times` holds the arrival time of every chunk that carried visible
     content; `token_times` every chunk that carried a token on any channel
-    (content, reasoning, tool calls).
+    (content, reasoning, tool calls); `tool_times` every chunk that started or
+    extended a tool call (its name, its argument fragments).
     """
 
     start: float = 0.0
@@ -69,6 +79,7 @@ class StreamTrace:
     end: float | None = None
     content_times: list[float] = field(default_factory=list)
     token_times: list[float] = field(default_factory=list)
+    tool_times: list[float] = field(default_factory=list)
     chunks: int = 0  # network reads of the response body
     # For the body's first reads, where the kernel stamps them: read time -> the earliest moment the
     # read's bytes can have arrived (adapters/rundelay.py).
@@ -91,10 +102,12 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
     end = trace.end if trace.end is not None else trace.start
     wall_s = end - trace.start
     ttfb_s = trace.first_byte - trace.start if trace.first_byte is not None else None
-    ttft_s = ttft_any_s = tpot_s = None
+    ttft_s = ttft_any_s = tpot_s = ttft_tool_s = None
     placement = None
     if streamed:
         ttft_bound = None
+        if trace.tool_times:
+            ttft_tool_s = first_chunk_time(trace, trace.tool_times) - trace.start
         if trace.content_times:
             first, ttft_bound = place_first_chunk(trace, trace.content_times)
             ttft_s = first - trace.start
@@ -117,6 +130,7 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
         "ttfb_s": ttfb_s,
         "ttft_any_s": ttft_any_s,
         "tpot_s": tpot_s,
+        "ttft_tool_s": ttft_tool_s,
         "rate_source": "client" if prefill_tps is not None or decode_tps is not None else None,
         "placement": placement,
     }

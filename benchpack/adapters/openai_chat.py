@@ -13,49 +13,25 @@ server's error; the request is never retried with a different shape.
 
 from __future__ import annotations
 
-import json
 from typing import Any
-from urllib.parse import urlsplit
 
-import msgspec
-
-from benchpack.adapters.base import (
-    AdapterRequest,
-    AdapterResult,
-    StreamTrace,
-    compute_timing,
-    empty_tokens,
-    int_or_none,
-    text_or_none,
+from benchpack.adapters.base import AdapterRequest, StreamTrace, empty_tokens, int_or_none, text_or_none
+from benchpack.adapters.events import (
+    SSEJsonAdapter,
+    StreamState,
+    api_url,
+    common_body,
+    error_event,
+    parse_event_data,
+    usage_tokens,
 )
-from benchpack.adapters.sse import SSEParser
-from benchpack.adapters.transport import ClientOwningAdapter, describe_http_error, read_timed
+from benchpack.adapters.tools import chat_tools
 
-_DONE = b"[DONE]"
-_decode = msgspec.json.Decoder().decode
-
-
-def parse_event_data(data: bytes) -> Any:
-    """json.loads for one event's data, at a fraction of the cost per chunk.
-
-    msgspec decodes straight from bytes; what it refuses but json accepts
-    (NaN, Infinity) falls back to json.loads, which also words real errors.
-    """
-    try:
-        return _decode(data)
-    except msgspec.DecodeError:
-        return json.loads(data)
+__all__ = ["OpenAIChatAdapter", "build_body", "chat_completions_url", "parse_event_data"]
 
 
 def chat_completions_url(endpoint: str) -> str:
-    base = endpoint.rstrip("/")
-    if base.endswith("/chat/completions"):
-        return base
-    if base.endswith("/v1"):
-        return base + "/chat/completions"
-    if urlsplit(base).path in ("", "/"):
-        return base + "/v1/chat/completions"
-    return base
+    return api_url(endpoint, "/chat/completions")
 
 
 def build_body(request: AdapterRequest) -> dict:
@@ -63,11 +39,7 @@ def build_body(request: AdapterRequest) -> dict:
         "model": request.model,
         "messages": [{"role": "user", "content": request.prompt}],
     }
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    if request.max_tokens is not None:
-        body["max_tokens"] = request.max_tokens
-    body["stream"] = bool(request.stream)
+    common_body(request, body, "max_tokens", chat_tools)
     if request.stream and request.openai_stream_usage == "include":
         body["stream_options"] = {"include_usage": True}
     if request.extra_body:
@@ -75,29 +47,10 @@ def build_body(request: AdapterRequest) -> dict:
     return body
 
 
-class _Stream:
-    """What a chat-completions stream has said so far."""
-
-    __slots__ = ("content", "reasoning", "events", "usage", "timings", "finish_reason", "model", "done", "error")
-
-    def __init__(self) -> None:
-        self.content: list[str] = []
-        self.reasoning: list[str] = []
-        self.events: list[Any] = []
-        self.usage: dict | None = None
-        self.timings: dict | None = None
-        self.finish_reason: str | None = None
-        self.model: str | None = None  # the "model" the server names in its chunks
-        self.done = False
-        self.error: str | None = None
-
-
-def _take_chunk(obj: Any, state: _Stream, trace: StreamTrace, now: float) -> None:
-    if not isinstance(obj, dict):
-        return
+def _take_chunk(obj: dict, state: StreamState, trace: StreamTrace, now: float) -> None:
     err = obj.get("error")
     if err and not obj.get("choices"):
-        state.error = describe_http_error(200, obj).replace("HTTP 200", "error event in stream", 1)
+        state.error = error_event(obj)
         return
     if state.model is None:
         state.model = text_or_none(obj.get("model"))
@@ -115,110 +68,70 @@ def _take_chunk(obj: Any, state: _Stream, trace: StreamTrace, now: float) -> Non
     if delta:
         content = delta.get("content")
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        tool_calls = delta.get("tool_calls")
         if content:
             state.content.append(content)
             trace.content_times.append(now)
         if reasoning:
             state.reasoning.append(reasoning)
-        if content or reasoning or delta.get("tool_calls"):
+        if tool_calls:
+            _take_tool_deltas(tool_calls, state, trace, now)
+        if content or reasoning or tool_calls:
             trace.token_times.append(now)
     finish = choice.get("finish_reason")
     if finish:
         state.finish_reason = finish
 
 
-def _take_reads(parser: SSEParser, state: _Stream, trace: StreamTrace, times: list[float], reads: list[bytes],
-               start: int) -> int:
-    """Parse reads[start:], each event stamped with its read's arrival time; returns how many reads are taken."""
-    datas, index = parser.feed_reads(reads[start:])
-    json_events = len(datas) - 1 if datas and datas[-1] == _DONE else len(datas)
-    try:
-        objs = list(map(_decode, datas[:json_events]))  # one C-level pass for the usual batch
-    except msgspec.DecodeError:  # NaN or a malformed event somewhere: one at a time below
-        objs = []
-    events = state.events
-    for i, data in enumerate(datas):
-        now = times[start + index[i]]
-        if i < len(objs):
-            obj = objs[i]
-        elif data == _DONE:
-            state.done = True
-            events.append("[DONE]")
+def _take_tool_deltas(tool_calls: Any, state: StreamState, trace: StreamTrace, now: float) -> None:
+    # delta.tool_calls[i]: {index, id?, function: {name?, arguments?}}; `index` keys the call across chunks.
+    carried = False
+    for position, delta in enumerate(tool_calls if isinstance(tool_calls, list) else ()):
+        if not isinstance(delta, dict):
             continue
-        else:
-            try:
-                obj = parse_event_data(data)
-            except ValueError:
-                state.error = f"malformed stream event: {data[:120]!r}"
-                break
-        events.append(obj)
-        _take_chunk(obj, state, trace, now)
-        if state.error:
-            break
-    return len(reads)
+        function = delta.get("function") if isinstance(delta.get("function"), dict) else {}
+        key = delta.get("index", position)
+        name, arguments = function.get("name"), function.get("arguments")
+        state.tools.add(key, call_id=delta.get("id"), name=name, arguments=arguments)
+        carried = carried or bool(name) or bool(arguments)
+    if carried:
+        trace.tool_times.append(now)
 
 
 def _tokens(usage: dict | None, timings: dict | None) -> dict:
-    tokens = empty_tokens()
-    cached_from_timings = int_or_none(timings.get("cache_n")) if isinstance(timings, dict) else None
     if isinstance(usage, dict) and (usage.get("prompt_tokens") is not None or usage.get("completion_tokens") is not None):
-        tokens["prompt"] = int_or_none(usage.get("prompt_tokens"))
-        tokens["output"] = int_or_none(usage.get("completion_tokens"))
         details = usage.get("prompt_tokens_details")
         cached = int_or_none(details.get("cached_tokens")) if isinstance(details, dict) else None
-        tokens["cached_prompt"] = cached if cached is not None else cached_from_timings
-        tokens["source"] = "usage"
-    elif isinstance(timings, dict) and (timings.get("prompt_n") is not None or timings.get("predicted_n") is not None):
+        return usage_tokens(usage, int_or_none(usage.get("prompt_tokens")), int_or_none(usage.get("completion_tokens")),
+                            cached, timings)
+    tokens = empty_tokens()
+    if isinstance(timings, dict) and (timings.get("prompt_n") is not None or timings.get("predicted_n") is not None):
         # llama-server's prompt_n counts only the tokens it had to process;
         # the prompt is those plus the ones reused from its cache.
+        cached = int_or_none(timings.get("cache_n"))
         processed = int_or_none(timings.get("prompt_n"))
-        tokens["prompt"] = processed + (cached_from_timings or 0) if processed is not None else None
+        tokens["prompt"] = processed + (cached or 0) if processed is not None else None
         tokens["output"] = int_or_none(timings.get("predicted_n"))
-        tokens["cached_prompt"] = cached_from_timings
+        tokens["cached_prompt"] = cached
         tokens["source"] = "timings"
     return tokens
 
 
-class OpenAIChatAdapter(ClientOwningAdapter):
+class OpenAIChatAdapter(SSEJsonAdapter):
     id = "openai-chat"
     endpoint_url = staticmethod(chat_completions_url)
     request_body = staticmethod(build_body)
-    new_state = _Stream
+    take_event = staticmethod(_take_chunk)
+    stream_end = "[DONE] or finish_reason"
 
     @staticmethod
-    def _read_stream(response: Any, state: _Stream, trace: StreamTrace, timeout_s: float) -> None:
-        parser = SSEParser()
-        taken = 0
-
-        def take(times: list[float], reads: list[bytes]) -> None:
-            nonlocal taken
-            if taken < len(reads):
-                taken = _take_reads(parser, state, trace, times, reads, taken)
-
-        read_timed(response, trace, timeout_s, take, lambda: state.error is not None)
-        if state.error:
-            return
-        for event in parser.close():
-            if event.data == _DONE:
-                state.done = True
-        events = state.events
-        if trace.end > trace.start + timeout_s:
-            state.error = f"timed out after {timeout_s:g}s (stream still running, {len(events)} events received)"
-        elif not (state.done or state.finish_reason):
-            state.error = f"stream ended without [DONE] or finish_reason after {len(events)} events"
+    def finished(state: StreamState) -> bool:
+        return state.done or bool(state.finish_reason)
 
     @staticmethod
-    def _take_whole(raw: bytes, state: _Stream) -> Any:
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            state.error = f"response is not JSON: {raw[:120]!r}"
-            return {"text": raw.decode("utf-8", "replace")}
-        if not isinstance(obj, dict):
-            state.error = "response is not a JSON object"
-            return obj
+    def take_whole(obj: dict, state: StreamState) -> None:
         if obj.get("error") and not obj.get("choices"):
-            state.error = describe_http_error(200, obj).replace("HTTP 200", "error response", 1)
+            state.error = error_event(obj, "error response")
         state.usage = obj.get("usage") or None
         state.timings = obj.get("timings") or None
         state.model = text_or_none(obj.get("model"))
@@ -228,23 +141,12 @@ class OpenAIChatAdapter(ClientOwningAdapter):
         message = first.get("message") or {}
         state.content.append(message.get("content") or "")
         state.reasoning.append(message.get("reasoning_content") or message.get("reasoning") or "")
-        return obj
+        for index, call in enumerate(message.get("tool_calls") or ()):
+            if isinstance(call, dict):
+                function = call.get("function") if isinstance(call.get("function"), dict) else {}
+                state.tools.add(index, call_id=call.get("id"), name=function.get("name"),
+                                arguments=function.get("arguments"))
 
     @staticmethod
-    def _result(request: AdapterRequest, body: dict, response_payload: Any, state: _Stream,
-                trace: StreamTrace) -> AdapterResult:
-        tokens = _tokens(state.usage, state.timings)
-        timing = compute_timing(trace, tokens["output"], tokens["prompt"], streamed=request.stream)
-        return AdapterResult(
-            ok=state.error is None,
-            error=state.error,
-            output_text="".join(state.content),
-            reasoning_text="".join(state.reasoning),
-            timing=timing,
-            tokens=tokens,
-            backend=dict(state.timings) if isinstance(state.timings, dict) else None,
-            request_payload=body,
-            response_payload=response_payload,
-            served_model=state.model,
-            finish_reason=state.finish_reason if isinstance(state.finish_reason, str) else None,
-        )
+    def tokens(state: StreamState) -> dict:
+        return _tokens(state.usage, state.timings)

@@ -23,7 +23,7 @@ QUERY_FILTERS = {
     "pack-version": "pack version, e.g. 1.0.0",
     "case": "case id, e.g. short",
     "model": "model name as given to `benchpack run --model`",
-    "adapter": "openai-chat or ollama-generate",
+    "adapter": "openai-chat, ollama-generate, anthropic-messages or openai-responses",
     "run": "run label (the result directory's name)",
     "fingerprint": "comparability fingerprint (sha256 hex, from `registry fingerprint`)",
     "workload": "case-stats: workload key (what was asked; sha256 hex)",

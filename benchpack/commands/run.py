@@ -20,9 +20,10 @@ from pathlib import Path
 OPENAI_STREAM_USAGE = ("include", "omit")
 POLICIES = ("cold", "server-default")
 
-ADAPTER_CHOICES = ("openai-chat", "ollama-generate")
+ADAPTER_CHOICES = ("openai-chat", "ollama-generate", "anthropic-messages", "openai-responses")
 ENDPOINT_HELP = ("the server's URL, e.g. http://127.0.0.1:8080 (openai-chat adds /v1/chat/completions, "
-                 "ollama-generate adds /api/generate; a full URL is used as given)")
+                 "anthropic-messages /v1/messages, openai-responses /v1/responses, "
+                 "ollama-generate /api/generate; a full URL is used as given)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -29,6 +29,8 @@ def case_digest(pack, case) -> str:
         "fixture_refs": list(case.fixture_refs),
         "pack_scoring": getattr(pack.scoring, "raw", None) if pack.scoring else None,
     }
+    if getattr(case, "tools", ()):  # what the case sends: the definitions it names (only then: older digests stay)
+        declared["tools"] = list(case.tools)
     canonical = json.dumps(declared, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

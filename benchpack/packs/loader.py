@@ -32,7 +32,10 @@ ID_RE = ids.ID_RE
 ID_GRAMMAR = f"^{ids.ID_PATTERN}$"
 ENV_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CASE_KINDS = ("chat", "completion", "repo-task", "replay")
-SCORING_MODES = ("none", "contains", "regex", "json-schema", "equals", "verify-script", "llm-judge")
+SCORING_MODES = ("none", "contains", "regex", "json-schema", "equals", "verify-script", "llm-judge", "tool-call")
+# A tool's name as every API accepts it (OpenAI's rule, the strictest of the three).
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TOOL_CHOICES = ("auto", "required", "none")
 HARNESS_IDS = ("fenced-patch", "external-agent")
 HARNESS_KEYS = ("id", "timeout_s")
 REPO_FIXTURE_KIND = "repo"
@@ -66,6 +69,10 @@ class Scoring:
     timeout_s: float | None
     environment: dict[str, str] | None
     raw: dict
+    # mode "tool-call": the function the call must name, and the argument values it must carry
+    # (`schema` is then the arguments' JSON schema).
+    tool_name: str | None = None
+    tool_arguments: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,10 @@ class Case:
     scoring: Scoring | None
     harness: Harness | None
     raw: dict
+    # Native tools this case sends (the pack's [[tools]] it names, neutral form:
+    # {"name", "description", "parameters"}), and its tool_choice ("auto" | "required" | "none" | {"name"}).
+    tools: tuple[dict, ...] = ()
+    tool_choice: Any = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,8 @@ class Pack:
     manifest_path: Path
     # Measurement lanes ([lanes.*]: depth, concurrency, rate, slo); empty when none.
     lanes: Lanes = Lanes()
+    # [[tools]]: every tool the cases may send, defined once (docs/format.md, "Tools").
+    tools: tuple[dict, ...] = ()
 
     def fixture(self, fixture_id: str) -> Fixture:
         for fixture in self.fixtures:
@@ -218,6 +231,7 @@ class _Loader:
         self.manifest_path = manifest_path
         self.label = label
         self.problems: list[Problem] = []
+        self.tools: dict[str, dict] = {}  # [[tools]] by name, once read
         self._fixture_texts: dict[str, str | None] = {}
         self._fixture_fields: dict[str, str] = {}  # fixture id -> "fixtures[i].path"
         self._declared_fixture_ids: set[str] = set()  # including ones whose declaration failed
@@ -241,6 +255,7 @@ class _Loader:
         defaults = self._defaults(self._table(data, "defaults"))
         fixtures = self._fixtures(data.get("fixtures"))
         pack_scoring = self._scoring(data["scoring"], "scoring") if "scoring" in data else None
+        self.tools = self._tools(data.get("tools"))
         cases = self._cases(data.get("cases"), fixtures, pack_scoring)
         self._check_inherited_verify_script(cases, pack_scoring)
         lanes = parse_lanes(data.get("lanes"), self.problem, [c.id for c in cases],
@@ -266,7 +281,78 @@ class _Loader:
             root=self.root,
             manifest_path=self.manifest_path,
             lanes=lanes,
+            tools=tuple(self.tools.values()),
         )
+
+    def _tools(self, entries: Any) -> dict[str, dict]:
+        """[[tools]]: name -> the neutral definition {"name", "description"?, "parameters"}."""
+        tools: dict[str, dict] = {}
+        if entries is None:
+            return tools
+        if not isinstance(entries, list):
+            self.problem("tools", "must be an array of tables ([[tools]])")
+            return tools
+        for index, entry in enumerate(entries):
+            where = f"tools[{index}]"
+            if not isinstance(entry, dict):
+                self.problem(where, "must be a table")
+                continue
+            unknown = set(entry) - {"name", "description", "parameters"}
+            if unknown:
+                self.problem(where, f"unknown key(s) {', '.join(sorted(unknown))} (expected name, description, parameters)")
+            name = entry.get("name")
+            if not isinstance(name, str) or not TOOL_NAME.match(name):
+                self.problem(f"{where}.name", f"must be 1-64 letters, digits, '_' or '-', got {name!r}")
+                continue
+            if name in tools:
+                self.problem(f"{where}.name", f"duplicate tool name {name!r}")
+            description = entry.get("description")
+            if description is not None and not isinstance(description, str):
+                self.problem(f"{where}.description", "must be a string")
+            parameters = entry.get("parameters", {"type": "object", "properties": {}})
+            if not isinstance(parameters, dict) or parameters.get("type") != "object":
+                self.problem(f"{where}.parameters", "must be a JSON schema table with type = \"object\"")
+                continue
+            if not self._valid_schema(parameters, f"{where}.parameters", "the parameters"):
+                continue
+            tools[name] = {"name": name, **({"description": description} if description else {}),
+                           "parameters": copy.deepcopy(parameters)}
+        return tools
+
+    def _valid_schema(self, schema: dict, field: str, label: str) -> bool:
+        import jsonschema  # here, not at the top: most packs have no schema and `list` must stay fast
+
+        try:
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            self.problem(field, f"{label} is not a valid JSON schema: {exc.message}")
+            return False
+        return True
+
+    def _case_tools(self, entry: dict, where: str, kind: str) -> tuple[tuple[dict, ...], Any]:
+        names, choice = entry.get("tools"), entry.get("tool_choice")
+        if names is None:
+            if choice is not None:
+                self.problem(f"{where}.tool_choice", "needs tools (the case sends none)")
+            return (), None
+        if kind not in ("chat", "completion"):
+            self.problem(f"{where}.tools", f"is only allowed on chat and completion cases, not {kind!r}")
+            return (), None
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            self.problem(f"{where}.tools", "must be a non-empty array of tool names from [[tools]]")
+            return (), None
+        missing = [n for n in names if n not in self.tools]
+        if missing:
+            self.problem(f"{where}.tools", f"names no [[tools]] entry: {', '.join(missing)}")
+            return (), None
+        if choice is not None:
+            if isinstance(choice, dict):
+                if set(choice) != {"name"} or choice.get("name") not in names:
+                    self.problem(f"{where}.tool_choice", "a table must be {name = \"<one of the case's tools>\"}")
+            elif choice not in TOOL_CHOICES:
+                self.problem(f"{where}.tool_choice", f"must be one of {', '.join(TOOL_CHOICES)} or {{name = \"…\"}}, "
+                             f"got {choice!r}")
+        return tuple(self.tools[n] for n in names), copy.deepcopy(choice)
 
     def _table(self, data: dict, key: str, required: bool = False) -> dict:
         if key not in data:
@@ -483,6 +569,14 @@ class _Loader:
         case_scoring = self._scoring(entry["scoring"], f"{where}.scoring") if "scoring" in entry else None
         if case_scoring is not None and case_scoring.mode == "verify-script" and kind != "repo-task":
             self.problem(f"{where}.scoring.mode", "verify-script scoring is only allowed on repo-task cases")
+        tools, tool_choice = self._case_tools(entry, where, kind)
+        effective = case_scoring if "scoring" in entry else pack_scoring
+        if effective is not None and effective.mode == "tool-call":
+            field = f"{where}.scoring" if "scoring" in entry else "scoring"
+            if not tools:
+                self.problem(f"{field}.mode", f"tool-call scoring needs tools on the case (case {case_id} sends none)")
+            elif effective.tool_name not in {t["name"] for t in tools}:
+                self.problem(f"{field}.name", f"{effective.tool_name!r} is not one of case {case_id}'s tools")
 
         return Case(
             id=case_id,
@@ -494,6 +588,8 @@ class _Loader:
             scoring=case_scoring if "scoring" in entry else pack_scoring,
             harness=harness,
             raw=copy.deepcopy(entry),
+            tools=tools,
+            tool_choice=tool_choice,
         )
 
     def _base_prompt(self, entry: dict, where: str) -> str | None:
@@ -607,6 +703,18 @@ class _Loader:
         elif mode == "json-schema":
             fields["schema_path"] = value.get("schema")
             fields["schema"] = self._json_schema(value.get("schema"), f"{where}.schema")
+        elif mode == "tool-call":
+            fields["tool_name"] = value.get("name")
+            if not isinstance(fields["tool_name"], str) or not TOOL_NAME.match(fields["tool_name"]):
+                self.problem(f"{where}.name", "is required for mode 'tool-call': the function name the call must use")
+            if "schema" in value:
+                fields["schema_path"] = value.get("schema")
+                fields["schema"] = self._json_schema(value.get("schema"), f"{where}.schema")
+            if "arguments" in value:
+                if isinstance(value["arguments"], dict):
+                    fields["tool_arguments"] = copy.deepcopy(value["arguments"])
+                else:
+                    self.problem(f"{where}.arguments", "must be a table of the argument values the call must carry")
         elif mode == "verify-script":
             fields["script"] = value.get("script")
             fields["script_resolved"] = self._pack_path(value.get("script"), f"{where}.script", "file")
@@ -621,6 +729,10 @@ class _Loader:
             for key in ("timeout_s", "environment", "script"):
                 if key in value:
                     self.problem(f"{where}.{key}", "is only allowed with mode = \"verify-script\"")
+        if mode != "tool-call":
+            for key in ("name", "arguments"):
+                if key in value:
+                    self.problem(f"{where}.{key}", "is only allowed with mode = \"tool-call\"")
         if len(self.problems) > count:
             return None
         return Scoring(mode=mode, raw=copy.deepcopy(value), **fields)

@@ -5,6 +5,9 @@ being measured) on 127.0.0.1 and serves:
 
 * `POST /v1/chat/completions` — OpenAI chat, plain JSON or SSE, with usage
   (`prompt_tokens_details.cached_tokens`) and llama-server-style `timings`;
+* `POST /v1/messages` — Anthropic Messages, plain JSON or its SSE events;
+* `POST /v1/responses` — OpenAI Responses, plain JSON or its SSE events
+  (event sequences as the real APIs send them: refserver/apis.py);
 * `POST /api/generate` — Ollama, NDJSON or one JSON object;
 * `GET /_ref/log`, `POST /_ref/reset`, `POST /_ref/config` — its own record
   of every request (including the `time.perf_counter()` reading taken just
@@ -41,10 +44,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from benchpack.adapters import rxstamp
+from benchpack.refserver import apis
 from benchpack.results.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
 from benchpack.measurement.writer import Stream, TimedWriter
 # In options.py so that `benchpack --help` need not import this module; re-exported for callers.
@@ -55,7 +60,10 @@ perf_counter = time.perf_counter
 DEFAULT_CONFIG: dict[str, Any] = {
     "ttft_s": 0.02,          # request read -> first content/reasoning token
     "itl_s": 0.002,          # gap between tokens
-    "responses": [],         # cycled per request: "text" | {"content", "reasoning", "tokens", "ttft_s", "itl_s"}
+    # Cycled per request: "text" | {"content", "reasoning", "tokens", "ttft_s", "itl_s",
+    # "tool_calls": [{"name", "arguments", "id"?}], "match"}. Entries with a "match" are picked by the
+    # request instead: the first whose text is in the prompt (a pack's cases, each scripted).
+    "responses": [],
     "default_tokens": 16,    # synthetic output length when `responses` is empty
     "prompt_tokens": None,   # None: whitespace word count of the prompt
     "cached_tokens": 0,      # reported as usage.prompt_tokens_details.cached_tokens / timings.cache_n
@@ -112,6 +120,11 @@ class Reply:
     content: list[str]
     ttft_s: float | None = None  # this reply's own timing; None: the server's config
     itl_s: float | None = None
+    calls: list = dataclass_field(default_factory=list)  # apis.ScriptedCall: tool calls after the content
+
+    @property
+    def call_tokens(self) -> int:
+        return sum(1 + len(call.fragments) for call in self.calls)
 
 
 def reply_for(entry: Any, default_tokens: int) -> Reply:
@@ -120,10 +133,11 @@ def reply_for(entry: Any, default_tokens: int) -> Reply:
     if isinstance(entry, str):
         return Reply([], split_tokens(entry))
     reasoning = split_tokens(entry.get("reasoning", ""))
-    timing = {key: float(entry[key]) for key in ("ttft_s", "itl_s") if entry.get(key) is not None}
+    timing: dict[str, Any] = {key: float(entry[key]) for key in ("ttft_s", "itl_s") if entry.get(key) is not None}
+    timing["calls"] = apis.scripted_calls(entry.get("tool_calls"), split_tokens)
     if "content" in entry:
         return Reply(reasoning, split_tokens(entry["content"]), **timing)
-    count = int(entry.get("tokens", default_tokens))
+    count = int(entry.get("tokens", 0 if timing["calls"] else default_tokens))
     return Reply(reasoning, [f" tok{i}" for i in range(count)], **timing)
 
 
@@ -160,18 +174,24 @@ class _State:
         # A real server always evaluates at least the last prompt token.
         return min(shared, max(0, len(words) - 1))
 
-    def next_reply(self) -> tuple[dict, Reply]:
+    def next_reply(self, prompt: str = "") -> tuple[dict, Reply]:
         with self.lock:
             config = dict(self.config)
             responses = config["responses"]
-            entry = responses[self.cursor % len(responses)] if responses else None
+            matched = [e for e in responses if isinstance(e, dict) and e.get("match") is not None]
+            if matched:
+                entry = next((e for e in matched if str(e["match"]) in prompt), None)
+            else:
+                entry = responses[self.cursor % len(responses)] if responses else None
             self.cursor += 1
         return config, reply_for(entry, config["default_tokens"])
 
 
 def _log_sent(record: dict, kind: str, at: float | None, before: float, after: float) -> None:
     record["sends"].append([before, kind])
-    if kind in ("content", "reasoning"):
+    if kind == "tool":
+        record["tool_times"].append(before)
+    if kind in ("content", "reasoning", "tool"):
         record["token_times"].append(before)
         if kind == "content":
             record["content_times"].append(before)
@@ -361,27 +381,28 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
             return
-        if self.path not in ("/v1/chat/completions", "/api/generate"):
+        if self.path not in self._APIS:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        config, reply = self.state.next_reply()
+        prompt = apis.prompt_text(self.path, body)
+        config, reply = self.state.next_reply(prompt)
         record = {"path": self.path, "body": body, "received_at": received, "arrived_at": self.arrived_at,
                   "status": 200,
                   "sends": [], "token_times": [], "content_times": [], "content_done": [], "content_planned": [],
-                  "end_at": None}
+                  "tool_times": [], "end_at": None}
         self.out = self.state.writer.stream(self.connection)
         with self.state.lock:
             record["id"] = len(self.state.log)
             self.state.log.append(record)
         try:
-            if self.path == "/v1/chat/completions":
-                self._chat(body, config, reply, record)
-            else:
-                self._generate(body, config, reply, record)
+            getattr(self, self._APIS[self.path])(body, config, reply, record, prompt)
         except (BrokenPipeError, ConnectionResetError):
             record["status"] = "client-gone"
             self.close_connection = True
         record["end_at"] = perf_counter()
+
+    _APIS = {"/v1/chat/completions": "_chat", "/api/generate": "_generate", "/v1/messages": "_messages",
+             "/v1/responses": "_responses"}
 
     def _failures(self, config: dict, body: dict, record: dict) -> bool:
         scenario = config["scenario"]
@@ -409,7 +430,8 @@ class _Handler(BaseHTTPRequestHandler):
         prompt_tokens = config["prompt_tokens"]
         if prompt_tokens is None:
             prompt_tokens = len(prompt.split())
-        return int(prompt_tokens), len(reply.reasoning) + len(reply.content), reply
+        # Tool calls are not cut by the budget: a scripted call is whole or absent.
+        return int(prompt_tokens), len(reply.reasoning) + len(reply.content) + reply.call_tokens, reply
 
     def _prefill(self, config: dict, body: dict, prompt: str, prompt_tokens: int,
                  ttft: float) -> tuple[int, float]:
@@ -429,36 +451,95 @@ class _Handler(BaseHTTPRequestHandler):
         return config["served_model"] or body.get("model", "ref")
 
     # ---- OpenAI ---------------------------------------------------------
-    def _chat(self, body: dict, config: dict, reply: Reply, record: dict) -> None:
-        if self._failures(config, body, record):
-            return
-        messages = body.get("messages") or []
-        prompt = " ".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
-        full_reply = reply
-        prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, body.get("max_tokens"))
-        finish = "length" if output_tokens < len(full_reply.reasoning) + len(full_reply.content) else "stop"
+    def _plan(self, body: dict, config: dict, reply: Reply, record: dict, prompt: str,
+              max_tokens: Any) -> tuple[apis.Answer, float, float]:
+        """The reply as this request gets it (budget, cache, timing): (answer, first token time, gap)."""
+        full = len(reply.reasoning) + len(reply.content) + reply.call_tokens
+        prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, max_tokens)
         ttft, itl = reply_timing(reply, config)
         itl = self._context_itl(config, itl, prompt_tokens)
         cached, ttft = self._prefill(config, body, prompt, prompt_tokens, ttft)
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
-                 "total_tokens": prompt_tokens + output_tokens,
-                 "prompt_tokens_details": {"cached_tokens": cached}}
-        first_at = record["received_at"] + ttft
         predicted_ms = max(0, output_tokens - 1) * itl * 1000
         timings = {"cache_n": cached, "prompt_n": prompt_tokens - cached, "prompt_ms": ttft * 1000,
                    "prompt_per_second": (prompt_tokens - cached) / ttft if ttft > 0 else None,
                    "predicted_n": output_tokens, "predicted_ms": predicted_ms,
                    "predicted_per_second": (output_tokens - 1) / (predicted_ms / 1000) if predicted_ms else None}
+        answer = apis.Answer(id=f"ref{record['id']}", model=self._model(config, body), reasoning=reply.reasoning,
+                             content=reply.content, calls=reply.calls, prompt_tokens=prompt_tokens, cached=cached,
+                             output_tokens=output_tokens, truncated=output_tokens < full,
+                             timings=timings if config["timings"] else None, created=int(time.time()))
+        return answer, record["received_at"] + ttft, itl
+
+    def _send_steps(self, record: dict, config: dict, steps: list, first_at: float, itl: float) -> None:
+        """An SSE answer: token steps on the schedule, the others right after the step before them."""
+        self._start_chunked("text/event-stream", record)
+        token = 0
+        for kind, data, timed in steps:
+            if timed and config["scenario"] == "close-mid-stream" and token >= int(config["close_after"]):
+                record["status"] = "closed-mid-stream"
+                self._cut()
+                return
+            if config["keepalive"] and timed and token and token % 4 == 0:
+                self._write(record, "keepalive", b": keep-alive\n\n")
+            at = first_at + token * itl if timed else None
+            if timed and config["split_events"]:
+                cut = 3 if token == 0 else len(data) // 2
+                self._write(record, "split", data[:cut], at)
+                self._write(record, kind, data[cut:], at + 0.0002)
+            else:
+                self._write(record, kind if timed else "event", data, at)
+            token += timed
+        self._end_chunked()
+
+    def _whole(self, record: dict, answer: apis.Answer, first_at: float, itl: float, obj: dict) -> None:
+        self._wait_until(first_at + max(0, answer.output_tokens - 1) * itl)
+        self._send_json(200, obj)
+        record["sends"].append([perf_counter(), "body"])
+
+    # ---- Anthropic Messages / OpenAI Responses (refserver/apis.py) -------
+    def _messages(self, body: dict, config: dict, reply: Reply, record: dict, prompt: str) -> None:
+        if self._failures(config, body, record):
+            return
+        answer, first_at, itl = self._plan(body, config, reply, record, prompt, body.get("max_tokens"))
+        if not body.get("stream"):
+            self._whole(record, answer, first_at, itl, apis.anthropic_message(answer))
+        else:
+            self._send_steps(record, config, apis.anthropic_stream(answer), first_at, itl)
+
+    def _responses(self, body: dict, config: dict, reply: Reply, record: dict, prompt: str) -> None:
+        if self._failures(config, body, record):
+            return
+        answer, first_at, itl = self._plan(body, config, reply, record, prompt, body.get("max_output_tokens"))
+        if not body.get("stream"):
+            self._whole(record, answer, first_at, itl, apis.responses_whole(answer))
+        else:
+            self._send_steps(record, config, apis.responses_stream(answer), first_at, itl)
+
+    # ---- OpenAI chat ----------------------------------------------------
+    def _chat(self, body: dict, config: dict, reply: Reply, record: dict, prompt: str) -> None:
+        if self._failures(config, body, record):
+            return
+        answer, first_at, itl = self._plan(body, config, reply, record, prompt, body.get("max_tokens"))
+        reply = replace(reply, reasoning=answer.reasoning, content=answer.content)
+        prompt_tokens, output_tokens, cached, timings = (answer.prompt_tokens, answer.output_tokens, answer.cached,
+                                                        answer.timings)
+        finish = "length" if answer.truncated else "tool_calls" if reply.calls else "stop"
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
+                 "total_tokens": prompt_tokens + output_tokens,
+                 "prompt_tokens_details": {"cached_tokens": cached}}
         base = {"id": f"chatcmpl-ref{record['id']}", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": self._model(config, body)}
         if not body.get("stream"):
             self._wait_until(first_at + max(0, output_tokens - 1) * itl)
-            message = {"role": "assistant", "content": "".join(reply.content)}
+            message = {"role": "assistant", "content": "".join(reply.content) if reply.content or not reply.calls
+                       else None}
             if reply.reasoning:
                 message["reasoning_content"] = "".join(reply.reasoning)
+            if reply.calls:
+                message["tool_calls"] = apis.chat_tool_calls(reply.calls)
             obj = {**base, "object": "chat.completion",
                    "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
-            if config["timings"]:
+            if timings:
                 obj["timings"] = timings
             self._send_json(200, obj)
             record["sends"].append([perf_counter(), "body"])
@@ -469,15 +550,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(record, "keepalive", b": keep-alive\n\n")
         if config["role_chunk"]:
             self._write(record, "role", _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": None}, "finish_reason": None}]}))
-        tokens = [("reasoning", t) for t in reply.reasoning] + [("content", t) for t in reply.content]
+        tokens = ([("reasoning", {"reasoning_content": t}) for t in reply.reasoning]
+                  + [("content", {"content": t}) for t in reply.content] + apis.chat_tool_deltas(reply.calls))
         every = int(config["empty_delta_every"])
-        for i, (kind, text) in enumerate(tokens):
+        for i, (kind, delta) in enumerate(tokens):
             if config["scenario"] == "close-mid-stream" and i >= int(config["close_after"]):
                 record["status"] = "closed-mid-stream"
                 self._cut()
                 return
-            field = "reasoning_content" if kind == "reasoning" else "content"
-            event = _sse({**base, "choices": [{"index": 0, "delta": {field: text}, "finish_reason": None}]})
+            event = _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             at = first_at + i * itl
             if config["keepalive"] and i and i % 4 == 0:
                 self._write(record, "keepalive", b": keep-alive\n\n")
@@ -494,7 +575,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._cut()
             return
         final: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
-        if config["timings"]:
+        if timings:
             final["timings"] = timings
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         if include_usage and config["usage_in_final_chunk"]:
@@ -507,11 +588,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._end_chunked()
 
     # ---- Ollama ---------------------------------------------------------
-    def _generate(self, body: dict, config: dict, reply: Reply, record: dict) -> None:
+    def _generate(self, body: dict, config: dict, reply: Reply, record: dict, prompt: str) -> None:
         if self._failures(config, body, record):
             return
         options = body.get("options") or {}
-        prompt = str(body.get("prompt", ""))
         prompt_tokens, output_tokens, reply = self._counts(config, prompt, reply, options.get("num_predict"))
         # Ollama has no per-request cache switch, and reports only the prompt
         # tokens it evaluated.
@@ -618,6 +698,14 @@ class RefServer:
     @property
     def openai_url(self) -> str:
         return self.url + "/v1/chat/completions"
+
+    @property
+    def anthropic_url(self) -> str:
+        return self.url + "/v1/messages"
+
+    @property
+    def responses_url(self) -> str:
+        return self.url + "/v1/responses"
 
     @property
     def ollama_url(self) -> str:

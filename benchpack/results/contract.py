@@ -88,6 +88,9 @@ class Timing(msgspec.Struct, gc=False):
     ttfb_s: _Num = None
     ttft_any_s: _Num = None
     tpot_s: _Num = None
+    # Request sent -> the first chunk that started a tool call (its name) or carried its arguments;
+    # null when no tool call streamed (docs/measurement.md, "Tool calls").
+    ttft_tool_s: _Num = None
     rate_source: Optional[Literal[RATE_SOURCES]] = None
     placement: Optional[Placement] = None
 
@@ -186,13 +189,17 @@ class Row(msgspec.Struct, kw_only=True, gc=False):
     energy: Optional[dict] = None
     # An external agent's session measured by the proxy (docs/agents.md): the verdict's speed.
     agent_session: Optional[AgentSession] = None
+    # Native tool calls the response made (adapters assemble streamed fragments):
+    # [{"id", "name", "arguments"}]; absent or null when the case sent no tools.
+    tool_calls: Optional[list[dict]] = None
 
 
 # The keys the runner writes into `timing` / `tokens` (every one present, null when unknown).
 TIMING_KEYS: tuple[str, ...] = Timing.__struct_fields__
 TOKEN_KEYS: tuple[str, ...] = Tokens.__struct_fields__
 # The numeric ones, which the registry stores as columns.
-TIMING_NUMBERS: tuple[str, ...] = tuple(k for k in TIMING_KEYS if k not in ("rate_source", "placement"))
+# placement is a record and ttft_tool_s is not a registry column (yet): the registry's tables keep their columns.
+TIMING_NUMBERS: tuple[str, ...] = tuple(k for k in TIMING_KEYS if k not in ("rate_source", "placement", "ttft_tool_s"))
 TOKEN_COUNTS: tuple[str, ...] = tuple(k for k in TOKEN_KEYS if k != "source")
 
 ROW_DECODER = msgspec.json.Decoder(Row)

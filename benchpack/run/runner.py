@@ -37,7 +37,7 @@ from benchpack.run import scoring
 
 from benchpack.run import server_info
 from benchpack.agents import proxy as agent_proxy
-from benchpack.adapters import get_adapter
+from benchpack.adapters import TOOL_ADAPTER_IDS, get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
 from benchpack.run.hardware import collect_hardware, write_hardware
@@ -138,6 +138,9 @@ class RepoTaskExecutor(Protocol):
 
 
 # --- checks before anything is written ---------------------------------------
+
+
+CACHE_PROMPT_ADAPTERS = ("openai-chat", "openai-responses")
 
 
 def check_options(options: RunOptions) -> list[Problem]:
@@ -273,6 +276,8 @@ def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache
         stream=defaults.stream,
         openai_stream_usage=options.openai_stream_usage,
         extra_body=prepared.extra_body,
+        tools=list(case.tools) or None,
+        tool_choice=case.tool_choice,
     )
 
 
@@ -341,8 +346,9 @@ class _Run:
         self.level_records: list[dict] = []
         self.endpoint = requested_url(adapter, options.endpoint)
         self.plan = run_plan(pack, options)
-        # The per-request cache switch only exists on llama-server's chat endpoint.
-        self.cache_prompt_param = server.honours_cache_prompt and options.adapter == "openai-chat"
+        # llama-server's per-request cache switch: honoured on chat completions and /v1/responses,
+        # ignored on /v1/messages (checked on the real server; docs/agents.md).
+        self.cache_prompt_param = server.honours_cache_prompt and options.adapter in CACHE_PROMPT_ADAPTERS
         # Each case's row `request` (its digest hashes the case's declaration): the same for every
         # repetition, so made once per case, not once per request.
         self._request_records: dict[int, tuple[Case, dict]] = {}
@@ -367,7 +373,7 @@ class _Run:
             # Only the repo-task executor can run the verifier; when it did not
             # (the execution failed before), the row must not read as unscored.
             return {"mode": "verify-script", "passed": False}
-        return scoring.score(case.scoring, result.output_text)
+        return scoring.score(case.scoring, result.output_text, result.tool_calls, case.tools)
 
     def warmup(self, case: Case, number: int, *, prefix: str = "", stem: str | None = None,
                quiet: bool = False) -> None:
@@ -461,6 +467,7 @@ class _Run:
                 "run_plan": self.plan,
                 "request": self.request_record(case),
                 "warnings": self.row_warnings(served),
+                **({"tool_calls": result.tool_calls} if case.tools else {}),
                 **extra,
             },
         )
@@ -550,6 +557,11 @@ def run_pack(
     progress = progress or NullProgress()
     scoring.check_runnable(pack)
     problems = check_options(options)
+    tool_cases = [case.id for case in pack.cases if case.tools]
+    if tool_cases and options.adapter not in TOOL_ADAPTER_IDS:
+        problems.append(Problem("benchpack run", "--adapter",
+                                f"{options.adapter} cannot send native tool calls (cases {', '.join(tool_cases)} "
+                                f"send tools); use one of {', '.join(TOOL_ADAPTER_IDS)}"))
     if options.run_metadata is not None:
         try:
             validate_run_metadata(options.run_metadata, "run metadata")

@@ -16,7 +16,7 @@ from benchpack.errors import PackError, Problem
 from benchpack.packs.loader import Pack, Scoring
 
 # Modes score() evaluates; the others are refused up front or scored elsewhere.
-OUTPUT_MODES = ("contains", "regex", "equals", "json-schema")
+OUTPUT_MODES = ("contains", "regex", "equals", "json-schema", "tool-call")
 
 
 def check_runnable(pack: Pack) -> None:
@@ -36,14 +36,18 @@ def check_runnable(pack: Pack) -> None:
         raise PackError(problems)
 
 
-def score(scoring: Scoring | None, output_text: str) -> dict | None:
+def score(scoring: Scoring | None, output_text: str, tool_calls: list | None = None,
+          tools: tuple | list = ()) -> dict | None:
     """The `scoring` envelope for a row: None when nothing is scored.
 
     `mode = "none"` gives None, like a pack without scoring, so rows show
     `"scoring": null` exactly as the existing result directories do.
+    `tool-call` is scored from the structured `tool_calls` only, never from the text.
     """
     if scoring is None or scoring.mode == "none":
         return None
+    if scoring.mode == "tool-call":
+        return score_tool_calls(scoring, tool_calls, tools)
     if scoring.mode == "contains":
         return _envelope("contains", _required(scoring.expected, "contains", "expected") in output_text)
     if scoring.mode == "regex":
@@ -98,11 +102,62 @@ def _score_json_schema(schema: dict, output_text: str) -> dict:
     import jsonschema
     from jsonschema.exceptions import best_match
 
+    error = _schema_error(schema, instance)
+    return _envelope("json-schema", error is None, error)
+
+
+def _schema_error(schema: dict, instance) -> str | None:
+    """The first mismatch of `instance` against `schema` as `path: message`, or None when it validates."""
+    # Imported here: only packs with a schema need it, and it is a tenth of a second of every other run's CPU.
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
     validator_class = jsonschema.validators.validator_for(schema)
     try:
         error = best_match(validator_class(schema).iter_errors(instance))
     except Exception as exc:  # e.g. an unresolvable $ref: a failed score, never a crashed run
-        return _envelope("json-schema", False, f"schema could not be applied: {exc}")
-    if error is None:
-        return _envelope("json-schema", True)
-    return _envelope("json-schema", False, f"{error.json_path}: {error.message}")
+        return f"schema could not be applied: {exc}"
+    return None if error is None else f"{error.json_path}: {error.message}"
+
+
+def _json_equal(a, b) -> bool:
+    """JSON-value equality: true is not 1, 1 is 1.0, objects and arrays compared member by member."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_json_equal, a, b))
+    return type(a) is type(b) and a == b
+
+
+def score_tool_calls(scoring: Scoring, tool_calls: list | None, tools: tuple | list = ()) -> dict:
+    """`tool-call`: the response's structured calls must include one to `scoring.tool_name` whose arguments
+    are a JSON object, valid against `scoring.schema` (else the tool's own `parameters` schema from `tools`,
+    the case's neutral definitions) and carrying every `scoring.tool_arguments` value. The first call with
+    that name is judged; text output plays no part."""
+    calls = [c for c in tool_calls or () if isinstance(c, dict)]
+    if not calls:
+        return _envelope("tool-call", False, "no tool call in the response")
+    call = next((c for c in calls if c.get("name") == scoring.tool_name), None)
+    if call is None:
+        named = ", ".join(repr(c.get("name")) for c in calls)
+        return _envelope("tool-call", False, f"no call to {scoring.tool_name!r} (called {named})")
+    arguments = call.get("arguments")
+    if not isinstance(arguments, dict):
+        return _envelope("tool-call", False, f"arguments are not a JSON object: {str(arguments)[:200]!r}")
+    schema = scoring.schema
+    if schema is None:
+        schema = next((t.get("parameters") for t in tools if t.get("name") == scoring.tool_name), None)
+    if schema is not None:
+        error = _schema_error(schema, arguments)
+        if error is not None:
+            return _envelope("tool-call", False, f"arguments {error}")
+    for key, expected in (scoring.tool_arguments or {}).items():
+        if key not in arguments:
+            return _envelope("tool-call", False, f"arguments lack {key!r}")
+        if not _json_equal(arguments[key], expected):
+            return _envelope("tool-call", False, f"arguments.{key} is {arguments[key]!r}, expected {expected!r}")
+    return _envelope("tool-call", True)

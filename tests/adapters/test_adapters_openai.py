@@ -252,8 +252,11 @@ def test_it_leaves_tpot_null_below_two_output_tokens():
     assert compute_timing(trace, 1, 3, streamed=True)["tpot_s"] is None
 
 
-def test_it_knows_both_adapters_and_rejects_others():
-    assert ADAPTER_IDS == ("openai-chat", "ollama-generate")
+def test_it_knows_every_adapter_and_rejects_others():
+    from benchpack.commands.run import ADAPTER_CHOICES
+
+    assert ADAPTER_IDS == ("openai-chat", "ollama-generate", "anthropic-messages", "openai-responses")
+    assert ADAPTER_CHOICES == ADAPTER_IDS  # the CLI offers exactly the registered ones
     assert {get_adapter(i).id for i in ADAPTER_IDS} == set(ADAPTER_IDS)
     with pytest.raises(ConfigError, match="unknown adapter 'vllm'"):
         get_adapter("vllm")

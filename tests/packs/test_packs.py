@@ -456,7 +456,7 @@ def test_it_uses_the_case_scoring_override_else_the_pack_default(tmp_path):
 @pytest.mark.parametrize(
     "table, reason",
     [
-        ('mode = "fuzzy"', "scoring.mode: unknown scoring mode 'fuzzy' (expected one of none, contains, regex, json-schema, equals, verify-script, llm-judge)"),
+        ('mode = "fuzzy"', "scoring.mode: unknown scoring mode 'fuzzy' (expected one of none, contains, regex, json-schema, equals, verify-script, llm-judge, tool-call)"),
         ('expected = "x"', "scoring.mode: is required"),
         ('mode = "contains"', "scoring.expected: is required for mode 'contains' and must be a string"),
         ('mode = "contains"\nexpected = 3', "scoring.expected: is required for mode 'contains' and must be a string"),

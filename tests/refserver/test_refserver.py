@@ -174,3 +174,45 @@ def test_a_missing_or_broken_config_is_one_line_not_a_traceback(tmp_path):
                               capture_output=True, text=True, timeout=30)
         assert proc.returncode == 1
         assert "Traceback" not in proc.stderr and "not a JSON object of settings" in proc.stderr
+
+
+def _event_names(url: str, body: dict) -> list[str]:
+    import httpx as _httpx
+
+    with _httpx.stream("POST", url, json=body, timeout=10) as response:
+        return [line[len("event: "):] for line in response.iter_lines() if line.startswith("event: ")]
+
+
+def test_it_sends_the_anthropic_and_responses_event_sequences_as_the_real_apis_do():
+    from benchpack.refserver.server import RefServer as _RefServer
+
+    script = [{"content": "a b", "tool_calls": [{"name": "f", "arguments": {"x": 1}}]}]
+    with _RefServer(responses=script, ttft_s=0.001, itl_s=0.0005) as server:
+        messages = _event_names(server.anthropic_url, {"model": "m", "max_tokens": 50, "stream": True,
+                                                       "messages": [{"role": "user", "content": "hi"}]})
+        responses = _event_names(server.responses_url, {"model": "m", "stream": True, "input": "hi"})
+        log = server.log()
+    assert messages == ["message_start", "content_block_start", "content_block_delta", "content_block_delta",
+                        "content_block_stop", "content_block_start", "content_block_delta", "content_block_delta",
+                        "content_block_stop", "message_delta", "message_stop"]
+    assert responses == ["response.created", "response.in_progress",
+                         "response.output_item.added", "response.content_part.added",
+                         "response.output_text.delta", "response.output_text.delta", "response.output_text.done",
+                         "response.content_part.done", "response.output_item.done",
+                         "response.output_item.added", "response.function_call_arguments.delta",
+                         "response.function_call_arguments.delta", "response.function_call_arguments.done",
+                         "response.output_item.done", "response.completed"]
+    # The log marks every token: 2 text, the call's name, 2 argument pieces ('{"x": ', '1}').
+    assert [len(r["token_times"]) for r in log] == [5, 5] and [len(r["tool_times"]) for r in log] == [3, 3]
+
+
+def test_a_scripted_reply_can_be_picked_by_the_prompt():
+    from benchpack.adapters import AdapterRequest, get_adapter
+    from benchpack.refserver.server import RefServer as _RefServer
+
+    script = [{"match": "weather", "content": "sunny"}, {"match": "time", "content": "noon"}]
+    with _RefServer(responses=script, ttft_s=0.001, itl_s=0.0005) as server:
+        adapter = get_adapter("openai-responses")
+        answers = [adapter.run(AdapterRequest(model="m", prompt=p, endpoint=server.url)).output_text
+                   for p in ("what time is it", "the weather?", "time again")]
+    assert answers == ["noon", "sunny", "noon"]

@@ -33,7 +33,7 @@ def test_it_builds_rows_with_every_documented_field_in_order():
                          "backend", "resources", "scoring", "raw", "repetition"]
     assert row["timing"] == {"wall_s": 1.5, "ttft_s": None, "prefill_tps": None, "decode_tps": None,
                              "total_tps": None, "ttfb_s": None, "ttft_any_s": None, "tpot_s": None,
-                             "rate_source": None, "placement": None}
+                             "ttft_tool_s": None, "rate_source": None, "placement": None}
     assert row["tokens"] == {"prompt": 3, "output": None, "cached_prompt": None, "source": None}
 
 

@@ -112,3 +112,15 @@ def test_the_burst_check_passes_against_a_server_that_sends_every_token_at_once(
     check = selftest.burst_check()
     assert check.passed, check.detail
     assert "3 of 3 ok rows have no TPOT" in check.detail
+
+
+def test_the_other_adapters_are_held_to_the_latency_targets_and_are_not_baselines():
+    summaries = {"benchpack": figures(), "aiohttp": baseline(),
+                 "benchpack anthropic-messages": figures(ttft_overhead_p99_ms=1.4, cpu_per_chunk_us=45.0),
+                 "benchpack openai-responses": figures(cpu_per_chunk_us=45.0)}
+    checks = verdict(summaries)
+    failed = [c.label for c in checks if not c.passed]
+    assert failed == ["anthropic-messages: TTFT overhead, p99 ≤ 1 ms"]
+    labels = [c.label for c in checks]
+    assert sum(label.startswith("openai-responses: ") for label in labels) == len(selftest.ADAPTER_TARGETS)
+    assert "tpot" in " ".join(selftest.ADAPTER_TARGETS) and "ttft_overhead_p99_ms" in selftest.ADAPTER_TARGETS
