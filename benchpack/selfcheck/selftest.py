@@ -483,7 +483,7 @@ def burst_check() -> Check:
     from benchpack.results.placement import placement_note
 
     label = "a reply sent in one burst: no TPOT, TTFT marked a bound"
-    adapter = OpenAIChatAdapter()
+    adapter = get_adapter("openai-chat")
     problems: list[str] = []
     rows = []
     try:
