@@ -73,3 +73,22 @@ def _empty_response_cache():
     from registry_site.catalogue.cache import RESPONSES
 
     RESPONSES.clear()
+
+
+# The tests whose answer can differ by database engine, which CI runs a second time on PostgreSQL
+# (`-m database`, .ci/run): those using pytest-django's test database (the django_db mark or a fixture
+# built on it: db, transactional_db, live_server, client with a user, …) and those starting a live service
+# (tests/service/live.py gives it a database of its own on DATABASE_URL's server). Not the others: the
+# demo tests remove DATABASE_URL and test SQLite again, and pure unit tests never open a connection.
+_DATABASE_FIXTURES = {"django_db_setup", "db", "transactional_db", "live_server"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not item.nodeid.startswith("tests/service/"):
+            continue
+        uses_db = item.get_closest_marker("django_db") is not None or bool(
+            _DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())))
+        starts_live = getattr(getattr(item, "module", None), "start_live_service", None) is not None
+        if uses_db or starts_live:
+            item.add_marker(pytest.mark.database)
