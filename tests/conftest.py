@@ -35,6 +35,11 @@ def _bubblewrap_or_unavailable(request):
             unavailable(reason)
 
 
+def pytest_configure(config):
+    if config.pluginmanager.has_plugin("xdist"):
+        config.pluginmanager.register(workers.LoadgroupIds(), "benchpack-loadgroup-ids")
+
+
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker per core, at most three (Redis's 16 databases, five per worker: tests/workers.py)."""
     return max(1, min(len(os.sched_getaffinity(0)), workers.MAX_WORKERS))
