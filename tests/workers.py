@@ -53,7 +53,9 @@ class LoadgroupIds:
     structured, `item._id`) — so every `xdist_group` is silently ignored
     (https://github.com/pytest-dev/pytest-xdist/issues/1386, fix pending in PR 1388). This does the same
     append on the structured id, after xdist's own hook, and only where xdist's did not take effect; with a
-    fixed xdist it does nothing. tests/project/test_parallel.py checks that groups hold."""
+    fixed xdist it does nothing. tests/project/test_parallel.py checks that groups hold. (A parametrized
+    test's id then reads `test_x[a]@group` where xdist's scheduler looks, and `test_x[a]@group]` in the JUnit
+    report, which rebuilds it from the structured parts: cosmetic.)"""
 
     @staticmethod
     def group_names(item) -> list[str]:
