@@ -2,13 +2,16 @@
 registered here so each stays small and owned by one concept."""
 
 import functools
+import os
 
 import pytest
 
+from tests import workers
 from tests.environment import unavailable
 
 pytest_plugins = [
     "tests.realserver",  # llama_server: a real llama.cpp endpoint (scripts/llama-server.sh)
+    "tests.service.demo",  # demo_service: one seeded `manage.py demo` per session
 ]
 
 
@@ -30,3 +33,40 @@ def _bubblewrap_or_unavailable(request):
         reason = _bubblewrap_missing()
         if reason:
             unavailable(reason)
+
+
+def pytest_configure(config):
+    if config.pluginmanager.has_plugin("xdist"):
+        config.pluginmanager.register(workers.LoadgroupIds(), "benchpack-loadgroup-ids")
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker per core, at most three (Redis's 16 databases, five per worker: tests/workers.py)."""
+    return max(1, min(len(os.sched_getaffinity(0)), workers.MAX_WORKERS))
+
+
+# Module-scoped fixtures that start servers, browsers or workers: every test that uses one goes to the
+# same xdist worker, so the fixture starts once, as it did before the suite ran in parallel.
+_GROUP_BY_MODULE_SCOPES = {"module", "package", "session"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks (--dist loadgroup)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        # `exclusive`: a timing test that must not share the machine with another test of its kind; CI runs
+        # them again in a pass of their own without parallel workers (.ci/run, docs/testing.md).
+        if item.get_closest_marker("exclusive"):
+            item.add_marker(pytest.mark.xdist_group("exclusive"))
+            continue
+        if item.get_closest_marker("xdist_group"):
+            continue
+        fixtureinfo = getattr(item, "_fixtureinfo", None)
+        if fixtureinfo is None:
+            continue
+        for name in fixtureinfo.names_closure:
+            defs = fixtureinfo.name2fixturedefs.get(name) or ()
+            own = [d for d in defs if d.scope in _GROUP_BY_MODULE_SCOPES
+                   and getattr(d.func, "__module__", "").startswith("tests.") and name != "llama_server"]  # one llama-server per worker is cheap; the tests using it are many
+            if own:
+                item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+                break

@@ -183,6 +183,7 @@ def test_both_paths_send_the_same_request_but_for_the_user_agent():
     assert heads[0][0] == b"POST /v1/chat/completions?key=v%2F1 HTTP/1.1"
 
 
+@pytest.mark.exclusive  # asserts TTFT/TPOT bounds of tens of ms
 def test_a_real_stream_is_timed_alike_on_both_paths():
     with RefServer(ttft_s=0.02, itl_s=0.005, default_tokens=6) as srv:
         plain, via_httpx = both_paths(OpenAIChatAdapter, request(srv.openai_url))

@@ -13,6 +13,8 @@ from benchpack.adapters.fasttransport import FastHTTPTransport, arrival_reader, 
 from benchpack.adapters.wire import earliest_arrivals
 from tests.environment import needs
 
+pytestmark = pytest.mark.exclusive  # asserts arrival stamps within 5-10 ms
+
 needs_stamps = needs(rxstamp.SUPPORTED, "no kernel receive timestamps on this system")
 GAP_S = 0.120    # between the server's two chunks
 LATE_S = 0.060   # the reader starts this long after the first chunk went out

@@ -21,6 +21,8 @@ from benchpack.adapters.transport import LeanClient
 from benchpack.refserver.server import RefServer
 from tests.environment import needs
 
+pytestmark = pytest.mark.exclusive  # asserts send stamps within 5-25 ms
+
 needs_stamps = needs(rxstamp.SUPPORTED, "no kernel timestamps on this system")
 HOLD_S = 0.050
 TTFT_S = 0.030

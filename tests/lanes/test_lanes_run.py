@@ -19,6 +19,8 @@ from benchpack.results.resultdir import read_rows
 from benchpack.run.runner import run_pack
 from tests.run.test_runner_support import options, write_pack
 
+pytestmark = pytest.mark.exclusive  # asserts streams are sent when due, within 20 ms
+
 PROMPT = " ".join(f"word{i}" for i in range(40))
 DEPTHS = [0, 200, 800]
 

@@ -56,6 +56,7 @@ def test_a_failing_job_stops_the_batch_and_is_raised_in_the_callers_thread():
     assert ran == []
 
 
+@pytest.mark.exclusive  # asserts it returns within 1 s
 def test_close_after_an_interrupted_batch_takes_no_further_job_and_does_not_wait_for_a_busy_one():
     pool = _Workers(1)
     release = threading.Event()

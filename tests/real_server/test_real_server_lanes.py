@@ -17,7 +17,7 @@ from benchpack.lanes import aggregate
 from benchpack.packs.loader import bundled_packs_dir
 from benchpack.results.resultdir import load_result_dir
 
-pytestmark = [pytest.mark.real_server, pytest.mark.slow]
+pytestmark = [pytest.mark.exclusive, pytest.mark.real_server, pytest.mark.slow]
 
 
 def sweep_copy(tmp_path, *, max_tokens: int, concurrency: str | None = None):

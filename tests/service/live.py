@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from tests import workers
 from tests.environment import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,9 +141,9 @@ def require_redis() -> None:
 
 def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None = None, worker: bool = True):
     require_redis()
-    # Two checkouts testing at once on one machine must not flush each other's
-    # broker: BENCHPACK_TEST_REDIS_DB_OFFSET moves this checkout's databases.
-    redis_db += int(os.environ.get("BENCHPACK_TEST_REDIS_DB_OFFSET", "0"))
+    # Parallel workers, and two checkouts testing at once on one machine
+    # (BENCHPACK_TEST_REDIS_DB_OFFSET), must not flush each other's broker.
+    redis_db = workers.redis_db(redis_db)
     database_url, drop_database = _database_url(tmp)
     outbox = tmp / "var" / "outbox"
     port = free_port()

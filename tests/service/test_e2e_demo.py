@@ -1,9 +1,11 @@
 """The README's main job: `manage.py demo` brings up the whole registry and
-publishes labelled demo data through the real pipeline."""
+publishes labelled demo data through the real pipeline.
+
+The seeding run is the session's one `manage.py demo` (tests/service/demo.py),
+shared with the Ctrl-C and browser-walk tests."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import subprocess
@@ -11,39 +13,36 @@ import sys
 
 import pytest
 
+from tests.service.demo import demo_env
 from tests.service.live import ROOT, free_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("demo")]
 
 
-def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}
-    env.update({"BENCHPACK_VAR_DIR": str(tmp_path / "var"), "BENCHPACK_ENV": "local"})
-    proc = subprocess.run(
-        [sys.executable, "manage.py", "demo", "--port", str(free_port()), "--exit-after-seed"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "demo data: 84 runs published" in proc.stdout
+def test_it_starts_the_registry_and_publishes_demo_data(demo_service, tmp_path):
+    seeded = demo_service.seeded()
+    stdout = seeded["console"]  # stdout and stderr of the seeding run, up to its banner
+    var = seeded["var"]
+    assert "demo data: 84 runs published" in stdout
     # The local runner host's worker ran one request end to end and reproduced a seeded run.
-    assert "demo run queue: 2 runs published through the local runner host" in proc.stdout
-    assert re.search(r"demo: run #\d+ reproduced by run #\d+ \(independent\)", proc.stdout), proc.stdout[-3000:]
-    assert re.search(r"demo: run #\d+ flagged", proc.stdout)
-    boards = re.search(r"leaderboards: http://\S+/leaderboards/ \((\d+) boards over (\d+) packs", proc.stdout)
-    assert boards and int(boards.group(2)) == 5, proc.stdout[-3000:]
-    login = re.search(r"operator login: (\S+) / (\S+)", proc.stdout)
+    assert "demo run queue: 2 runs published through the local runner host" in stdout
+    assert re.search(r"demo: run #\d+ reproduced by run #\d+ \(independent\)", stdout), stdout[-3000:]
+    assert re.search(r"demo: run #\d+ flagged", stdout)
+    boards = re.search(r"leaderboards: http://\S+/leaderboards/ \((\d+) boards over (\d+) packs", stdout)
+    assert boards and int(boards.group(2)) == 5, stdout[-3000:]
+    login = re.search(r"operator login: (\S+) / (\S+)", stdout)
     assert login and login.group(1) == "operator@benchpack.local"
     # the banner is the last thing printed, and names every port the demo opened
-    assert proc.stdout.rstrip().splitlines()[-1].startswith("  Ctrl-C stops"), proc.stdout[-2000:]
+    assert stdout.rstrip().splitlines()[-1].startswith("  Ctrl-C stops"), stdout[-2000:]
     ports = re.search(r"ports: web (\d+), scripted endpoint \(runner host\) (\d+), scripted endpoint \(seeding\) (\d+)",
-                      proc.stdout)
+                      stdout)
     assert ports and all(int(p) > 0 for p in ports.groups())
     # children log to var/log/, not to the console
-    assert {p.name for p in (tmp_path / "var" / "log").iterdir()} >= {"celery-worker.log", "granian.log",
+    assert {p.name for p in (var / "log").iterdir()} >= {"celery-worker.log", "granian.log",
                                                                       "runner-worker.log", "refserver.log"}
-    assert "celery@" not in proc.stdout + proc.stderr and "HTTP Request" not in proc.stdout + proc.stderr
+    assert "celery@" not in stdout and "HTTP Request" not in stdout
 
-    db = sqlite3.connect(tmp_path / "var" / "registry.sqlite3")
+    db = sqlite3.connect(var / "registry.sqlite3")
     published = db.execute(
         "select r.pack_id, count(*), count(distinct r.hardware_class), min(r.is_demo), min(s.state) "
         "from registry_site_publishedrun r join submissions_submission s on s.id = r.submission_id "
@@ -77,13 +76,17 @@ def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
     assert events == [("", "queued"), ("queued", "running"), ("running", "finished")]
     assert db.execute("select verdict, independent from submissions_reproduction").fetchall() == [("reproduced", 1)]
     # the filesystem broker and temporary extraction leave no bundle files behind
-    leftovers = [p for p in (tmp_path / "var").rglob("*") if p.suffix in {".gz", ".zip", ".jsonl"}]
+    leftovers = [p for p in var.rglob("*") if p.suffix in {".gz", ".zip", ".jsonl"}]
     assert leftovers == []
 
+    # A second start on the same data (a copy: the seeding run may still be serving the other demo tests)
+    # seeds nothing, stops after its banner with --exit-after-seed, and prints nothing after the banner.
+    again_var = demo_service.copy_of_seeded_var(tmp_path / "again" / "var")
     again = subprocess.run(
         [sys.executable, "manage.py", "demo", "--port", str(free_port()), "--exit-after-seed"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env=demo_env(again_var), capture_output=True, text=True, timeout=300,
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert "demo data already present" in again.stdout
+    assert again.stdout.rstrip().splitlines()[-1].startswith("  Ctrl-C stops"), again.stdout[-2000:]
     assert login.group(2) in again.stdout  # the same operator password is printed again

@@ -20,7 +20,7 @@ import pytest
 
 from tests.service.live import ROOT, free_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("demo")]
 
 
 def _start(var_dir: Path, port: int, log: Path) -> subprocess.Popen:
@@ -79,19 +79,24 @@ def _ctrl_c(proc: subprocess.Popen, log: Path, port: int, moment: str) -> None:
     assert "ERROR" not in output and "celery@" not in output, f"{moment}: {output[-3000:]}"
 
 
-def test_ctrl_c_stops_everything_quietly_at_every_moment(tmp_path):
-    shared_var = tmp_path / "var-shared"
+def test_ctrl_c_stops_everything_quietly_at_every_moment(tmp_path, demo_service):
+    # "serving": the session's demo (tests/service/demo.py), serving after it seeded; "serving again": a
+    # second `manage.py demo` on that demo's data, which finds it present and serves without seeding.
     moments = [
         ("start-up", tmp_path / "var-a", "database:"),
         ("seeding", tmp_path / "var-b", "demo: runtime-sweep with depth"),
-        ("serving", shared_var, "Benchpack registry is running"),
-        ("serving again", shared_var, "Benchpack registry is running"),
+        ("serving", None, "Benchpack registry is running"),
+        ("serving again", None, "Benchpack registry is running"),
         ("seeding, first pack", tmp_path / "var-c", "demo: smoke-chat:"),
     ]
     for moment, var_dir, cue in moments:
-        port = free_port()
-        log = tmp_path / f"demo-{moment.replace(' ', '-')}.log"
-        proc = _start(var_dir, port, log)
+        if var_dir is None:
+            served = demo_service.running()
+            port, log, proc = served["ports"]["port"], served["log"], served["proc"]
+        else:
+            port = free_port()
+            log = tmp_path / f"demo-{moment.replace(' ', '-')}.log"
+            proc = _start(var_dir, port, log)
         try:
             _wait_for(log, cue, proc)
             if moment == "serving":

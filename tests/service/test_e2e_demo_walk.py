@@ -16,17 +16,14 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.service.live import ROOT, free_port
+from tests.service.live import ROOT
 from tests.service.test_e2e_browser import browser  # noqa: F401 - the shared Chromium fixture
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("demo")]
 WIDTHS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 ARTIFACTS = Path(os.environ.get("BENCHPACK_ARTIFACTS_DIR") or ROOT / "var" / "artifacts") / "demo-walk"
 # What a reader must never see: Python's words and reprs, and the catalogue's column names.
@@ -35,35 +32,10 @@ RAW = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\{'|\[\{|\bdecode_tps\b|\bttft_s\
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """A running `manage.py demo` with every port named by a flag; stopped with Ctrl-C at the end."""
-    var = tmp_path_factory.mktemp("demo-walk") / "var"
-    ports = {"port": free_port(), "refserver": free_port(), "seed": free_port()}
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL",
-                                                            "DJANGO_SETTINGS_MODULE", "DEBUG"}}
-    env.update({"BENCHPACK_VAR_DIR": str(var), "BENCHPACK_ENV": "local", "PYTHONUNBUFFERED": "1"})
-    log = var.parent / "console.log"
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", "demo", "--port", str(ports["port"]), "--refserver-port", str(ports["refserver"]),
-         "--seed-port", str(ports["seed"])], cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-        start_new_session=True)
-    try:
-        deadline = time.monotonic() + 900  # seeding runs ~90 scripted runs; a loaded CI machine is slow
-        while "Ctrl-C stops" not in log.read_text(errors="replace"):
-            assert proc.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.5)
-        password = re.search(r"operator login: \S+ / (\S+)", log.read_text()).group(1)
-        yield {"url": f"http://127.0.0.1:{ports['port']}", "password": password, "log": log, "ports": ports,
-               "var": var, "proc": proc}
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+def demo(demo_service):
+    """A running `manage.py demo` with every port named by a flag — the session's seeding run while it is up
+    (tests/service/demo.py); the last test here stops it with Ctrl-C."""
+    return demo_service.running()
 
 
 def shown(page) -> str:

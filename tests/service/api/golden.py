@@ -8,7 +8,9 @@ Regenerate after an intended change of a response's shape:
 
     BENCHPACK_REGENERATE_GOLDEN=1 uv run pytest tests/service/api/test_golden.py tests/service/api/test_schema.py
 
-and review the diff of tests/service/api/golden/ like code.
+and review the diff of tests/service/api/golden/ like code. A test whose file the
+switch rewrote with a different answer fails (run again to see them pass), and
+under CI (`CI` set) the switch itself is a failure: CI only compares.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import os
 import re
 import tempfile
 from pathlib import Path
+
+from tests.environment import under_ci
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGENERATE = os.environ.get("BENCHPACK_REGENERATE_GOLDEN") == "1"
@@ -47,11 +51,22 @@ def normalise(value, run_names: dict[int, str]):
 def assert_matches_golden(name: str, body) -> None:
     path = GOLDEN / f"{name}.json"
     text = json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if REGENERATE and under_ci():
+        # CI compares, never rewrites: a regenerate switch left set in CI's environment would make every golden
+        # test pass whatever the API answers.
+        raise AssertionError("BENCHPACK_REGENERATE_GOLDEN is set under CI (CI is set); golden files are compared "
+                             "there, never rewritten (tests/service/api/golden.py)")
     if REGENERATE or not path.exists():
         GOLDEN.mkdir(parents=True, exist_ok=True)
+        before = path.read_text() if path.exists() else None
         path.write_text(text)
-        if not REGENERATE:
+        # Regenerating still fails when it changed a file, so that even with the switch set a test reports
+        # every difference (review the diff, then run again: an unchanged answer passes).
+        if before is None:
             raise AssertionError(f"{path} did not exist and was written; review and commit it")
+        if before != text:
+            raise AssertionError(f"{name}: {path} was rewritten with a different answer; review its diff and "
+                                 "run again (BENCHPACK_REGENERATE_GOLDEN=1)")
         return
     expected = path.read_text()
     if text != expected:

@@ -6,7 +6,6 @@ not a 429 counts, a 304 too. The fixed window lets at most 120 through per windo
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -16,6 +15,7 @@ import httpx
 import pytest
 
 from tests.service.live import ROOT, free_port, start_live_service
+from tests.workers import redis_db
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -24,7 +24,7 @@ URLS = ["/api/v1/runs/", "/api/v1/leaderboards/", "/api/v1/cases/", "/api/v1/run
 
 
 def test_sixteen_connections_on_two_fresh_workers_stay_within_the_fixed_window_bound(tmp_path):
-    db = 10 + int(os.environ.get("BENCHPACK_TEST_REDIS_DB_OFFSET", "0"))
+    db = redis_db(10)  # this xdist worker's database (tests/workers.py)
     live, stop = start_live_service(tmp_path / "live", worker=False,
                                     env_overrides={"CACHE_URL": f"redis://127.0.0.1:6379/{db}",
                                                    "CATALOGUE_RESPONSE_CACHE": "true"})

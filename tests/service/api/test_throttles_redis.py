@@ -4,14 +4,14 @@ simultaneous requests, and the same on a cached answer (registry_site/catalogue/
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
 
 from tests.service.live import require_redis
+from tests.workers import redis_db
 
-REDIS_DB = 12 + int(os.environ.get("BENCHPACK_TEST_REDIS_DB_OFFSET", "0"))
+REDIS_DB = redis_db(12)  # this xdist worker's database (tests/workers.py)
 
 
 @pytest.fixture

@@ -128,6 +128,7 @@ def test_each_request_runs_on_its_own_host_with_live_progress_and_goes_to_review
     assert runner_a.proc.poll() is None and runner_b.proc.poll() is None
 
 
+@pytest.mark.exclusive  # asserts a 2.5 s bound
 def test_cancel_stops_a_real_worker_within_two_seconds_and_nothing_is_submitted(live, ref):
     ensure_runner(live, "gpu-a")
     slow(ref, 1.5)

@@ -105,6 +105,7 @@ def _when(predicate, timeout_s=30.0):
     return False
 
 
+@pytest.mark.exclusive  # asserts a 2 s bound
 def test_cancel_stops_a_running_request_within_two_seconds_and_keeps_its_rows(host, queue, run_as, ref, operator):
     ref.configure(responses=[{"tokens": 200}], ttft_s=0.005, itl_s=0.005)  # ~1 s per execution
     request = queue(host, pack="runtime-sweep")
