@@ -143,7 +143,7 @@ def catalogue(request, _catalogue_once, db):
         curator = request.getfixturevalue("make_user")("curator@example.org")
         make_operator(curator)
         return build_catalogue(submitter, operator, curator, request.getfixturevalue("bundle_archive"))
-    from registry_site.models import PublishedRun
+    from registry_site.catalogue.models import PublishedRun
     from submissions.models import Submission
 
     made = {key: Submission.objects.get(pk=pk) for key, pk in _catalogue_once["submissions"].items()}
