@@ -205,7 +205,7 @@ class RunProgress(_HostView):
 
 class RunHardware(_HostView):
     @extend_schema(request=Hardware, responses={200: Stop}, tags=["runner hosts"],
-                   summary="the run's hardware.json: the host's hardware class is set from the first one")
+                   summary="the run's hardware.json, kept for the operator (the hardware class is only ever an operator's)")
     def post(self, request, pk):
         def call():
             answer = claims.beat(request.auth, pk, _field(request.data, "claim", str, required=True))

@@ -87,6 +87,10 @@ def _allowlist_refusal(request: RunRequest) -> str | None:
     host, endpoint, entry = request.host, request.endpoint, request.pack
     if not host.enabled:
         return f"runner host {host.name} is disabled"
+    if not host.hardware_class:
+        # Its bundle would be refused (runqueue.evidence): say so before running, not after.
+        return (f"runner host {host.name} has no approved hardware class yet "
+                f"(an operator approves it: manage.py runner_host approve {host.name})")
     if endpoint.host_id != host.pk or not endpoint.enabled:
         return f"endpoint {endpoint.name} is no longer on the allowlist of {host.name}"
     if request.model not in endpoint.model_names():

@@ -61,8 +61,13 @@ def matching_targets(run: PublishedRun, user) -> tuple[list[Target], list[str]]:
     if not wanted["hardware_class"]:
         return [], ["the original's hardware class is unknown, so no host can be matched to it"]
     for host in RunnerHost.objects.requestable_by(user).prefetch_related("endpoints", "packs"):
+        # The class an operator approved, never the host's own report; a host whose latest report
+        # differs from it is not eligible until an operator looks again.
         if host.hardware_class != wanted["hardware_class"]:
-            misses.append(f"{host.name}: hardware {host.hardware_class or 'not reported yet'}")
+            misses.append(f"{host.name}: hardware {host.hardware_class or 'not approved yet'}")
+            continue
+        if host.hardware_changed:
+            misses.append(f"{host.name}: approved as {host.hardware_class} but reports {host.reported_hardware_class}")
             continue
         pack = next((p for p in host.packs.all() if p.enabled and (p.pack_id, p.version) ==
                      (wanted["pack_id"], wanted["pack_version"])), None)

@@ -67,11 +67,11 @@ def _run_and_approve(run_as, host, request, operator):
 
 def test_an_independent_matching_reproduction_earns_the_badge(matching_host, make_host, publish_original, submitter,
                                                               operator, run_as, client, ref):
-    make_host("other-class")  # hardware not reported: listed as not matching
+    make_host("other-class", approved=False)  # no approved class: listed as not matching
     original = publish_original(submitter)
     targets, misses = matching_targets(original, operator)
     assert [t.value for t in targets] == ["gpu-a|ref"]
-    assert misses == ["other-class: hardware not reported yet"]
+    assert misses == ["other-class: hardware not approved yet"]
 
     request = reproduce(original, operator, "gpu-a|ref")
     assert (request.reproduction_of, request.repetitions, request.pack.pack_id) == (original, 3, "runtime-sweep")
