@@ -12,20 +12,25 @@ stops the worker (submissions.runqueue.runner.heartbeat).
 from __future__ import annotations
 
 import json
+import uuid
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import authentication, exceptions, permissions, serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry_site.catalogue.api.errors import error_response
+from registry_site.catalogue.api.parsers import MAX_JSON_DEPTH, JSONParser, json_depth
 from registry_site.limits import upload_refusal
 from submissions.runqueue import claims, states, tokens
 from submissions.runqueue.models import RunnerHost
 
 MAX_ROWS_PER_CALL = 200
+# Counts a host sends (attempt, done, total, a row's index and repetition) land in 32-bit
+# positive integer columns; anything beyond this is not a count of one benchmark run.
+MAX_COUNT = 10_000_000
 
 
 class HostPrincipal:
@@ -85,6 +90,7 @@ class _HostView(APIView):
 
     def dispatch_checked(self, call):
         try:
+            check_values(self.request.data)
             return Response(call())
         except claims.NotYours as exc:
             return error_response(str(exc), 403, "forbidden")
@@ -98,14 +104,66 @@ class BodyError(ValueError):
     pass
 
 
+def check_values(data, path: str = "") -> None:
+    """Every text in the body (keys too) storable as it is: no NUL (PostgreSQL refuses it in text and
+    jsonb) and no lone surrogate (not UTF-8) — refused here with the field's name, never a 500 later."""
+    if hasattr(data, "lists"):  # a multipart QueryDict: every value of every field
+        for key, values in data.lists():
+            check_values(key, path or "field names")
+            for value in values:
+                check_values(getattr(value, "name", value) if not isinstance(value, str) else value, key)
+        return
+    if isinstance(data, str):
+        if "\x00" in data:
+            raise BodyError(f"{path or 'body'}: NUL characters are refused")
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BodyError(f"{path or 'body'}: a lone surrogate (not UTF-8 text) is refused") from None
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            check_values(key, f"{path} (a key)" if path else "field names")
+            name = _label(key)
+            check_values(value, f"{path}.{name}" if path else name)
+    elif isinstance(data, list):
+        for number, value in enumerate(data):
+            check_values(value, f"{path}[{number}]")
+
+
+def _label(key) -> str:
+    """A key as the error may quote it (it was checked just before: printable in a JSON answer)."""
+    return str(key)[:60]
+
+
+def _count(value, name: str, *, required: bool = True):
+    """A small non-negative integer (2^40 and 2^63 are no counts of a run)."""
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BodyError(f"{name}: must be an integer")
+    if not 0 <= value <= MAX_COUNT:
+        raise BodyError(f"{name}: must be between 0 and {MAX_COUNT}")
+    return value
+
+
+def _claim(data) -> str:
+    value = data.get("claim") if hasattr(data, "get") else None
+    if not value:
+        raise BodyError("claim: required")
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        raise BodyError("claim: must be the claim token (a UUID) the claim answered") from None
+
+
 def _field(data, name: str, kind, default=None, *, required: bool = False):
     if name not in data or data[name] is None:
         if required:
             raise BodyError(f"{name}: required")
         return default
     value = data[name]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise BodyError(f"{name}: must be an integer")
+    if kind is int:
+        return _count(value, name)
     if kind is not int and not isinstance(value, kind):
         raise BodyError(f"{name}: must be a {getattr(kind, '__name__', kind)}")
     return value
@@ -180,7 +238,7 @@ class RunHeartbeat(_HostView):
                    summary="the run's heartbeat; says whether to stop (cancelled, or the claim is gone)")
     def post(self, request, pk):
         return self.dispatch_checked(
-            lambda: claims.beat(request.auth, pk, _field(request.data, "claim", str, required=True)))
+            lambda: claims.beat(request.auth, pk, _claim(request.data)))
 
 
 class RunProgress(_HostView):
@@ -192,11 +250,13 @@ class RunProgress(_HostView):
             rows = _field(data, "rows", list, [])
             if len(rows) > MAX_ROWS_PER_CALL:
                 raise BodyError(f"rows: at most {MAX_ROWS_PER_CALL} per call")
-            for row in rows:
-                if not (isinstance(row, dict) and isinstance(row.get("index"), int) and isinstance(row.get("raw"), dict)):
+            for number, row in enumerate(rows):
+                if not (isinstance(row, dict) and isinstance(row.get("raw"), dict)):
                     raise BodyError("rows: each is {index: int, case, repetition, ok, raw: object}")
+                _count(row.get("index"), f"rows[{number}].index")
+                _count(row.get("repetition"), f"rows[{number}].repetition", required=False)
             return claims.progress(
-                request.auth, pk, _field(data, "claim", str, required=True),
+                request.auth, pk, _claim(data),
                 attempt=_field(data, "attempt", int, required=True), done=_field(data, "done", int, 0),
                 total=_field(data, "total", int, 0), current=_field(data, "current", str, ""),
                 log_tail=_field(data, "log_tail", str, ""), rows=rows)
@@ -208,7 +268,7 @@ class RunHardware(_HostView):
                    summary="the run's hardware.json, kept for the operator (the hardware class is only ever an operator's)")
     def post(self, request, pk):
         def call():
-            answer = claims.beat(request.auth, pk, _field(request.data, "claim", str, required=True))
+            answer = claims.beat(request.auth, pk, _claim(request.data))
             if answer["stop"] != "lost":
                 claims.record_hardware(request.auth, _field(request.data, "hardware", dict, required=True))
             return answer
@@ -224,11 +284,15 @@ class RunEnd(_HostView):
             state = _field(data, "state", str, required=True)
             if state not in (states.FAILED, states.CANCELLED):
                 raise BodyError("state: failed or cancelled")
-            return {"state": claims.end(request.auth, pk, _field(data, "claim", str, required=True), state,
+            return {"state": claims.end(request.auth, pk, _claim(data), state,
                                         _field(data, "reason", str, required=True),
                                         log_tail=_field(data, "log_tail", str, ""),
                                         timings=_field(data, "timings", dict, {}))}
         return self.dispatch_checked(call)
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
 
 
 class RunFinish(_HostView):
@@ -244,14 +308,19 @@ class RunFinish(_HostView):
             bundle = request.FILES.get("bundle")
             if bundle is None:
                 raise BodyError("bundle: required (a file part)")
+            text = request.data.get("timings") or "{}"
+            if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+                raise BodyError(f"timings: nested more than {MAX_JSON_DEPTH} levels deep")
             try:
-                timings = json.loads(request.data.get("timings") or "{}")
-                rows = int(request.data.get("rows") or 0)
+                timings = json.loads(text, parse_constant=_no_constant)
+                rows = int(str(request.data.get("rows") or 0)[:12])
             except ValueError:
                 raise BodyError("timings: a JSON object; rows: an integer") from None
             if not isinstance(timings, dict):
                 raise BodyError("timings: a JSON object")
-            submission = claims.finish(request.auth, pk, request.data.get("claim") or "", name=bundle.name,
+            check_values(timings, "timings")
+            _count(rows, "rows")
+            submission = claims.finish(request.auth, pk, _claim(request.data), name=bundle.name,
                                        data=bundle.read(), log_tail=request.data.get("log_tail") or "",
                                        timings=timings, row_count=rows)
             return {"submission": str(submission.pk), "state": submission.state}

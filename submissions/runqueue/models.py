@@ -245,7 +245,7 @@ class Reproduction(models.Model):
                                         related_name="reproduces")
     request = models.ForeignKey(RunRequest, null=True, on_delete=models.SET_NULL, related_name="reproductions")
     verdict = models.CharField(max_length=16, choices=VERDICTS)
-    # Independent: a different host and a different submitter than the original.
+    # Independent: a different owner and a different host than the original (reproduction.independence).
     independent = models.BooleanField()
     reasons = models.JSONField(default=list)  # why not independent / not comparable
     cases = models.JSONField(default=list)  # benchpack.reporting.reproduction.CaseVerdict dicts

@@ -103,7 +103,7 @@ def test_add_rotate_and_revoke_print_the_token_once_and_store_only_its_hash(host
     assert "host token ended" in capsys.readouterr().out
     assert tokens.host_for(second) is None
     call_command("runner_host", "list")
-    assert "gpu-t  offline  owner lab@example.org  hardware not reported yet  no token" in capsys.readouterr().out
+    assert "gpu-t  offline  owner lab@example.org  hardware not approved  no token" in capsys.readouterr().out
 
 
 def test_a_broker_that_refuses_stores_nothing(host_owner, settings):
