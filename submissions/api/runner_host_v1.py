@@ -169,9 +169,18 @@ def _field(data, name: str, kind, default=None, *, required: bool = False):
     return value
 
 
-Worker = inline_serializer("RunnerWorker", {"worker": serializers.CharField(help_text="the worker's name, for events")})
+def _text(**kwargs):
+    """A text field as the schema states it: no NUL (PostgreSQL cannot store one; check_values refuses it)."""
+    return serializers.RegexField(r"^[^\x00]*$", **kwargs)
+
+
+def _count_field(**kwargs):
+    return serializers.IntegerField(min_value=0, max_value=MAX_COUNT, **kwargs)
+
+
+Worker = inline_serializer("RunnerWorker", {"worker": _text(help_text="the worker's name, for events")})
 HostBeat = inline_serializer("RunnerHostBeat", {
-    "worker": serializers.CharField(),
+    "worker": _text(),
     "hardware": serializers.DictField(required=False, help_text="hardware.json, sent with the first beat"),
 })
 ClaimOnly = inline_serializer("RunnerClaim", {"claim": serializers.UUIDField()})
@@ -182,23 +191,27 @@ Claimed = inline_serializer("RunnerClaimed", {
     "spec": serializers.DictField(required=False, help_text="endpoint (url, addresses, adapter), model, pack, options"),
     "state": serializers.CharField(required=False), "reason": serializers.CharField(required=False),
 })
+Row = inline_serializer("RunnerRow", {
+    "index": _count_field(), "case": _text(), "repetition": _count_field(required=False, allow_null=True),
+    "ok": serializers.BooleanField(), "raw": serializers.DictField(help_text="the row as run.jsonl holds it"),
+})
 Progress = inline_serializer("RunnerProgress", {
-    "claim": serializers.UUIDField(), "attempt": serializers.IntegerField(), "done": serializers.IntegerField(),
-    "total": serializers.IntegerField(), "current": serializers.CharField(allow_blank=True),
-    "log_tail": serializers.CharField(allow_blank=True),
-    "rows": serializers.ListField(child=serializers.DictField(), help_text="{index, case, repetition, ok, raw}"),
+    "claim": serializers.UUIDField(), "attempt": _count_field(help_text="the claimed attempt"),
+    "done": _count_field(), "total": _count_field(), "current": _text(allow_blank=True),
+    "log_tail": _text(allow_blank=True),
+    "rows": serializers.ListField(child=Row, max_length=MAX_ROWS_PER_CALL),
 })
 Hardware = inline_serializer("RunnerHardware", {"claim": serializers.UUIDField(), "hardware": serializers.DictField()})
 Ended = inline_serializer("RunnerEnd", {
     "claim": serializers.UUIDField(), "state": serializers.ChoiceField(choices=[states.FAILED, states.CANCELLED]),
-    "reason": serializers.CharField(), "log_tail": serializers.CharField(allow_blank=True, required=False),
+    "reason": _text(), "log_tail": _text(allow_blank=True, required=False),
     "timings": serializers.DictField(required=False),
 })
 Finished = inline_serializer("RunnerFinish", {
     "claim": serializers.UUIDField(), "bundle": serializers.FileField(help_text="the bundle archive (.tar.gz)"),
-    "log_tail": serializers.CharField(allow_blank=True, required=False),
-    "timings": serializers.CharField(required=False, help_text="JSON object"),
-    "rows": serializers.IntegerField(required=False),
+    "log_tail": _text(allow_blank=True, required=False),
+    "timings": _text(required=False, help_text="JSON object"),
+    "rows": _count_field(required=False),
 })
 Submitted = inline_serializer("RunnerSubmitted", {"submission": serializers.UUIDField(), "state": serializers.CharField()})
 

@@ -142,10 +142,15 @@ class Command(BaseCommand):
         had = tokens.revoke(found)
         deleted = broker_users.delete(host) if broker_users.managed() else False
         RunnerHost.objects.filter(pk=found.pk).update(broker_user="")
+        # Its queued requests can never be claimed now: they end with that reason (recovery._queued).
+        from submissions.runqueue.recovery import recover_lost_runs
+
+        ended = [pk for pk, outcome in recover_lost_runs(host_id=found.pk) if outcome == "failed"]
         self.stdout.write(f"revoked {host}: host token {'ended' if had else 'was already absent'}"
                           + (f"; RabbitMQ user {broker_users.user_name(host)} "
                              f"{'deleted' if deleted else 'was already absent'}" if broker_users.managed() else "")
-                          + "; its worker stops at its next heartbeat")
+                          + "; its worker stops at its next heartbeat"
+                          + (f"; {len(ended)} queued request(s) ended" if ended else ""))
 
     def do_allow_endpoint(self, *, host, name, url, adapter, models, runtime, runtime_version, addresses, dry_run, **_):
         host_name_validator(name)
