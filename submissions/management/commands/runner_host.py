@@ -111,7 +111,7 @@ class Command(BaseCommand):
             self.say(True, f"issue a host token for {host.name}")
             if broker_users.managed():
                 self.say(True, f"create the RabbitMQ user {broker_users.user_name(host.name)} on vhost "
-                               f"{broker_users.vhost()} with configure/write/read {broker_users.permissions(host.name)[0]}")
+                               f"{broker_users.vhost_of(host.name)} (its own) with configure/write/read {broker_users.permissions(host.name)[0]}")
             return
         token = tokens.issue(host)
         login = None
