@@ -135,38 +135,36 @@ def _label(key) -> str:
     return str(key)[:60]
 
 
-def _count(value, name: str, *, required: bool = True):
-    """A small non-negative integer (2^40 and 2^63 are no counts of a run)."""
-    if value is None and not required:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BodyError(f"{name}: must be an integer")
-    if not 0 <= value <= MAX_COUNT:
-        raise BodyError(f"{name}: must be between 0 and {MAX_COUNT}")
-    return value
+def validated(request, serializer) -> dict:
+    """The body checked against the very serializer the schema documents (types, ranges, required
+    fields), after check_values; the first problem is the one 400, naming the field."""
+    data = request.data
+    if not isinstance(data, dict):
+        raise BodyError("the body must be a JSON object")
+    check_values(data)
+    checked = type(serializer)(data=data)
+    if not checked.is_valid():
+        raise BodyError(_first_error(checked.errors))
+    return dict(checked.validated_data)
 
 
-def _claim(data) -> str:
-    value = data.get("claim") if hasattr(data, "get") else None
-    if not value:
-        raise BodyError("claim: required")
-    try:
-        return str(uuid.UUID(str(value)))
-    except ValueError:
-        raise BodyError("claim: must be the claim token (a UUID) the claim answered") from None
-
-
-def _field(data, name: str, kind, default=None, *, required: bool = False):
-    if name not in data or data[name] is None:
-        if required:
-            raise BodyError(f"{name}: required")
-        return default
-    value = data[name]
-    if kind is int:
-        return _count(value, name)
-    if kind is not int and not isinstance(value, kind):
-        raise BodyError(f"{name}: must be a {getattr(kind, '__name__', kind)}")
-    return value
+def _first_error(errors, path: str = "") -> str:
+    if isinstance(errors, dict):
+        for name, value in errors.items():
+            found = _first_error(value, f"{path}.{name}" if path else str(name))
+            if found:
+                return found
+        return ""
+    if isinstance(errors, list):
+        for number, value in enumerate(errors):
+            if isinstance(value, (dict, list)):
+                found = _first_error(value, f"{path}[{number}]")
+                if found:
+                    return found
+            elif value:
+                return f"{path or 'body'}: {value}"
+        return ""
+    return f"{path or 'body'}: {errors}"
 
 
 def _text(**kwargs):
@@ -178,10 +176,10 @@ def _count_field(**kwargs):
     return serializers.IntegerField(min_value=0, max_value=MAX_COUNT, **kwargs)
 
 
-Worker = inline_serializer("RunnerWorker", {"worker": _text(help_text="the worker's name, for events")})
+Worker = inline_serializer("RunnerWorker", {"worker": _text(allow_blank=True, help_text="the worker's name, for events")})
 HostBeat = inline_serializer("RunnerHostBeat", {
-    "worker": _text(),
-    "hardware": serializers.DictField(required=False, help_text="hardware.json, sent with the first beat"),
+    "worker": _text(allow_blank=True),
+    "hardware": serializers.DictField(required=False, allow_null=True, help_text="hardware.json, sent with the first beat"),
 })
 ClaimOnly = inline_serializer("RunnerClaim", {"claim": serializers.UUIDField()})
 Stop = inline_serializer("RunnerStop", {"stop": serializers.ChoiceField(choices=["cancelled", "lost"], allow_null=True),
@@ -192,7 +190,8 @@ Claimed = inline_serializer("RunnerClaimed", {
     "state": serializers.CharField(required=False), "reason": serializers.CharField(required=False),
 })
 Row = inline_serializer("RunnerRow", {
-    "index": _count_field(), "case": _text(), "repetition": _count_field(required=False, allow_null=True),
+    "index": _count_field(), "case": _text(allow_blank=True, max_length=128),
+    "repetition": _count_field(required=False, allow_null=True),
     "ok": serializers.BooleanField(), "raw": serializers.DictField(help_text="the row as run.jsonl holds it"),
 })
 Progress = inline_serializer("RunnerProgress", {
@@ -204,13 +203,13 @@ Progress = inline_serializer("RunnerProgress", {
 Hardware = inline_serializer("RunnerHardware", {"claim": serializers.UUIDField(), "hardware": serializers.DictField()})
 Ended = inline_serializer("RunnerEnd", {
     "claim": serializers.UUIDField(), "state": serializers.ChoiceField(choices=[states.FAILED, states.CANCELLED]),
-    "reason": _text(), "log_tail": _text(allow_blank=True, required=False),
-    "timings": serializers.DictField(required=False),
+    "reason": _text(allow_blank=True), "log_tail": _text(allow_blank=True, required=False),
+    "timings": serializers.DictField(required=False, allow_null=True),
 })
 Finished = inline_serializer("RunnerFinish", {
     "claim": serializers.UUIDField(), "bundle": serializers.FileField(help_text="the bundle archive (.tar.gz)"),
     "log_tail": _text(allow_blank=True, required=False),
-    "timings": _text(required=False, help_text="JSON object"),
+    "timings": _text(required=False, allow_blank=True, help_text="a JSON object, as text"),
     "rows": _count_field(required=False),
 })
 Submitted = inline_serializer("RunnerSubmitted", {"submission": serializers.UUIDField(), "state": serializers.CharField()})
@@ -222,8 +221,8 @@ class HostHeartbeat(_HostView):
         summary="the host is online (and its hardware); recovers its own lost runs")
     def post(self, request):
         def call():
-            hardware = _field(request.data, "hardware", dict)
-            done = claims.host_beat(request.auth, str(_field(request.data, "worker", str, "")), hardware)
+            data = validated(request, HostBeat)
+            done = claims.host_beat(request.auth, data["worker"], data.get("hardware"))
             return {"host": request.auth.name, "recovered": [list(pair) for pair in done]}
         return self.dispatch_checked(call)
 
@@ -233,7 +232,7 @@ class HostStopping(_HostView):
                    tags=["runner hosts"], summary="the worker stops: the host shows offline at once")
     def post(self, request):
         def call():
-            claims.host_stopping(request.auth, str(_field(request.data, "worker", str, "")))
+            claims.host_stopping(request.auth, validated(request, Worker)["worker"])
             return {"ok": True}
         return self.dispatch_checked(call)
 
@@ -242,8 +241,7 @@ class RunClaim(_HostView):
     @extend_schema(request=Worker, responses={200: Claimed}, tags=["runner hosts"],
                    summary="queued → running for this host (a conditional UPDATE: one winner)")
     def post(self, request, pk):
-        return self.dispatch_checked(
-            lambda: claims.claim(request.auth, pk, str(_field(request.data, "worker", str, ""))))
+        return self.dispatch_checked(lambda: claims.claim(request.auth, pk, validated(request, Worker)["worker"]))
 
 
 class RunHeartbeat(_HostView):
@@ -251,7 +249,7 @@ class RunHeartbeat(_HostView):
                    summary="the run's heartbeat; says whether to stop (cancelled, or the claim is gone)")
     def post(self, request, pk):
         return self.dispatch_checked(
-            lambda: claims.beat(request.auth, pk, _claim(request.data)))
+            lambda: claims.beat(request.auth, pk, str(validated(request, ClaimOnly)["claim"])))
 
 
 class RunProgress(_HostView):
@@ -259,20 +257,10 @@ class RunProgress(_HostView):
                    summary="rows as they land, executions done/total, the current case, the log tail")
     def post(self, request, pk):
         def call():
-            data = request.data
-            rows = _field(data, "rows", list, [])
-            if len(rows) > MAX_ROWS_PER_CALL:
-                raise BodyError(f"rows: at most {MAX_ROWS_PER_CALL} per call")
-            for number, row in enumerate(rows):
-                if not (isinstance(row, dict) and isinstance(row.get("raw"), dict)):
-                    raise BodyError("rows: each is {index: int, case, repetition, ok, raw: object}")
-                _count(row.get("index"), f"rows[{number}].index")
-                _count(row.get("repetition"), f"rows[{number}].repetition", required=False)
-            return claims.progress(
-                request.auth, pk, _claim(data),
-                attempt=_field(data, "attempt", int, required=True), done=_field(data, "done", int, 0),
-                total=_field(data, "total", int, 0), current=_field(data, "current", str, ""),
-                log_tail=_field(data, "log_tail", str, ""), rows=rows)
+            data = validated(request, Progress)
+            rows = [dict(row) for row in data["rows"]]
+            return claims.progress(request.auth, pk, str(data["claim"]), attempt=data["attempt"], done=data["done"],
+                                   total=data["total"], current=data["current"], log_tail=data["log_tail"], rows=rows)
         return self.dispatch_checked(call)
 
 
@@ -281,9 +269,10 @@ class RunHardware(_HostView):
                    summary="the run's hardware.json, kept for the operator (the hardware class is only ever an operator's)")
     def post(self, request, pk):
         def call():
-            answer = claims.beat(request.auth, pk, _claim(request.data))
+            data = validated(request, Hardware)
+            answer = claims.beat(request.auth, pk, str(data["claim"]))
             if answer["stop"] != "lost":
-                claims.record_hardware(request.auth, _field(request.data, "hardware", dict, required=True))
+                claims.record_hardware(request.auth, data["hardware"])
             return answer
         return self.dispatch_checked(call)
 
@@ -293,14 +282,9 @@ class RunEnd(_HostView):
                    tags=["runner hosts"], summary="the run failed or stopped on a cancel (rows kept, never published)")
     def post(self, request, pk):
         def call():
-            data = request.data
-            state = _field(data, "state", str, required=True)
-            if state not in (states.FAILED, states.CANCELLED):
-                raise BodyError("state: failed or cancelled")
-            return {"state": claims.end(request.auth, pk, _claim(data), state,
-                                        _field(data, "reason", str, required=True),
-                                        log_tail=_field(data, "log_tail", str, ""),
-                                        timings=_field(data, "timings", dict, {}))}
+            data = validated(request, Ended)
+            return {"state": claims.end(request.auth, pk, str(data["claim"]), data["state"], data["reason"],
+                                        log_tail=data.get("log_tail") or "", timings=data.get("timings") or {})}
         return self.dispatch_checked(call)
 
 
@@ -318,23 +302,21 @@ class RunFinish(_HostView):
             return error_response(upload_refusal(request), 413)
 
         def call():
-            bundle = request.FILES.get("bundle")
-            if bundle is None:
-                raise BodyError("bundle: required (a file part)")
-            text = request.data.get("timings") or "{}"
+            data = validated(request, Finished)
+            bundle = data["bundle"]
+            text = data.get("timings") or "{}"
             if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
                 raise BodyError(f"timings: nested more than {MAX_JSON_DEPTH} levels deep")
             try:
                 timings = json.loads(text, parse_constant=_no_constant)
-                rows = int(str(request.data.get("rows") or 0)[:12])
             except ValueError:
-                raise BodyError("timings: a JSON object; rows: an integer") from None
+                timings = None
             if not isinstance(timings, dict):
-                raise BodyError("timings: a JSON object")
+                raise BodyError("timings: must be a JSON object (as text)")
             check_values(timings, "timings")
-            _count(rows, "rows")
-            submission = claims.finish(request.auth, pk, _claim(request.data), name=bundle.name,
-                                       data=bundle.read(), log_tail=request.data.get("log_tail") or "",
+            rows = data.get("rows") or 0
+            submission = claims.finish(request.auth, pk, str(data["claim"]), name=bundle.name,
+                                       data=bundle.read(), log_tail=data.get("log_tail") or "",
                                        timings=timings, row_count=rows)
             return {"submission": str(submission.pk), "state": submission.state}
         return self.dispatch_checked(call)
