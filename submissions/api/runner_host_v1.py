@@ -167,9 +167,20 @@ def _first_error(errors, path: str = "") -> str:
     return f"{path or 'body'}: {errors}"
 
 
+class _Text(serializers.RegexField):
+    """Text and only text: DRF's CharField would take 0 or false and store "0" / "False"."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid_type")
+        return super().to_internal_value(data)
+
+    default_error_messages = {"invalid_type": "must be a string"}
+
+
 def _text(**kwargs):
     """A text field as the schema states it: no NUL (PostgreSQL cannot store one; check_values refuses it)."""
-    return serializers.RegexField(r"^[^\x00]*$", **kwargs)
+    return _Text(r"^[^\x00]*$", **kwargs)
 
 
 def _count_field(**kwargs):
