@@ -104,7 +104,10 @@ def create(host: str) -> BrokerLogin:
     if login.vhost not in vhosts:
         _ctl("add_vhost", login.vhost)
     registry_user = unquote(urlsplit(settings.RUNNER_BROKER_URL).username or "guest")
-    _ctl("set_permissions", "-p", login.vhost, registry_user, *permissions(host))
+    # Celery publishes through the default exchange (routing key = the queue): the registry may write
+    # there too; in this vhost it routes only to runs.<host>.
+    configure, write, read = permissions(host)
+    _ctl("set_permissions", "-p", login.vhost, registry_user, configure, f"^(amq\\.default|{write[1:-1]})$", read)
     existing = {line.split("\t", 1)[0] for line in _ctl("list_users", "--quiet", "--no-table-headers").splitlines()}
     if login.user in existing:
         _ctl("change_password", login.user, stdin=login.password)

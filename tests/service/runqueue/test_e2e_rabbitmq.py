@@ -188,28 +188,6 @@ def test_the_rogue_worker_on_a_box_gets_none_of_bs_runs(live):
     assert submission.status_code == 200  # the requester (OPS) sees it as theirs
 
 
-def test_a_revoked_host_stops_within_one_heartbeat(live):
-    worker = next((r for r in live.runners if r.name == A and r.proc.poll() is None), None) or _runner(live, A, A)
-    wait_until(lambda: " ready." in worker.log(), timeout_s=60, what="gpu-a ready")
-    revoked_at = time.monotonic()
-    out = live.manage("runner_host", "revoke", A)
-    assert "host token ended" in out and f"RabbitMQ user runner-{A} deleted" in out
-    wait_until(lambda: worker.proc.poll() is not None, timeout_s=20, interval_s=0.1, what="gpu-a's worker exiting")
-    stopped_in = time.monotonic() - revoked_at
-    assert stopped_in < 1.0 + 15, stopped_in  # one heartbeat (1 s here) plus the warm shutdown
-    # Whichever ends it first: the registry's 401 to the heartbeat, or the broker closing the deleted user's
-    # connection and refusing its login.
-    assert "revoked host token" in worker.log() or "ACCESS_REFUSED - Login was refused" in worker.log()
-    print(f"gpu-a's worker stopped {stopped_in:.1f} s after revoke")
-    answer = httpx.post(live.url + "/api/runner/v1/heartbeat/", json={"worker": "x"},
-                        headers={"Authorization": f"Bearer {live.host_tokens[A]}"})
-    assert answer.status_code == 401
-    import amqp
-
-    with pytest.raises(amqp.exceptions.AccessRefused):
-        _amqp(live.broker_logins[A])
-
-
 def test_a_hosts_login_cannot_even_passively_see_another_hosts_queue(live):
     """A passive queue.declare needs no permission in RabbitMQ: in a shared vhost A's login could learn
     whether runs.<B> exists and how many messages wait in it. Each host's vhost of its own leaves nothing
@@ -234,3 +212,26 @@ def test_a_hosts_login_cannot_even_passively_see_another_hosts_queue(live):
         assert messages >= 1
     finally:
         conn.collect()
+
+
+def test_a_revoked_host_stops_within_one_heartbeat(live):
+    worker = next((r for r in live.runners if r.name == A and r.proc.poll() is None), None) or _runner(live, A, A)
+    wait_until(lambda: " ready." in worker.log(), timeout_s=60, what="gpu-a ready")
+    revoked_at = time.monotonic()
+    out = live.manage("runner_host", "revoke", A)
+    assert "host token ended" in out and f"RabbitMQ user runner-{A} deleted" in out
+    wait_until(lambda: worker.proc.poll() is not None, timeout_s=20, interval_s=0.1, what="gpu-a's worker exiting")
+    stopped_in = time.monotonic() - revoked_at
+    assert stopped_in < 1.0 + 15, stopped_in  # one heartbeat (1 s here) plus the warm shutdown
+    # Whichever ends it first: the registry's 401 to the heartbeat, or the broker closing the deleted user's
+    # connection and refusing its login.
+    assert "revoked host token" in worker.log() or "ACCESS_REFUSED - Login was refused" in worker.log()
+    print(f"gpu-a's worker stopped {stopped_in:.1f} s after revoke")
+    answer = httpx.post(live.url + "/api/runner/v1/heartbeat/", json={"worker": "x"},
+                        headers={"Authorization": f"Bearer {live.host_tokens[A]}"})
+    assert answer.status_code == 401
+    import amqp
+
+    with pytest.raises(amqp.exceptions.AccessRefused):
+        _amqp(live.broker_logins[A])
+
