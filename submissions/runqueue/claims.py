@@ -20,7 +20,7 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, Q
 from django.utils import timezone
 
@@ -230,6 +230,14 @@ def finish(host: RunnerHost, request_id, claim_token, *, name: str, data: bytes,
         end(host, request_id, claim_token, states.FAILED, "the bundle's bytes match an archive submitted before; "
             "nothing submitted", worker=worker, log_tail=log_tail, timings=timings)
         raise Lost("the bundle was refused; nothing submitted")
+    try:
+        return _file(request, claim_token, name=name, data=data, digest=digest, log_tail=log_tail, timings=timings,
+                     row_count=row_count, worker=worker, host=host, request_id=request_id)
+    except IntegrityError:  # a concurrent finish of the same bytes won the insert: nothing stored here
+        raise Lost("the bundle was refused; nothing submitted") from None
+
+
+def _file(request, claim_token, *, name, data, digest, log_tail, timings, row_count, worker, host, request_id):
     with transaction.atomic():
         submission = Submission.objects.create(
             submitter_id=request.requested_by_id,  # never whoever the worker says
