@@ -187,9 +187,9 @@ def _count_field(**kwargs):
     return serializers.IntegerField(min_value=0, max_value=MAX_COUNT, **kwargs)
 
 
-Worker = inline_serializer("RunnerWorker", {"worker": _text(allow_blank=True, help_text="the worker's name, for events")})
+Worker = inline_serializer("RunnerWorker", {"worker": _text(help_text="the worker's name, for events")})
 HostBeat = inline_serializer("RunnerHostBeat", {
-    "worker": _text(allow_blank=True),
+    "worker": _text(),
     "hardware": serializers.DictField(required=False, allow_null=True, help_text="hardware.json, sent with the first beat"),
 })
 ClaimOnly = inline_serializer("RunnerClaim", {"claim": serializers.UUIDField()})
@@ -201,7 +201,7 @@ Claimed = inline_serializer("RunnerClaimed", {
     "state": serializers.CharField(required=False), "reason": serializers.CharField(required=False),
 })
 Row = inline_serializer("RunnerRow", {
-    "index": _count_field(), "case": _text(allow_blank=True, max_length=128),
+    "index": _count_field(), "case": _text(max_length=128),
     "repetition": _count_field(required=False, allow_null=True),
     "ok": serializers.BooleanField(), "raw": serializers.DictField(help_text="the row as run.jsonl holds it"),
 })
@@ -214,7 +214,7 @@ Progress = inline_serializer("RunnerProgress", {
 Hardware = inline_serializer("RunnerHardware", {"claim": serializers.UUIDField(), "hardware": serializers.DictField()})
 Ended = inline_serializer("RunnerEnd", {
     "claim": serializers.UUIDField(), "state": serializers.ChoiceField(choices=[states.FAILED, states.CANCELLED]),
-    "reason": _text(allow_blank=True), "log_tail": _text(allow_blank=True, required=False),
+    "reason": _text(), "log_tail": _text(allow_blank=True, required=False),
     "timings": serializers.DictField(required=False, allow_null=True),
 })
 Finished = inline_serializer("RunnerFinish", {
