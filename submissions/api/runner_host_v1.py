@@ -180,7 +180,8 @@ class _Text(serializers.RegexField):
 
 def _text(**kwargs):
     """A text field as the schema states it: no NUL (PostgreSQL cannot store one; check_values refuses it)."""
-    return _Text(r"^[^\x00]*$", **kwargs)
+    # Kept as sent: DRF would strip whitespace and then call "\x1c" blank, which the schema allows.
+    return _Text(r"^[^\x00]*$", trim_whitespace=False, **kwargs)
 
 
 def _count_field(**kwargs):
