@@ -344,10 +344,21 @@ RUN_REQUEST_MAX_REPETITIONS = 100
 # Executions of one request, counting the first: 2 = one retry after a lost worker.
 RUN_REQUEST_MAX_ATTEMPTS = env_int("RUN_REQUEST_MAX_ATTEMPTS", 2, minimum=1)
 # A running request whose worker has not written a heartbeat for this long is
-# lost: the reaper retries it (attempts left) or fails it ("worker lost").
-RUN_HEARTBEAT_TIMEOUT_S = env_int("RUN_HEARTBEAT_TIMEOUT_S", 120, minimum=2)
+# lost: the reaper retries it (attempts left) or fails it ("worker lost"). The
+# worker beats every RUN_HEARTBEAT_TIMEOUT_S / 6 s (5 s by default: six missed
+# beats), so a worker killed mid-run is recovered within RUN_HEARTBEAT_TIMEOUT_S
+# + RUN_REAPER_INTERVAL_S (40 s by default; docs/runner-hosts.md "Stuck requests").
+RUN_HEARTBEAT_TIMEOUT_S = env_int("RUN_HEARTBEAT_TIMEOUT_S", 30, minimum=2)
 RUN_HEARTBEAT_INTERVAL_S = max(0.5, min(15.0, RUN_HEARTBEAT_TIMEOUT_S / 6))
 RUNNER_HOST_OFFLINE_AFTER_S = max(3 * RUN_HEARTBEAT_INTERVAL_S, 30.0)
+RUN_REAPER_INTERVAL_S = env_int("RUN_REAPER_INTERVAL_S", 10, minimum=1)
+# A queued request whose message went out this long ago while its host is online
+# and idle was not taken (left queued by a busy host, or its message was lost with
+# a purged queue): the reaper sends it again (a second delivery is harmless: one claim wins).
+RUN_RESEND_AFTER_S = env_int("RUN_RESEND_AFTER_S", 30, minimum=1)
+# A request that has not started this long after it was queued (its host stayed
+# offline) ends failed with that reason instead of waiting for ever.
+RUN_REQUEST_MAX_QUEUED_S = env_int("RUN_REQUEST_MAX_QUEUED_S", 24 * 3600, minimum=1)
 
 # Celery: a real worker always. Locally a kombu filesystem transport needs no
 # server; CI and production set CELERY_BROKER_URL=redis://...
@@ -394,7 +405,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SUBMISSION_REAPER_INTERVAL_S),
     },
     "deliver-queued-email": {"task": "submissions.tasks.deliver_queued_email", "schedule": float(EMAIL_DELIVERY_INTERVAL_S)},
-    "reap-lost-runs": {"task": "submissions.runqueue.tasks.reap_lost_runs", "schedule": 60.0},
+    "reap-lost-runs": {"task": "submissions.runqueue.tasks.reap_lost_runs", "schedule": float(RUN_REAPER_INTERVAL_S)},
     "trim-invalid-archives": {"task": "submissions.tasks.trim_invalid_archives", "schedule": 3600.0},
 }
 

@@ -95,6 +95,8 @@ def validate_submission(self, submission_id: str) -> str:
 
 
 def _record_outcome(submission: Submission, outcome) -> str:
+    if outcome.ok:
+        outcome = _against_evidence(submission, outcome)
     to_state = states.QUARANTINED if outcome.ok else states.INVALID
     extra = {}
     if outcome.holds_secret:
@@ -114,6 +116,21 @@ def _record_outcome(submission: Submission, outcome) -> str:
             submission.refresh_from_db()
             emails.send_validation_outcome(submission)  # queued in this transaction
     return to_state
+
+
+def _against_evidence(submission: Submission, outcome):
+    """A runner host's bundle must agree with the run request, the host's approved hardware and the rows
+    streamed during the run (submissions.runqueue.evidence); otherwise it is refused, never reviewed."""
+    from submissions.runqueue import evidence
+    from submissions.validation import ValidationOutcome
+
+    reason = evidence.refusal(submission, outcome.files)
+    if reason is None:
+        return outcome
+    finding = {"code": evidence.CODE, "message": reason, "path": None, "line": None, "severity": "error"}
+    report = {**outcome.report, "ok": False, "findings": [*outcome.report.get("findings", []), finding]}
+    return ValidationOutcome(ok=False, report=report, reason=f"{evidence.CODE}: {reason}",
+                             provenance=outcome.provenance, summary=outcome.summary)
 
 
 def archive_limits():

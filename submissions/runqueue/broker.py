@@ -32,13 +32,17 @@ def runner_app() -> Celery:
     return _app(settings.RUNNER_BROKER_URL)
 
 
-def send_task(name: str, **options) -> None:
-    """Send on the runner broker. The connection is opened for RUNNER_BROKER_URL explicitly:
-    Celery would otherwise prefer a CELERY_BROKER_URL environment variable (the Redis of the
-    registry's own work) over the app's configured broker."""
+def send_task(name: str, host: str | None = None, **options) -> None:
+    """Send on the runner broker — into `host`'s own vhost on RabbitMQ (broker_users.url_for). The
+    connection is opened for that URL explicitly: Celery would otherwise prefer a CELERY_BROKER_URL
+    environment variable (the Redis of the registry's own work) over the app's configured broker."""
+    from submissions.runqueue import broker_users
+
     app = runner_app()
-    if settings.RUNNER_BROKER_URL == settings.CELERY_BROKER_URL:
+    managed = bool(host) and broker_users.managed()
+    if settings.RUNNER_BROKER_URL == settings.CELERY_BROKER_URL and not managed:
         app.send_task(name, **options)
         return
-    with contextlib.closing(app.connection_for_write(settings.RUNNER_BROKER_URL)) as connection:
+    url = broker_users.url_for(host) if managed else settings.RUNNER_BROKER_URL
+    with contextlib.closing(app.connection_for_write(url)) as connection:
         app.send_task(name, connection=connection, **options)

@@ -20,12 +20,13 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, Q
 from django.utils import timezone
 
 from submissions import emails
 from submissions.models import Submission
+from submissions.states import FAILED as SUBMISSION_FAILED
 from submissions.runqueue import states
 from submissions.runqueue.hosts import record_hardware
 from submissions.runqueue.models import RunnerHost, RunRequest, RunRequestRow
@@ -87,6 +88,10 @@ def _allowlist_refusal(request: RunRequest) -> str | None:
     host, endpoint, entry = request.host, request.endpoint, request.pack
     if not host.enabled:
         return f"runner host {host.name} is disabled"
+    if not host.hardware_class:
+        # Its bundle would be refused (runqueue.evidence): say so before running, not after.
+        return (f"runner host {host.name} has no approved hardware class yet "
+                f"(an operator approves it: manage.py runner_host approve {host.name})")
     if endpoint.host_id != host.pk or not endpoint.enabled:
         return f"endpoint {endpoint.name} is no longer on the allowlist of {host.name}"
     if request.model not in endpoint.model_names():
@@ -155,6 +160,9 @@ def progress(host: RunnerHost, request_id, claim_token, *, attempt: int, done: i
              log_tail: str, rows: list[dict]) -> dict:
     """Rows as they land (kept if the run is cancelled or fails; never published), counts, the log tail."""
     request = request_of(host, request_id)
+    if attempt != request.attempts:
+        # Rows are evidence of the claimed attempt only (runqueue.evidence): none filed ahead under another.
+        raise Lost(f"attempt {attempt} is not the claimed attempt ({request.attempts}); nothing stored")
     with transaction.atomic():
         held = RunRequest.objects.filter(pk=request.pk, state=states.RUNNING).filter(_held(request, claim_token)).update(
             progress_done=done, progress_total=total, current=current[:255], log_tail=log_tail[-LOG_TAIL_MAX:],
@@ -206,15 +214,34 @@ def finish(host: RunnerHost, request_id, claim_token, *, name: str, data: bytes,
     validation message sent after commit (the reaper sends it if that fails).
     """
     request = request_of(host, request_id)
+    # The claim first, before anything is inserted: a replayed finish, or one for a run never claimed,
+    # stores nothing and learns nothing (not even whether these archive bytes were submitted before).
+    if not RunRequest.objects.filter(pk=request.pk, state=states.RUNNING).filter(_held(request, claim_token)).exists():
+        raise Lost("this worker does not hold the request (never claimed, finished already, or given up); "
+                   "nothing submitted")
     if len(data) > settings.SUBMISSION_MAX_BYTES:
         reason = (f"the bundle is {len(data)} bytes, over SUBMISSION_MAX_BYTES ({settings.SUBMISSION_MAX_BYTES}); "
                   "nothing submitted")
         end(host, request_id, claim_token, states.FAILED, reason, worker=worker, log_tail=log_tail, timings=timings)
         raise Lost(reason)
+    digest = hashlib.sha256(data).hexdigest()
+    if Submission.objects.filter(archive_sha256=digest).exclude(state=SUBMISSION_FAILED).exists():
+        # Only a claim holder gets here; it is told "refused", the run request's page says why.
+        end(host, request_id, claim_token, states.FAILED, "the bundle's bytes match an archive submitted before; "
+            "nothing submitted", worker=worker, log_tail=log_tail, timings=timings)
+        raise Lost("the bundle was refused; nothing submitted")
+    try:
+        return _file(request, claim_token, name=name, data=data, digest=digest, log_tail=log_tail, timings=timings,
+                     row_count=row_count, worker=worker, host=host, request_id=request_id)
+    except IntegrityError:  # a concurrent finish of the same bytes won the insert: nothing stored here
+        raise Lost("the bundle was refused; nothing submitted") from None
+
+
+def _file(request, claim_token, *, name, data, digest, log_tail, timings, row_count, worker, host, request_id):
     with transaction.atomic():
         submission = Submission.objects.create(
             submitter_id=request.requested_by_id,  # never whoever the worker says
-            archive_name=name[:255], archive_sha256=hashlib.sha256(data).hexdigest(), archive_size=len(data),
+            archive_name=name[:255], archive_sha256=digest, archive_size=len(data),
             archive=data, is_demo=request.is_demo,
         )
         record_received(submission)

@@ -107,9 +107,21 @@ def allow_pack(host: RunnerHost, **fields) -> HostPack:
 
 
 def record_hardware(host: RunnerHost, hardware: dict) -> None:
-    """Keep the latest report; the hardware class is set by the first report that has one."""
-    now = timezone.now()
-    RunnerHost.objects.filter(pk=host.pk).update(hardware=hardware, hardware_reported_at=now)
-    found = hardware_class(hardware)
-    if found:
-        RunnerHost.objects.filter(pk=host.pk, hardware_class="").update(hardware_class=found)
+    """Keep the host's latest report, for the operator to see. It never sets the hardware class: that is
+    the operator's (approve_hardware), so a host cannot make itself eligible to reproduce other runs."""
+    RunnerHost.objects.filter(pk=host.pk).update(hardware=hardware, hardware_reported_at=timezone.now())
+
+
+def approve_hardware(host: RunnerHost, hardware_class_name: str | None = None) -> str:
+    """An operator fixes the host's hardware class: the one given, or the class of its latest report
+    (after the operator has looked at it: `manage.py runner_host list`). Only this changes it."""
+    host.refresh_from_db(fields=["hardware"])
+    chosen = (hardware_class_name or "").strip() or (hardware_class(host.hardware) or "")
+    if not chosen:
+        raise AllowlistError(f"runner host {host.name} has reported no hardware with a known class yet; start its "
+                             "worker, or give the class with --hardware-class")
+    if len(chosen) > RunnerHost._meta.get_field("hardware_class").max_length:
+        raise AllowlistError("--hardware-class: at most 255 characters")
+    RunnerHost.objects.filter(pk=host.pk).update(hardware_class=chosen)
+    host.hardware_class = chosen
+    return chosen

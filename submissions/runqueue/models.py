@@ -31,8 +31,9 @@ class RunnerHost(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="runner_hosts")
     description = models.CharField(max_length=200, blank=True)
     enabled = models.BooleanField(default=True)
-    # Set from the first hardware.json the host reports and kept: a reproduction
-    # is matched on it. `hardware` is the latest report (a changed GPU shows).
+    # Set only by an operator (manage.py runner_host approve; hosts.approve_hardware), never from
+    # the host's reports: a reproduction is matched on it and a bundle must agree with it
+    # (runqueue.evidence). `hardware` is the latest report (a changed GPU shows).
     hardware_class = models.CharField(max_length=255, blank=True, db_index=True)
     hardware = models.JSONField(null=True, blank=True)
     hardware_reported_at = models.DateTimeField(null=True, blank=True)
@@ -244,7 +245,7 @@ class Reproduction(models.Model):
                                         related_name="reproduces")
     request = models.ForeignKey(RunRequest, null=True, on_delete=models.SET_NULL, related_name="reproductions")
     verdict = models.CharField(max_length=16, choices=VERDICTS)
-    # Independent: a different host and a different submitter than the original.
+    # Independent: a different owner and a different host than the original (reproduction.independence).
     independent = models.BooleanField()
     reasons = models.JSONField(default=list)  # why not independent / not comparable
     cases = models.JSONField(default=list)  # benchpack.reporting.reproduction.CaseVerdict dicts

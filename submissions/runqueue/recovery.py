@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from submissions.runqueue import states
 from submissions.runqueue.models import RunRequest
-from submissions.runqueue.services import move, send
+from submissions.runqueue.services import move, note, send
 
 log = logging.getLogger(__name__)
 
@@ -30,13 +30,64 @@ def recover_lost_runs(host_id=None, now=None) -> list[tuple[str, str]]:
     done = []
     for lost in silent.select_related("host"):
         done.append((str(lost.pk), _recover(lost, cutoff, now)))
-    never_sent = RunRequest.objects.never_sent(now - timedelta(seconds=60)).select_related("host")
+    queued = RunRequest.objects.filter(state=states.QUEUED).select_related("host")
     if host_id is not None:
-        never_sent = never_sent.filter(host_id=host_id)
-    for waiting in never_sent:
-        send(waiting)
-        done.append((str(waiting.pk), "sent"))
+        queued = queued.filter(host_id=host_id)
+    for waiting in queued:
+        outcome = _queued(waiting, now)
+        if outcome:
+            done.append((str(waiting.pk), outcome))
     return done
+
+
+def _queued(waiting: RunRequest, now) -> str | None:
+    """Every queued request runs, is sent (again), or ends with a reason — none waits unseen.
+
+    - its host was revoked (no token) or disabled: no worker can ever claim it; it ends failed;
+    - queued longer than RUN_REQUEST_MAX_QUEUED_S (its host stayed offline): ends failed;
+    - never sent (the broker was down, or the process died before sending): sent;
+    - sent more than RUN_RESEND_AFTER_S ago while its host is online and idle (a busy host left
+      it queued, or its message was lost with a purged queue): sent again. A second delivery is
+      harmless: the claim is one conditional UPDATE.
+    """
+    host = waiting.host
+    why = None
+    if not host.token_hash:
+        why = f"runner host {host.name} has no host token (revoked); no worker can take this request"
+    elif not host.enabled:
+        why = f"runner host {host.name} is disabled; no worker can take this request"
+    elif (now - waiting.created_at).total_seconds() > settings.RUN_REQUEST_MAX_QUEUED_S:
+        why = (f"not started within RUN_REQUEST_MAX_QUEUED_S ({settings.RUN_REQUEST_MAX_QUEUED_S} s): runner host "
+               f"{host.name} did not take it")
+    if why:
+        moved = move(waiting.pk, (states.QUEUED,), states.FAILED, reason=why, finished_at=now, failure_reason=why)
+        return states.FAILED if moved else None
+    if waiting.sent_at is None:
+        if (now - waiting.created_at).total_seconds() < 5:
+            return None  # its own request is still sending it
+        return _send(waiting, "sent")
+    waited = (now - waiting.sent_at).total_seconds()
+    if waited < settings.RUN_RESEND_AFTER_S or not _online_and_idle(host, now):
+        return None
+    note(waiting.pk, f"sent {int(waited)} s ago and not taken while {host.name} is online and idle (busy before, "
+                     "or the message was lost); sent again")
+    return _send(waiting, "re-sent")
+
+
+def _online_and_idle(host, now) -> bool:
+    if host.heartbeat_at is None or (now - host.heartbeat_at).total_seconds() > settings.RUNNER_HOST_OFFLINE_AFTER_S:
+        return False
+    fresh = now - timedelta(seconds=settings.RUN_HEARTBEAT_TIMEOUT_S)
+    return not RunRequest.objects.filter(host_id=host.pk, state=states.RUNNING, heartbeat_at__gte=fresh).exists()
+
+
+def _send(waiting: RunRequest, outcome: str) -> str | None:
+    try:
+        send(waiting)
+    except Exception:  # the broker is down: the next pass tries again
+        log.exception("run request %s: not sent", waiting.pk)
+        return None
+    return outcome
 
 
 def _recover(lost: RunRequest, cutoff, now) -> str:

@@ -10,8 +10,8 @@ with the original case by case: the reproduction key must match (the
 catalogue's `fingerprint_of`), then `benchpack.reporting.reproduction` checks D-013
 parity and the medians within the documented tolerance. Every attempt is
 kept as a `Reproduction` with its per-case numbers. Only an *independent*
-attempt (a different host and a different submitter than the original)
-decides the original's badge: a match sets provenance
+attempt (a different owner and a different host than the original, see
+`independence`) decides the original's badge: a match sets provenance
 `independently-reproduced` on the reproduction and `reproduced` on the
 original; a miss shows `not reproduced` with the numbers.
 """
@@ -62,8 +62,13 @@ def matching_targets(run: PublishedRun, user) -> tuple[list[Target], list[str]]:
     if not wanted["hardware_class"]:
         return [], ["the original's hardware class is unknown, so no host can be matched to it"]
     for host in RunnerHost.objects.requestable_by(user).prefetch_related("endpoints", "packs"):
+        # The class an operator approved, never the host's own report; a host whose latest report
+        # differs from it is not eligible until an operator looks again.
         if host.hardware_class != wanted["hardware_class"]:
-            misses.append(f"{host.name}: hardware {host.hardware_class or 'not reported yet'}")
+            misses.append(f"{host.name}: hardware {host.hardware_class or 'not approved yet'}")
+            continue
+        if host.hardware_changed:
+            misses.append(f"{host.name}: approved as {host.hardware_class} but reports {host.reported_hardware_class}")
             continue
         pack = next((p for p in host.packs.all() if p.enabled and (p.pack_id, p.version) ==
                      (wanted["pack_id"], wanted["pack_version"])), None)
@@ -103,11 +108,32 @@ def reproduce(run: PublishedRun, user, target_value: str) -> RunRequest:
 # --- the verdict, in the approval transaction ------------------------------------
 
 
-def independence(original: PublishedRun, reproduction: PublishedRun) -> list[str]:
-    """Why the reproduction is not independent of the original (empty: it is)."""
+def independence(original: PublishedRun, reproduction: PublishedRun, request: RunRequest | None = None) -> list[str]:
+    """Why the reproduction is not independent of the original (empty: it is).
+
+    Independence compares *owners*, from what the registry itself holds: the
+    original's submitter (and, for a runner-host original, its host's owner)
+    against the reproduction's submitter, the account that queued it and the
+    owner of the host that ran it. One person on both sides is "the same
+    owner", whoever queued what. Hosts compare by registration (a host's name
+    in hardware.json is the host's word), and by that name as well.
+    """
     reasons = []
-    if original.submission.submitter_id == reproduction.submission.submitter_id:
-        reasons.append("the same submitter measured both")
+    mine = RunRequest.objects.filter(submission_id=original.submission_id).select_related("host").first()
+    request = request or RunRequest.objects.filter(submission_id=reproduction.submission_id).select_related("host").first()
+    submitter = original.submission.submitter_id
+    original_side = {submitter} | ({mine.host.owner_id} if mine else set())
+    if reproduction.submission.submitter_id in original_side:
+        reasons.append("reproduced by the same owner: the same submitter measured both"
+                       if reproduction.submission.submitter_id == submitter else
+                       "reproduced by the same owner: the original's host owner submitted the reproduction")
+    elif request is not None and request.host.owner_id in original_side:
+        reasons.append(f"reproduced by the same owner: runner host {request.host.name} belongs to the "
+                       + ("original's submitter" if request.host.owner_id == submitter else "original's host owner"))
+    elif request is not None and request.requested_by_id in original_side:
+        reasons.append("reproduced by the same owner: the original's submitter queued the reproduction")
+    if mine is not None and request is not None and mine.host_id == request.host_id:
+        reasons.append(f"the same runner host ({request.host.name}) measured both")
     hosts = [(run.hardware or {}).get("hostname") for run in (original, reproduction)]
     if not hosts[0] or not hosts[1]:
         reasons.append("a host name is missing from hardware.json, so the hosts cannot be told apart")
@@ -156,7 +182,7 @@ def check_reproductions(submission, published: list[PublishedRun], actor=None) -
     recorded = []
     for run in published:
         verdict, cases = judge(original, run)
-        reasons = independence(original, run)
+        reasons = independence(original, run, request)
         evidence = Reproduction.objects.create(
             original=original, reproduction=run, request=request, verdict=verdict, independent=not reasons,
             reasons=reasons + [r for c in cases if c.verdict == NOT_COMPARABLE for r in c.reasons],

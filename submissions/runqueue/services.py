@@ -79,6 +79,7 @@ def send(request: RunRequest) -> None:
 
     send_task(
         EXECUTE_TASK,
+        host=request.host.name,
         args=[str(request.pk)],
         queue=request.host.queue,
         time_limit=hard_time_limit(request.time_limit_s),

@@ -15,7 +15,8 @@ from submissions.runqueue.recovery import recover_lost_runs
 
 
 class Command(BaseCommand):
-    help = "Retry or fail run requests without a heartbeat for RUN_HEARTBEAT_TIMEOUT_S; send unsent ones."
+    help = ("Retry or fail run requests without a heartbeat for RUN_HEARTBEAT_TIMEOUT_S; send unsent ones, re-send "
+            "ones an online idle host did not take, end ones no worker can take (docs/runner-hosts.md)")
 
     def add_arguments(self, parser):
         parser.add_argument("--dry-run", action="store_true", help="list them, change nothing")
@@ -24,7 +25,7 @@ class Command(BaseCommand):
         if dry_run:
             now = timezone.now()
             silent = RunRequest.objects.silent_runs(now - timedelta(seconds=settings.RUN_HEARTBEAT_TIMEOUT_S))
-            unsent = RunRequest.objects.never_sent(now - timedelta(seconds=60))
+            unsent = RunRequest.objects.never_sent(now - timedelta(seconds=5))
             for request in [*silent, *unsent]:
                 self.stdout.write(f"would recover {request.pk} {request.state} on {request.host_id and request.host.name} "
                                   f"(claimed by {request.claimed_by or 'nobody'}, attempt {request.attempts} of {request.max_attempts})")

@@ -6,6 +6,8 @@
     manage.py runner_host allow-pack gpu-1 runtime-sweep
     manage.py runner_host allow-pack gpu-1 my-pack --archive my-pack.tar.gz
     manage.py runner_host list
+    manage.py runner_host approve gpu-1    # fix its hardware class from its latest report (after a look)
+    manage.py runner_host approve gpu-1 --hardware-class amd-epyc-9454+nvidia-h100+512gb
     manage.py runner_host rotate gpu-1     # a new host token and broker password; the old ones end
     manage.py runner_host revoke gpu-1     # the token and the broker user end; the worker stops
 
@@ -59,6 +61,11 @@ class Command(BaseCommand):
         pack.add_argument("pack_id")
         pack.add_argument("--version")
         pack.add_argument("--archive", help="a .tar.gz/.zip of a pack directory, checked by the core loader")
+        approve = actions.add_parser("approve", help="fix a host's hardware class (only operators change it; a "
+                                     "reproduction is matched on it, a bundle must agree with it)")
+        approve.add_argument("host")
+        approve.add_argument("--hardware-class", default="",
+                             help="the class to approve; default: the class of the host's latest report")
         for name in ("enable", "disable"):
             actions.add_parser(name, help=f"{name} a host").add_argument("host")
         actions.add_parser("rotate", help="issue a new host token and broker password (the old ones end)"
@@ -104,7 +111,7 @@ class Command(BaseCommand):
             self.say(True, f"issue a host token for {host.name}")
             if broker_users.managed():
                 self.say(True, f"create the RabbitMQ user {broker_users.user_name(host.name)} on vhost "
-                               f"{broker_users.vhost()} with configure/write/read {broker_users.permissions(host.name)[0]}")
+                               f"{broker_users.vhost_of(host.name)} (its own) with configure/write/read {broker_users.permissions(host.name)[0]}")
             return
         token = tokens.issue(host)
         login = None
@@ -135,10 +142,15 @@ class Command(BaseCommand):
         had = tokens.revoke(found)
         deleted = broker_users.delete(host) if broker_users.managed() else False
         RunnerHost.objects.filter(pk=found.pk).update(broker_user="")
+        # Its queued requests can never be claimed now: they end with that reason (recovery._queued).
+        from submissions.runqueue.recovery import recover_lost_runs
+
+        ended = [pk for pk, outcome in recover_lost_runs(host_id=found.pk) if outcome == "failed"]
         self.stdout.write(f"revoked {host}: host token {'ended' if had else 'was already absent'}"
                           + (f"; RabbitMQ user {broker_users.user_name(host)} "
                              f"{'deleted' if deleted else 'was already absent'}" if broker_users.managed() else "")
-                          + "; its worker stops at its next heartbeat")
+                          + "; its worker stops at its next heartbeat"
+                          + (f"; {len(ended)} queued request(s) ended" if ended else ""))
 
     def do_allow_endpoint(self, *, host, name, url, adapter, models, runtime, runtime_version, addresses, dry_run, **_):
         host_name_validator(name)
@@ -154,6 +166,15 @@ class Command(BaseCommand):
         source = f"archive {archive} (sha256 {fields['archive_sha256'][:12]})" if archive else "bundled"
         self.say(dry_run, f"allow pack {fields['pack_id']} {fields['version']} on {host} ({source})")
 
+    def do_approve(self, *, host, hardware_class, dry_run, **_):
+        from submissions.runqueue.hosts import approve_hardware
+
+        found = self.host(host)
+        before = found.hardware_class
+        chosen = approve_hardware(found, hardware_class)
+        self.say(dry_run, f"approve {host} as hardware class {chosen}"
+                          + (f" (was {before})" if before and before != chosen else ""))
+
     def do_enable(self, *, host, dry_run, **_):
         RunnerHost.objects.filter(pk=self.host(host).pk).update(enabled=True)
         self.say(dry_run, f"enable {host}")
@@ -166,7 +187,11 @@ class Command(BaseCommand):
         for host in RunnerHost.objects.select_related("owner").prefetch_related("endpoints", "packs"):
             state = "online" if host.is_online else "offline"
             token = f"token {host.token_prefix}…" if host.token_hash else "no token"
-            self.stdout.write(f"{host.name}  {state}  owner {host.owner.email}  hardware {host.hardware_class or 'not reported yet'}"
+            reported = host.reported_hardware_class
+            hardware = f"hardware {host.hardware_class or 'not approved'}"
+            if reported and reported != host.hardware_class:
+                hardware += f" (reports {reported})"
+            self.stdout.write(f"{host.name}  {state}  owner {host.owner.email}  {hardware}"
                               f"  {token}{'' if host.enabled else '  DISABLED'}")
             for endpoint in host.endpoints.all():
                 self.stdout.write(f"  endpoint {endpoint.name}: {endpoint.url} [{endpoint.adapter}] "

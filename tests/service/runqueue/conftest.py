@@ -32,11 +32,16 @@ def host_owner(make_user):
 
 @pytest.fixture
 def make_host(host_owner, ref):
-    from submissions.runqueue.hosts import allow_endpoint, allow_pack, endpoint_fields, pack_entry_fields
+    from submissions.runqueue.hosts import (allow_endpoint, allow_pack, approve_hardware, endpoint_fields,
+                                            pack_entry_fields)
+    from submissions.runqueue import tokens
     from submissions.runqueue.models import RunnerHost
 
-    def make(name="gpu-a", url=None, owner=None, packs=("smoke-chat", "runtime-sweep")):
+    def make(name="gpu-a", url=None, owner=None, packs=("smoke-chat", "runtime-sweep"), approved=True):
         host = RunnerHost.objects.create(name=name, owner=owner or host_owner)
+        if approved:  # an operator approved this machine's class (the workers here run on it)
+            approve_hardware(host, this_machine_class())
+        tokens.issue(host)  # as `runner_host add` does (a host without a token can never take a request)
         allow_endpoint(host, "ref", **endpoint_fields(url or ref.url + "/v1", "openai-chat", [f"{MODEL}=none"],
                                                       "benchpack-refserver", "scripted", ["127.0.0.1"]))
         for pack in packs:
@@ -44,6 +49,13 @@ def make_host(host_owner, ref):
         return host
 
     return make
+
+
+def this_machine_class() -> str:
+    from benchpack.registry.fingerprint import hardware_class
+    from benchpack.run.hardware import collect_hardware
+
+    return hardware_class(collect_hardware()) or "unknown-test-machine"
 
 
 @pytest.fixture

@@ -98,6 +98,13 @@ def redirect_server(target: str) -> ThreadingHTTPServer:
     return server
 
 
+def _this_machine_class() -> str:
+    from benchpack.registry.fingerprint import hardware_class
+    from benchpack.run.hardware import collect_hardware
+
+    return hardware_class(collect_hardware()) or "unknown-test-machine"
+
+
 def register(live: LiveService, ref_url: str, hosts: tuple[str, ...], extra: str = "") -> str:
     """Operators, runner hosts allowlisting the scripted endpoint, and an API token for OPS.
 
@@ -114,6 +121,8 @@ def register(live: LiveService, ref_url: str, hosts: tuple[str, ...], extra: str
              "--address", "127.0.0.1"),
             ("runner_host", "allow-pack", host, "runtime-sweep"),
             ("runner_host", "allow-pack", host, "smoke-chat"),
+            # The operator approves the machine's hardware class (the workers here run on this machine).
+            ("runner_host", "approve", host, "--hardware-class", _this_machine_class()),
         ]
     # The hosts' owner is not an operator: the only operator may approve what they queued (four eyes
     # applies once a site has two operators; docs/service.md).

@@ -6,7 +6,9 @@ workers (submissions.runqueue.runner) whose environment holds a host token
 and a broker login and nothing of the registry's:
 
 - host A's login cannot read, publish to or declare host B's queue (RabbitMQ
-  answers ACCESS_REFUSED);
+  answers ACCESS_REFUSED), nor passively declare it to learn its depth: each
+  host has a vhost of its own, which A's login cannot open and where B's
+  queue does not exist;
 - the rogue worker of the issue — started on A's box as host B
   (BENCHPACK_RUNNER_HOST=gpu-b, -Q runs.gpu-b) with A's secrets — gets none of
   B's runs: the broker refuses it B's queue, and a message carrying B's request
@@ -69,6 +71,7 @@ def live(tmp_path_factory, ref):
         stop()
         for host in (A, B):
             _ctl("delete_user", f"runner-{host}")
+            _ctl("delete_vhost", f"{VHOST}.{host}")
         _ctl("delete_vhost", VHOST)
 
 
@@ -123,8 +126,8 @@ def test_a_hosts_login_cannot_read_publish_to_or_declare_another_hosts_queue(liv
 
     # B's queue exists on RabbitMQ: the registry sent B's run request there (not to its Redis).
     _queue(live, B)
-    queues = dict(line.split("\t") for line in _ctl("list_queues", "-p", VHOST, "name", "messages").stdout.splitlines()
-                  if "\t" in line and not line.startswith("name"))
+    queues = dict(line.split("\t") for line in _ctl("list_queues", "-p", f"{VHOST}.{B}", "name", "messages")
+                  .stdout.splitlines() if "\t" in line and not line.startswith("name"))
     assert int(queues.get(f"runs.{B}", 0)) >= 1, queues
     conn = _amqp(live.broker_logins[A])
     try:
@@ -185,6 +188,32 @@ def test_the_rogue_worker_on_a_box_gets_none_of_bs_runs(live):
     assert submission.status_code == 200  # the requester (OPS) sees it as theirs
 
 
+def test_a_hosts_login_cannot_even_passively_see_another_hosts_queue(live):
+    """A passive queue.declare needs no permission in RabbitMQ: in a shared vhost A's login could learn
+    whether runs.<B> exists and how many messages wait in it. Each host's vhost of its own leaves nothing
+    of B's to see from A's login, and B's vhost refuses A's login."""
+    import amqp
+
+    _queue(live, B)
+    assert f"{VHOST}.{A}" in live.broker_logins[A] and f"{VHOST}.{B}" in live.broker_logins[B]
+    conn = _amqp(live.broker_logins[A])
+    try:
+        with pytest.raises(amqp.exceptions.NotFound):  # in A's vhost, B's queue does not exist at all
+            conn.channel().queue_declare(f"runs.{B}", passive=True)
+    finally:
+        conn.collect()
+    b_vhost_with_a_login = live.broker_logins[A].rsplit("/", 1)[0] + f"/{VHOST}.{B}"
+    with pytest.raises((amqp.exceptions.AccessRefused, amqp.exceptions.ConnectionForced, amqp.exceptions.NotAllowed)):
+        _amqp(b_vhost_with_a_login)
+    # B's own login sees its queue, its depth and its consumers (what A was able to see before).
+    conn = _amqp(live.broker_logins[B])
+    try:
+        _, messages, consumers = conn.channel().queue_declare(f"runs.{B}", passive=True)
+        assert messages + consumers >= 1  # B's worker (started above) may have taken the message already
+    finally:
+        conn.collect()
+
+
 def test_a_revoked_host_stops_within_one_heartbeat(live):
     worker = next((r for r in live.runners if r.name == A and r.proc.poll() is None), None) or _runner(live, A, A)
     wait_until(lambda: " ready." in worker.log(), timeout_s=60, what="gpu-a ready")
@@ -205,3 +234,4 @@ def test_a_revoked_host_stops_within_one_heartbeat(live):
 
     with pytest.raises(amqp.exceptions.AccessRefused):
         _amqp(live.broker_logins[A])
+

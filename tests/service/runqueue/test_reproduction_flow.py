@@ -67,11 +67,11 @@ def _run_and_approve(run_as, host, request, operator):
 
 def test_an_independent_matching_reproduction_earns_the_badge(matching_host, make_host, publish_original, submitter,
                                                               operator, run_as, client, ref):
-    make_host("other-class")  # hardware not reported: listed as not matching
+    make_host("other-class", approved=False)  # no approved class: listed as not matching
     original = publish_original(submitter)
     targets, misses = matching_targets(original, operator)
     assert [t.value for t in targets] == ["gpu-a|ref"]
-    assert misses == ["other-class: hardware not reported yet"]
+    assert misses == ["other-class: hardware not approved yet"]
 
     request = reproduce(original, operator, "gpu-a|ref")
     assert (request.reproduction_of, request.repetitions, request.pack.pack_id) == (original, 3, "runtime-sweep")
@@ -86,7 +86,7 @@ def test_an_independent_matching_reproduction_earns_the_badge(matching_host, mak
 
     page = client.get(f"/runs/{original.pk}/").content.decode()
     assert "✓ reproduced" in page and f'href="/runs/{reproduction.pk}/"' in page
-    assert "different host and a different submitter" in page
+    assert "different owner on a different host" in page
     api = client.get(f"/api/v1/runs/{original.pk}/").json()["reproduction"]
     assert api["state"] == "reproduced" and api["evidence"]["run"] == reproduction.pk
     assert client.get(f"/api/v1/runs/{reproduction.pk}/").json()["reproduction"]["reproduces"]["run"] == original.pk
@@ -116,9 +116,9 @@ def test_a_reproduction_by_the_same_submitter_is_kept_but_does_not_count(matchin
     _run_and_approve(run_as, matching_host, reproduce(original, operator, "gpu-a|ref"), operator)
     evidence = Reproduction.objects.get()
     assert evidence.verdict == "reproduced" and not evidence.independent
-    assert evidence.reasons == ["the same submitter measured both"]
+    assert evidence.reasons == ["reproduced by the same owner: the same submitter measured both"]
     page = client.get(f"/runs/{original.pk}/").content.decode()
-    assert "✓ reproduced" not in page and "not independent: the same submitter measured both" in page
+    assert "✓ reproduced" not in page and "not independent: reproduced by the same owner: the same submitter measured both" in page
     assert client.get(f"/api/v1/runs/{original.pk}/").json()["reproduction"]["state"] == ""
 
 
@@ -134,3 +134,21 @@ def test_the_reproduce_page_is_for_operators_and_offers_only_matching_hosts(matc
     assert refused.status_code == 400 and "do not match" in refused.content.decode()
     queued = client.post(f"/runs/{original.pk}/reproduce/", {"target": "gpu-a|ref"})
     assert queued.status_code == 302
+
+
+def test_one_user_on_both_sides_is_the_same_owner_never_independent(make_host, publish_original, submitter,
+                                                                    operator, run_as, client):
+    """The submitter's own runner host "reproduces" the submitter's upload, queued by an operator (so the
+    reproduction's submitter differs): still the same owner — a plain reproduction, no badge, no upgrade."""
+    own_host = make_host("users-own-box", owner=submitter)
+    original = publish_original(submitter)
+    reproduction = _run_and_approve(run_as, own_host, reproduce(original, operator, "users-own-box|ref"), operator)
+    evidence = Reproduction.objects.get()
+    assert evidence.verdict == "reproduced" and not evidence.independent
+    assert evidence.reasons[0] == ("reproduced by the same owner: runner host users-own-box belongs to the "
+                                   "original's submitter")
+    reproduction.refresh_from_db()
+    assert reproduction.provenance == "runner-host"
+    page = client.get(f"/runs/{original.pk}/").content.decode()
+    assert "✓ reproduced" not in page and "reproduced by the same owner" in page
+    assert client.get(f"/api/v1/runs/{original.pk}/").json()["reproduction"]["state"] == ""

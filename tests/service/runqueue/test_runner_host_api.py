@@ -136,9 +136,9 @@ def test_bad_bodies_are_one_clear_400(client, two_hosts, queue):
     request = queue(b)
     claim = _post(client, token_b, f"runs/{request.pk}/claim/", {"worker": "w"}).json()["claim"]
     bad = _post(client, token_b, f"runs/{request.pk}/progress/", {"claim": claim, "attempt": "one"})
-    assert bad.status_code == 400 and bad.json()["error"] == "attempt: must be an integer"
+    assert bad.status_code == 400 and bad.json()["error"] == "attempt: A valid integer is required."
     bad = _post(client, token_b, f"runs/{request.pk}/end/", {"claim": claim, "state": "finished", "reason": "x"})
-    assert bad.status_code == 400 and "failed or cancelled" in bad.json()["error"]
+    assert bad.status_code == 400 and bad.json()["error"] == "state: \"finished\" is not a valid choice."
     assert _post(client, token_b, "runs/not-a-uuid/claim/", {}).status_code == 404
 
 

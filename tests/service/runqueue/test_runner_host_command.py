@@ -103,12 +103,12 @@ def test_add_rotate_and_revoke_print_the_token_once_and_store_only_its_hash(host
     assert "host token ended" in capsys.readouterr().out
     assert tokens.host_for(second) is None
     call_command("runner_host", "list")
-    assert "gpu-t  offline  owner lab@example.org  hardware not reported yet  no token" in capsys.readouterr().out
+    assert "gpu-t  offline  owner lab@example.org  hardware not approved  no token" in capsys.readouterr().out
 
 
 def test_a_broker_that_refuses_stores_nothing(host_owner, settings):
     settings.RUNNER_BROKER_URL = "amqp://admin:pw@127.0.0.1:5672/benchpack"
     settings.RABBITMQCTL = "false"  # a rabbitmqctl that fails
-    with pytest.raises(CommandError, match="the broker refused: false list_users"):
+    with pytest.raises(CommandError, match="the broker refused: false list_vhosts"):
         call_command("runner_host", "add", "gpu-x", "--owner", "lab@example.org")
     assert not RunnerHost.objects.filter(name="gpu-x").exists()
