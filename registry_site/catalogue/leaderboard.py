@@ -23,6 +23,7 @@ from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 from benchpack.measurement import stats
 from benchpack.results import provenance
 from benchpack.results import metrics as metric_registry
+from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
 from registry_site.catalogue import cache
 from registry_site.catalogue.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
@@ -62,8 +63,25 @@ def _median_min_max(values: Iterable) -> tuple:
     return stats.median(present), min(present), max(present)
 
 
-def _pass_rate(passed, scored):
-    return None if not scored else passed / scored
+_pass_rate = metric_registry.pass_rate
+
+# Checked rows rank ahead of unchecked ones, implausible (published on an operator's written override) last.
+PLAUSIBILITY_TIER = {PLAUSIBLE: 0, UNCHECKED: 1, IMPLAUSIBLE: 2}
+
+
+def plausibility_of(statuses: Iterable[str]) -> tuple[str, dict[str, int]]:
+    """The row's verdict over its runs' verdicts, and the count per verdict: implausible if any run
+    is, plausible if every run is, else unchecked (a run judged before verdicts were stored counts as
+    unchecked)."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        status = status or UNCHECKED
+        counts[status] = counts.get(status, 0) + 1
+    if counts.get(IMPLAUSIBLE):
+        return IMPLAUSIBLE, counts
+    if counts and set(counts) == {PLAUSIBLE}:
+        return PLAUSIBLE, counts
+    return UNCHECKED, counts
 
 
 @dataclass(slots=True)  # a million of these while rebuilding
@@ -133,7 +151,14 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
     scored = [f for f in figures if f.scored]
     notes = sorted({f.run.flag_note for f in figures if f.run.flag_note})
     workload = latest.workload_fields or {}
+    verdict, verdicts = plausibility_of(getattr(f.run, "plausibility_status", "") for f in figures)
+    scored_count = sum(f.scored for f in scored) if scored else None
+    correct_count = sum(f.correct or 0 for f in scored) if scored else None
+    # A migration's historical entry model may predate a column: give it only what it has.
+    known = {f.name for f in entry_model._meta.concrete_fields}
+    optional = {"plausibility": verdict, "plausibility_runs": verdicts}
     entry = entry_model(
+        **{name: value for name, value in optional.items() if name in known},
         workload_key=workload_key, system_key=system_key, pack_id=run.pack_id, pack_version=run.pack_version,
         case=case, workload_fields=workload or None, workload_complete=bool(workload.get("complete")),
         system_fields=getattr(run, "system_fields", None),
@@ -145,8 +170,7 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
         reproduced=any(f.run.reproduction_state == "reproduced" for f in figures),
         flagged=bool(notes), flag_note="\n".join(notes), is_demo=not real,
         run_count=len(figures), rows=sum(f.rows for f in figures), answered=sum(f.answered for f in figures),
-        scored=sum(f.scored for f in scored) if scored else None,
-        correct=sum(f.correct or 0 for f in scored) if scored else None,
+        scored=scored_count, correct=correct_count,
         first_published_at=min(f.run.published_at for f in figures),
         last_published_at=run.published_at, representative_run_id=run.pk,
     )
@@ -155,6 +179,9 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
         setattr(entry, metric, median)
         setattr(entry, f"{metric}_min", low)
         setattr(entry, f"{metric}_max", high)
+    # The one pass rate (issue 32): tasks passed ÷ tasks scored over every run behind the row, not the
+    # median of the runs' own rates (which called 2 of 3 correct 100 %). The spread stays per run.
+    entry.pass_rate = metric_registry.pass_rate(correct_count, scored_count)
     return entry
 
 
@@ -212,7 +239,8 @@ CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_row
 # What an entry needs of a run; not its JSON (system_fields is fetched for the representative runs only).
 RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_family", "model_quantization",
                "runtime_name", "runtime_version", "hardware_class", "accelerator", "provenance", "is_demo",
-               "published_at", "reproduction_state", "flag_note", "system_key", "pack_workload_key")
+               "published_at", "reproduction_state", "flag_note", "system_key", "pack_workload_key",
+               "plausibility_status")
 
 
 class _Run:
@@ -220,8 +248,9 @@ class _Run:
 
     __slots__ = (*RUN_COLUMNS, "system_fields")
 
-    def __init__(self, values, intern):
-        for name, value in zip(RUN_COLUMNS, values):
+    def __init__(self, values, intern, columns=RUN_COLUMNS):
+        self.plausibility_status = ""  # a historical model without the column: unchecked
+        for name, value in zip(columns, values):
             setattr(self, name, intern(value, value) if isinstance(value, str) else value)
         self.system_fields = None
 
@@ -254,8 +283,10 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     entry_model.objects.all().delete()
     public_runs = run_model.objects.filter(PUBLIC_RUN)
     intern = {}.setdefault  # the same model, runtime and key strings recur on every row
-    runs = {values[0]: _Run(values, intern)
-            for values in public_runs.values_list(*RUN_COLUMNS).iterator(chunk_size=batch_size)}
+    run_known = {f.attname for f in run_model._meta.concrete_fields}
+    run_columns = tuple(c for c in RUN_COLUMNS if c in run_known)
+    runs = {values[0]: _Run(values, intern, run_columns)
+            for values in public_runs.values_list(*run_columns).iterator(chunk_size=batch_size)}
     grouped: dict[tuple[str, str, str], list[RunFigures]] = defaultdict(list)
     per_run: dict[int, list] = defaultdict(list)
     total = 0
@@ -445,7 +476,14 @@ def leaderboard_entries(pack_id: str, case: str = "", workload_key: str | None =
         raise QueryError("workload", f"no workload {workload_key!r} for pack {pack_id!r} case {case or '(whole pack)'!r}")
     if entries.filter(is_demo=False).exists():
         entries = entries.filter(is_demo=False)
-    return (filters or Filters()).apply(entries).order_by(*columns)
+    return (filters or Filters()).apply(entries).order_by(checked_first(), *columns)
+
+
+def checked_first():
+    """Rows whose runs were all judged plausible rank ahead of unchecked ones, implausible ones last
+    (issue 30 item 5: an unchecked run with an invented GPU must not rank #1), whatever the order."""
+    return Case(*(When(plausibility=status, then=tier) for status, tier in PLAUSIBILITY_TIER.items()),
+                default=PLAUSIBILITY_TIER[UNCHECKED]).asc()
 
 
 @dataclass(frozen=True)

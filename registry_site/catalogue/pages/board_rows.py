@@ -38,6 +38,26 @@ def badges(e) -> str:
     return " ".join(parts)
 
 
+def pass_cell(e) -> str:
+    """The pooled pass rate (tasks passed ÷ tasks scored over every run) and its 95 % Wilson interval."""
+    interval = e.pass_interval
+    if interval is None:
+        return "—"
+    return (f'{percent(e.pass_rate)}<br><span class="spread" title="95 % Wilson interval of '
+            f'{e.correct} passed of {e.scored} scored">{percent(interval[0])}–{percent(interval[1])}</span>')
+
+
+VERDICT_WORDS = {"plausible": "checked: plausible", "unchecked": "not checked",
+                 "implausible": "implausible (published on override)"}
+
+
+def verdict(e) -> str:
+    """The row's plausibility verdict in words, its run counts in the title."""
+    status = e.plausibility or "unchecked"
+    return (f'<span class="verdict plausibility-{escape(status)}" title="{escape(e.plausibility_text)}">'
+            f"{escape(VERDICT_WORDS.get(status, status))}</span>")
+
+
 def _metric_cell(e, name: str, multi: bool) -> str:
     low = getattr(e, f"{name}_min")
     spread = f'<br><span class="spread">{sig(low)}–{sig(getattr(e, f"{name}_max"))}</span>' \
@@ -67,10 +87,9 @@ def row(e, rank: int, metric_names: list[str], scored: bool) -> str:
     ]
     if scored:
         correct = "—" if e.scored is None else f"{e.correct}/{e.scored}"
-        spread = f'<br><span class="spread">{percent(e.pass_rate_min)}–{percent(e.pass_rate_max)}</span>' \
-            if multi and is_number(e.pass_rate_min) else ""
-        cells.append(f'<td class="num">{correct}</td><td class="num">{percent(e.pass_rate)}{spread}</td>')
+        cells.append(f'<td class="num">{correct}</td><td class="num">{pass_cell(e)}</td>')
     cells.append(f'<td class="num">{e.run_count}</td>')
+    cells.append(f"<td>{verdict(e)}</td>")
     cells.append(f"<td>{badges(e)}</td>")
     latest = f'<a href="/runs/{e.representative_run_id}/">{e.last_published_at:%Y-%m-%d}</a>'
     if e.case:
@@ -85,8 +104,27 @@ def row(e, rank: int, metric_names: list[str], scored: bool) -> str:
     return html
 
 
+TIER_HEADINGS = {
+    "unchecked": "Not checked for plausibility — nothing shows these figures are possible on their hardware; "
+                 "ranked after the checked rows",
+    "implausible": "Implausible for their hardware — published on an operator's written override; ranked last",
+}
+
+
 def rows(entries, first_rank: int, metric_names: list[str], scored: bool) -> SafeString:
-    return mark_safe("".join(row(e, first_rank + i, metric_names, scored) for i, e in enumerate(entries)))
+    """The ranked rows, checked ones first (leaderboard.checked_first), with a heading row where the
+    unchecked and implausible groups begin, so they read apart rather than as lower ranks of one list."""
+    html, previous = [], None
+    width = 8 + len(metric_names) + (2 if scored else 0)
+    for i, e in enumerate(entries):
+        status = e.plausibility or "unchecked"
+        if status != previous and status in TIER_HEADINGS and (previous is not None or first_rank > 1 or
+                                                               status != "unchecked"):
+            html.append(f'<tr class="tier-row tier-{status}"><td colspan="{width + 1}">{TIER_HEADINGS[status]}'
+                        "</td></tr>")
+        previous = status
+        html.append(row(e, first_rank + i, metric_names, scored))
+    return mark_safe("".join(html))
 
 
 def coding_rows(rows: list[dict]) -> SafeString:
@@ -97,8 +135,8 @@ def coding_rows(rows: list[dict]) -> SafeString:
         html.append(
             f'<tr><td><a href="/runs/{e.representative_run_id}/">{escape(e.model)}</a></td>'
             f"<td>{escape(e.runtime_name)} {escape(e.runtime_version)}</td><td>{escape(e.hardware_class or '—')}</td>"
-            f'<td class="num">{percent(e.pass_rate)}</td><td class="num">{e.correct}/{e.scored}</td>'
+            f'<td class="num">{pass_cell(e)}</td><td class="num">{e.correct}/{e.scored}</td>'
             f'<td class="num">{sig(e.decode_rate)}</td><td class="num">{sig(e.wall_s)}</td>'
             f'<td class="num">{e.run_count}</td><td>{"on the front" if item["on_front"] else ""}</td>'
-            f"<td>{badges(e)}</td></tr>")
+            f"<td>{verdict(e)}</td><td>{badges(e)}</td></tr>")
     return mark_safe("".join(html))

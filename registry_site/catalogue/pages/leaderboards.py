@@ -200,7 +200,7 @@ def coding(request):
     points = [XYPoint(x=getattr(e, speed), y=e.pass_rate, label=f"{e.model} · {e.runtime_name} {e.runtime_version}",
                       series=e.accelerator or e.hardware_class or "hardware not recorded",
                       href=f"/runs/{e.representative_run_id}/",
-                      detail=f"{e.correct}/{e.scored} correct over {e.run_count} run(s)"
+                      detail=f"{e.correct}/{e.scored} correct over {e.run_count} run(s) · {e.plausibility_text}"
                              + (" · demo data" if e.is_demo else ""))
               for e in entries]
     front = pareto_front(points, x_higher_is_better=higher)
