@@ -50,7 +50,7 @@ def test_every_surface_shows_the_same_figure_for_every_case(tmp_path, capsys, su
                                                             django_capture_on_commit_callbacks):
     with RefServer(responses=[REPLY], ttft_s=0.01, itl_s=0.002) as server:
         run_dir = _run(tmp_path, capsys, server.openai_url, "scripted-model")
-    assert "Plausibility: unchecked: the model's size is unknown" in run_dir[1]  # the CLI says so, and why
+    assert "Scripted endpoint — demo data" in run_dir[1]  # the CLI says what it is (issue 32 item 8)
     run = _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks)
     assert run.plausibility_status == "unchecked"  # a scripted endpoint is never judged as a model
 
