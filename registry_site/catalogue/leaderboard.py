@@ -114,8 +114,18 @@ def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
                       workload_fields=case.workload_fields, cache_state=case.cache_state)
 
 
+def _is_lane_case(case) -> bool:
+    """A lane's case row (`short @depth=4096`, benchpack.lanes.aggregate.group_label), not a base case."""
+    return " @" in (case.case or "")
+
+
 def _pack_figures(run: PublishedRun, cases: list) -> RunFigures:
-    """A run over its whole pack: medians of its case medians, pass rate over every scored row."""
+    """A run over its whole pack: medians of its base case medians, pass rate over every scored row.
+
+    Lane rows (depths, concurrency levels) stay out: a whole-pack TTFT is never a median over one
+    stream and eight, or over an empty context and a full one (issue 32 item 4); each lane level has
+    its own board."""
+    cases = [c for c in cases if not _is_lane_case(c)] or cases
     scored = [c for c in cases if c.scored_rows]
     states = {c.cache_state for c in cases}
     figures = RunFigures(
@@ -209,7 +219,7 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
         runs = list(public_runs.filter(pack_workload_key=workload, system_key=system))
         cases_of = defaultdict(list)
         for case in PublishedCase.objects.filter(run__in=[r.pk for r in runs]).only(
-                "run_id", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
+                "run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
                 *CASE_METRIC_FIELDS):
             cases_of[case.run_id].append(case)
         LeaderboardEntry.objects.filter(workload_key=workload, system_key=system, case="").delete()
@@ -616,3 +626,59 @@ def entities(kind: str) -> list[dict]:
                 .annotate(rows=Count("id"), runs=Sum("run_count"),
                           demo=Max(Case(When(is_demo=True, then=1), default=0)))  # PostgreSQL has no MAX(boolean)
                 .order_by(column, *extra))
+
+
+# --- where a run is ranked -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One board a run's system is ranked on because of this run."""
+
+    pack_id: str
+    case: str  # "" = the whole-pack board
+    workload_key: str
+    rank: int | None  # the system's place by the board's default order; None when its row is left out
+    of: int  # rows on that board
+    main: bool  # the workload a visitor opening the board sees first
+    why_not: str = ""  # when rank is None: why the row is not in the ranking (demo rows, …)
+
+    @property
+    def url(self) -> str:
+        from urllib.parse import urlencode
+
+        from django.urls import reverse
+
+        base = reverse("leaderboard_case", args=[self.pack_id, self.case]) if self.case else \
+            reverse("leaderboard_pack", args=[self.pack_id])
+        return base if self.main else f"{base}?{urlencode({'workload': self.workload_key})}"
+
+    @property
+    def board(self) -> str:
+        return f"{self.pack_id} · {self.case or 'whole pack'}"
+
+
+def placements(run: PublishedRun) -> list[Placement]:
+    """Every board this run's system is ranked on for the workloads the run ran (issue 32 item 3: a run
+    page says where the run is ranked, with links): the whole-pack board first, then each case and lane."""
+    if not run.system_key:
+        return []
+    keys = [("", run.pack_workload_key)] + sorted(
+        set(PublishedCase.objects.filter(run=run).exclude(workload_key="").values_list("case", "workload_key")))
+    found = []
+    for case, workload in keys:
+        if not workload or not LeaderboardEntry.objects.filter(workload_key=workload, system_key=run.system_key,
+                                                               case=case).exists():
+            continue
+        default = workloads_of(run.pack_id, case)
+        main = bool(default) and default[0].key == workload
+        try:
+            ranked = list(leaderboard_entries(run.pack_id, case, workload,
+                                              order=board_order(run.pack_id, case, workload))
+                          .values_list("system_key", flat=True))
+        except QueryError:
+            continue
+        rank = ranked.index(run.system_key) + 1 if run.system_key in ranked else None
+        why = "" if rank else "demo rows leave a board once real results exist for it"
+        found.append(Placement(run.pack_id, case, workload, rank, len(ranked), main, why))
+    return found

@@ -48,3 +48,11 @@ def metric_min(entry, name: str):
 @register.filter
 def metric_max(entry, name: str):
     return getattr(entry, f"{name}_max", None)
+
+
+@register.inclusion_tag("registry_site/_run_placements.html")
+def run_placements(run):
+    """Where this run is ranked, with links (issue 32 item 3)."""
+    from registry_site.catalogue.leaderboard import placements
+
+    return {"placements": placements(run), "run": run}
