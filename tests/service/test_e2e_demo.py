@@ -21,10 +21,12 @@ def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
     env.update({"BENCHPACK_VAR_DIR": str(tmp_path / "var"), "BENCHPACK_ENV": "local"})
     proc = subprocess.run(
         [sys.executable, "manage.py", "demo", "--port", str(free_port()), "--exit-after-seed"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        # speeds from a model of the hardware (registry_site/demo_physics.py): a 70B model offloaded to DDR5
+        # decodes ~2 tok/s, a laptop's CPU prefills ~60 tok/s, so seeding takes minutes, as real runs do
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "demo data: 84 runs published" in proc.stdout
+    assert "demo data: 86 runs published" in proc.stdout
     # The local runner host's worker ran one request end to end and reproduced a seeded run.
     assert "demo run queue: 2 runs published through the local runner host" in proc.stdout
     assert re.search(r"demo: run #\d+ reproduced by run #\d+ \(independent\)", proc.stdout), proc.stdout[-3000:]
@@ -49,9 +51,9 @@ def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
         "from registry_site_publishedrun r join submissions_submission s on s.id = r.submission_id "
         "group by r.pack_id order by r.pack_id").fetchall()
     assert published == [
-        ("desktop-django-wrap", 63, 6, 1, "approved"),  # 54 systems + a timeline of 9 runs
+        ("desktop-django-wrap", 66, 7, 1, "approved"),  # 57 systems that fit + a timeline of 9 runs
         ("python-regression-fix", 12, 4, 1, "approved"),
-        ("runtime-sweep", 4, 4, 1, "approved"),
+        ("runtime-sweep", 3, 3, 1, "approved"),
         ("smoke-chat", 3, 1, 1, "approved"),  # the upload, the run request, the reproduction
         ("tool-json", 4, 4, 1, "approved"),
     ]
@@ -65,7 +67,7 @@ def test_it_starts_the_registry_and_publishes_demo_data(tmp_path):
     # boards of four or more systems on different hardware classes, one over a page of rows
     systems = dict(db.execute("select pack_id, count(distinct system_key) from registry_site_leaderboardentry "
                               "where \"case\" = '' group by pack_id").fetchall())
-    assert systems["desktop-django-wrap"] > 50 and systems["runtime-sweep"] >= 4 and systems["tool-json"] >= 4
+    assert systems["desktop-django-wrap"] > 50 and systems["runtime-sweep"] >= 3 and systems["tool-json"] >= 4
     assert systems["python-regression-fix"] >= 4
     assert db.execute("select count(*) from registry_site_leaderboardentry where is_demo = 0").fetchone() == (0,)
     assert int(boards.group(1)) == db.execute("select count(*) from (select distinct pack_id, \"case\" "

@@ -47,8 +47,7 @@ def pass_cell(e) -> str:
             f'{e.correct} passed of {e.scored} scored">{percent(interval[0])}–{percent(interval[1])}</span>')
 
 
-VERDICT_WORDS = {"plausible": "checked: plausible", "unchecked": "not checked",
-                 "implausible": "implausible (published on override)"}
+VERDICT_WORDS = {"plausible": "plausible", "unchecked": "not checked", "implausible": "implausible"}
 
 
 def verdict(e) -> str:
@@ -81,7 +80,7 @@ def row(e, rank: int, metric_names: list[str], scored: bool) -> str:
         f'aria-label="compare {escape(e.model)} on {escape(e.hardware_class)}"></td>',
         f'<td><a href="{_path("models", e.model)}">{escape(e.model)}</a>{quantization}</td>',
         f"<td>{_link_or_dash('runtimes', e.runtime_name, e.runtime_version)}</td>",
-        f"<td>{_link_or_dash('hardware', e.hardware_class)}</td>",
+        f"<td class=hw>{_link_or_dash('hardware', e.hardware_class)}</td>",
         *(_metric_cell(e, name, multi) for name in metric_names),
         f'<td class="num">{e.answered}/{e.rows}</td>',
     ]

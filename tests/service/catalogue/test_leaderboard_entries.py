@@ -77,4 +77,4 @@ def test_checked_rows_rank_ahead_of_unchecked_ones_on_every_board_view(approve_b
     page = client.get("/leaderboards/runtime-sweep/short/").content.decode()
     assert page.index("slow-plausible") < page.index("Not checked for plausibility") < page.index("fast-unchecked") \
         < page.index("Implausible for their hardware") < page.index("fastest-implausible")
-    assert "checked: plausible" in page and "not checked" in page
+    assert ">plausible</span>" in page and ">not checked</span>" in page and ">implausible</span>" in page
