@@ -212,6 +212,17 @@ class LeaderboardEntry(models.Model):
             models.Index(fields=["hardware_class"], name="entry_hardware"),
         ]
 
+    UNKNOWN_WORDS = {"model_id": "model", "model_quantization": "quantization", "model_sha256": "weights hash",
+                     "runtime_name": "runtime", "runtime_version": "runtime version",
+                     "hardware_class": "hardware class"}
+
+    @property
+    def unknown_text(self) -> str:
+        """What the "incomplete" badge means, on the page (issue 32 item 5): "quantization unknown"."""
+        unknown = (self.system_fields or {}).get("unknown") or []
+        words = [self.UNKNOWN_WORDS.get(name, name.replace("_", " ")) for name in unknown]
+        return f"{', '.join(words)} unknown" if words else "some system inputs unknown"
+
     @property
     def pass_interval(self) -> tuple[float, float] | None:
         """95 % Wilson interval of the pooled pass rate (benchpack.results.metrics.pass_interval)."""

@@ -30,11 +30,12 @@ def badges(e) -> str:
     parts.append('<span class="badge badge-provenance" title="strongest provenance among the runs behind this row">'
                  f"{escape(e.provenance)}</span>")
     if e.reproduced:
-        parts.append('<span class="badge badge-reproduced">reproduced</span>')
+        parts.append('<span class="badge badge-reproduced" title="matched by another submitter on another host">reproduced elsewhere</span>')
     if e.flagged:
         parts.append(f'<span class="badge badge-flagged" title="{escape(e.flag_note)}">flagged</span>')
     if not e.system_complete:
-        parts.append('<span class="badge" title="some system inputs are unknown">incomplete</span>')
+        parts.append('<span class="badge" title="the run does not say this, so rows that differ in it may share '
+                     f'this row">{escape(e.unknown_text)}</span>')
     return " ".join(parts)
 
 
