@@ -136,6 +136,13 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
             assert hidden <= 1, f"{board_url}: the board is {hidden} px wider than its box at 1366 px"
             assert page.locator("table.leaderboard th:has-text('latest')").is_visible()
         page.goto(url + "/leaderboards/desktop-django-wrap/")
+    if size == "phone":  # issue 32 item 7: the ranked figure in view without scrolling sideways, filters folded
+        figure = page.locator("table.leaderboard .phone-figure").first
+        assert figure.is_visible() and figure.inner_text().startswith("decode ")
+        box = figure.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTHS["phone"]["width"], box
+        assert page.locator("details.filters-fold").get_attribute("open") is None
+        assert not page.locator("form.filters select[name=order]").is_visible()
     snap(page, f"{size}-04-board")
     boxes = page.locator("input[name=runs]")
     assert boxes.count() >= 4

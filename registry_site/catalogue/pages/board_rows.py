@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 from django.utils.safestring import SafeString, mark_safe
 
 from benchpack.measurement.stats import is_number
+from benchpack.results import metrics as metric_registry
 from registry_site.catalogue.templatetags.catalogue import percent, sig
 
 
@@ -72,9 +73,22 @@ def _link_or_dash(prefix: str, value: str, extra: str = "") -> str:
     return f'<a href="{_path(prefix, value)}">{escape(value)}</a>{suffix}'
 
 
-def row(e, rank: int, metric_names: list[str], scored: bool) -> str:
+def phone_figure(e, ranked: str | None) -> str:
+    """The ranked figure beside the model name, shown only on a phone (issue 32 item 7: at 390 px the
+    ranked column was off-screen): the same number the column shows, with its unit."""
+    name = (ranked or "").lstrip("-").removesuffix("_min").removesuffix("_max")
+    if name not in metric_registry.METRICS:
+        return ""
+    metric = metric_registry.metric(name)
+    value = getattr(e, name, None)
+    text = percent(value) if name == "pass_rate" else f"{sig(value)} {metric.unit}".strip()
+    return f'<span class="phone-figure">{escape(metric.label)} {escape(text)}</span>'
+
+
+def row(e, rank: int, metric_names: list[str], scored: bool, ranked: str | None = None) -> str:
     multi = e.run_count > 1
     quantization = f" <small>{escape(e.model_quantization)}</small>" if e.model_quantization else ""
+    quantization += phone_figure(e, ranked)
     cells = [
         f'<td class="num">{rank}</td>',
         f'<td><input type="checkbox" name="runs" value="{e.representative_run_id}" '
@@ -111,7 +125,7 @@ TIER_HEADINGS = {
 }
 
 
-def rows(entries, first_rank: int, metric_names: list[str], scored: bool) -> SafeString:
+def rows(entries, first_rank: int, metric_names: list[str], scored: bool, ranked: str | None = None) -> SafeString:
     """The ranked rows, checked ones first (leaderboard.checked_first), with a heading row where the
     unchecked and implausible groups begin, so they read apart rather than as lower ranks of one list."""
     html, previous = [], None
@@ -123,7 +137,7 @@ def rows(entries, first_rank: int, metric_names: list[str], scored: bool) -> Saf
             html.append(f'<tr class="tier-row tier-{status}"><td colspan="{width + 1}">{TIER_HEADINGS[status]}'
                         "</td></tr>")
         previous = status
-        html.append(row(e, first_rank + i, metric_names, scored))
+        html.append(row(e, first_rank + i, metric_names, scored, ranked))
     return mark_safe("".join(html))
 
 
