@@ -15,7 +15,8 @@ def forwards(apps, schema_editor):
         return
     changed = 0
     for run_id, old in run_model.objects.values_list("id", "pack_workload_key").iterator(chunk_size=500):
-        keys = [Key("workload", digest, fields or {}) for digest, fields in
+        # workload_fields is the case key's to_dict(): its inputs are under "fields"
+        keys = [Key("workload", digest, (stored or {}).get("fields") or {}) for digest, stored in
                 case_model.objects.filter(run_id=run_id).exclude(workload_key="")
                 .values_list("workload_key", "workload_fields")]
         new = pack_workload_key(keys).digest if keys else ""
