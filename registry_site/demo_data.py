@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from registry_site import demo_physics as physics
+
 DEMO_SUBMITTER = "demo-submitter@benchpack.local"
 
 # What the scripted endpoint answers for each pack, so scoring has something real to check.
@@ -52,32 +54,17 @@ def ensure_submitter(email: str):
     return user
 
 
-# Demo machines: hardware.json written over the one a scripted run probed, so the boards can
-# show what they are for (one system against another on different machines) without a lab. The
-# names say what they are: a demo profile, not a machine anyone measured. `None`: this machine
-# as probed (the runs the local runner host reproduces must be on its hardware class).
-DEMO_MACHINES = {
-    "laptop": {"hostname": "demo-laptop", "cpu_model": "Demo laptop CPU", "ram_mb": 16384, "gpus": [],
-               "os": "demo profile (scripted endpoint)"},
-    "desktop": {"hostname": "demo-desktop", "cpu_model": "Demo desktop CPU", "ram_mb": 65536,
-                "gpus": [{"model": "Demo GPU 24GB", "vram_mb": 24576}], "os": "demo profile (scripted endpoint)"},
-    "workstation": {"hostname": "demo-workstation", "cpu_model": "Demo workstation CPU", "ram_mb": 131072,
-                    "gpus": [{"model": "Demo GPU 48GB", "vram_mb": 49152}] * 2,
-                    "os": "demo profile (scripted endpoint)"},
-    "server": {"hostname": "demo-server", "cpu_model": "Demo server CPU", "ram_mb": 262144,
-               "gpus": [{"model": "Demo accelerator 80GB", "vram_mb": 81920}], "os": "demo profile (scripted endpoint)"},
-    "mini": {"hostname": "demo-mini", "cpu_model": "Demo mini PC CPU", "ram_mb": 32768, "gpus": [],
-             "os": "demo profile (scripted endpoint)"},
-}
-# Relative speed of each demo machine: the scripted endpoint's token gap is divided by it.
-MACHINE_SPEED = {"laptop": 0.6, "mini": 0.8, None: 1.0, "desktop": 2.0, "workstation": 3.0, "server": 4.5}
-# Demo models (name, relative speed): bigger models answer slower on the same machine.
-DEMO_MODELS = [("demo/scripted-1b", 2.4), ("demo/scripted-3b", 1.6), ("demo/scripted-7b", 1.0),
-               ("demo/scripted-8b", 0.9), ("demo/scripted-14b", 0.55), ("demo/scripted-32b", 0.3),
-               ("demo/scripted-70b", 0.15), ("demo/scripted-coder-7b", 1.0), ("demo/scripted-coder-32b", 0.3)]
+# Demo machines and models: registry_site.demo_physics, a model of the hardware that gives every
+# system speeds a real machine could reach (decode bound by bandwidth, prefill by compute, both
+# falling with depth; only combinations that fit in memory). hardware.json is written over the one
+# a scripted run probed; the OS line says it is a demo profile. `None`: this machine as probed (the
+# runs the local runner host reproduces must be on its hardware class).
+DEMO_MACHINES = {key: machine.hardware for key, machine in physics.MACHINES.items()}
+DEMO_MODELS = physics.MODELS
 RUNTIME = "benchpack-refserver"
 BOARD_PACK = "desktop-django-wrap"  # the big board and the timeline
 DEMO_NOTE = "Demo data: the built-in scripted reference endpoint, not a real model."
+DAY = 86_400
 
 
 @dataclass(frozen=True)
@@ -93,18 +80,30 @@ class DemoRun:
     replies: tuple = ()
     lanes: tuple = ()
     max_depth: int | None = None
+    prefill_s_per_token: float = 0.0
+    prefill_s_per_token_pair: float = 0.0
+    itl_s_per_context_token: float = 0.0
+    quantization: str = "none"
+    days_ago: float = 0.0  # published this long before seeding ends (a timeline spread over weeks)
 
     @property
     def slug(self) -> str:
         return "-".join(part for part in (self.model.replace("/", "-"), self.machine or "this-machine",
                                           self.runtime_version) if part)
 
+    def refserver(self) -> dict:
+        return {"responses": list(self.replies), "ttft_s": self.ttft_s, "itl_s": self.itl_s,
+                "prefill_s_per_token": self.prefill_s_per_token,
+                "prefill_s_per_token_pair": self.prefill_s_per_token_pair,
+                "itl_s_per_context_token": self.itl_s_per_context_token}
 
-def _timed(pack_id: str, model: str, speed: float, machine: str | None, **fields) -> DemoRun:
-    factor = speed * MACHINE_SPEED[machine]
+
+def _timed(pack_id: str, model: str, machine: str, slowdown: float = 1.0, **fields) -> DemoRun:
+    """A run of `model` on a demo machine at the speeds demo_physics gives it."""
     fields.setdefault("replies", tuple(SCRIPTED_REPLIES.get(pack_id, [])))
-    return DemoRun(pack_id, model, machine, ttft_s=round(0.02 + 0.08 / factor, 4), itl_s=round(0.004 / factor, 5),
-                   **fields)
+    speed = physics.speed(model, machine, fields.get("runtime_version", ""), slowdown)
+    timing = speed.refserver()
+    return DemoRun(pack_id, model, machine, quantization=physics.QUANTIZATION, **timing, **fields)
 
 
 def demo_plan() -> list[tuple[str, list[DemoRun]]]:
@@ -121,27 +120,32 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
     """
     smoke = [DemoRun("smoke-chat", replies=(DEMO_REPLY,))]
     # desktop-django-wrap streams (smoke-chat does not), so its board ranks by decode rate.
-    wrap = [_timed(BOARD_PACK, model, speed, machine) for model, speed in DEMO_MODELS
-            for machine in (None, *DEMO_MACHINES)]
-    # Depths up to 8k of the pack's 32k: five points on a curve, in seconds rather than minutes.
-    lanes = {"lanes": ("base", "depth", "concurrency"), "max_depth": 8192}
-    sweep = [_timed("runtime-sweep", "demo/scripted-8b", 0.9, machine, **lanes)
-             for machine in (None, "laptop", "desktop", "server")]
-    tools = [_timed("tool-json", "demo/scripted-8b", 0.9, machine) for machine in (None, "laptop", "desktop", "server")]
+    wrap = [_timed(BOARD_PACK, model, machine) for model, machine in physics.fitting()]
+    # The depth curves: systems whose prompt evaluation at depth 0 takes tens of milliseconds or more,
+    # so the request's own overhead (a millisecond or two) does not hide that prefill falls with depth
+    # (on a 10k tok/s GPU a 53-token prompt is 5 ms: its measured rate is mostly overhead). Depths
+    # stop where a deeper point would take minutes on that machine.
+    sweep = [_timed("runtime-sweep", model, machine, max_depth=depth, lanes=lanes)
+             for model, machine, depth, lanes in (
+                 ("demo/scripted-8b", "studio", 8192, ("base", "depth", "concurrency")),
+                 ("demo/scripted-8b", "mini", 2048, ("base", "depth", "concurrency")),
+                 ("demo/scripted-1b", "laptop", 1024, ("base", "depth")))]
+    tools = [_timed("tool-json", "demo/scripted-8b", machine) for machine in ("laptop", "mini", "desktop", "server")]
     good, bad = _coding_replies()
     coding = []
-    # (model, speed, machine, replies of its three runs): fast and sloppy, slow and right, and a dominated one.
-    for model, speed, machine, replies in (
-            ("demo/scripted-coder-32b", 0.3, "workstation", (good, good, good)),
-            ("demo/scripted-coder-7b", 1.0, "desktop", (good, good, bad)),
-            ("demo/scripted-1b", 2.4, "server", (good, bad, bad)),
-            ("demo/scripted-coder-7b", 1.0, "laptop", (good, bad, bad))):
-        coding += [_timed("python-regression-fix", model, speed, machine, replies=(reply,)) for reply in replies]
-    timeline = [_timed(BOARD_PACK, "demo/scripted-7b", 1.0, "mini", runtime_version="scripted-2")
-                for _ in range(6)]
-    # A slower build: decode drops by a third, which the timeline's change detection flags.
-    timeline += [DemoRun(BOARD_PACK, "demo/scripted-7b", "mini", "scripted-3", run.ttft_s, run.itl_s * 1.5,
-                         run.replies) for run in timeline[:3]]
+    # (model, machine, replies of its three runs): fast and sloppy, slow and right, and a dominated one.
+    for model, machine, replies in (
+            ("demo/scripted-coder-32b", "workstation", (good, good, good)),
+            ("demo/scripted-coder-7b", "desktop", (good, good, bad)),
+            ("demo/scripted-1b", "server", (good, bad, bad)),
+            ("demo/scripted-coder-7b", "gaming-laptop", (good, bad, bad))):
+        coding += [_timed("python-regression-fix", model, machine, replies=(reply,)) for reply in replies]
+    # A timeline over six weeks: six runs of one version, one every four days, then a slower build
+    # (decode down by a third), which the timeline's change detection flags.
+    timeline = [_timed(BOARD_PACK, TIMELINE_MODEL, TIMELINE_MACHINE, runtime_version="scripted-2",
+                       days_ago=42 - 4 * n) for n in range(6)]
+    timeline += [_timed(BOARD_PACK, TIMELINE_MODEL, TIMELINE_MACHINE, 1.5, runtime_version="scripted-3",
+                        days_ago=18 - 4 * n) for n in range(3)]
     # Six runs of one version before the slower one: the change detection needs five earlier runs
     # (registry_site.catalogue.timelines.MIN_PRIOR) and three that confirm the step (CONFIRM).
     # Three submissions, published one after another: the timeline has three moments, not one.
@@ -149,6 +153,9 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
     return [("smoke-chat: the upload the local runner host reproduces", smoke),
             (f"{BOARD_PACK}: {len(wrap)} systems", wrap), ("runtime-sweep with depth and concurrency lanes", sweep),
             ("tool-json", tools), ("coding: python-regression-fix", coding), *timelines]
+
+
+TIMELINE_MODEL, TIMELINE_MACHINE = "demo/scripted-7b", "mini"
 
 
 def _coding_replies() -> tuple[str, str]:
@@ -164,9 +171,9 @@ def _run_one(run: DemoRun, ref, out: Path) -> None:
     from benchpack.run.runner import RunOptions, run_pack
 
     pack = load_pack(resolve_pack_path(run.pack_id))
-    ref.configure(responses=list(run.replies), ttft_s=run.ttft_s, itl_s=run.itl_s)
+    ref.configure(**run.refserver())
     metadata = {"runtime": {"name": RUNTIME, "version": run.runtime_version},
-                "model": {"id": run.model, "quantization": "none"}, "notes": DEMO_NOTE}
+                "model": {"id": run.model, "quantization": run.quantization}, "notes": DEMO_NOTE}
     options = dict(adapter="openai-chat", model=run.model, endpoint=ref.openai_url, out=out,
                    host_label="demo-host", run_metadata=metadata, probe_server=False)
     if run.lanes:
@@ -207,7 +214,7 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
                 outs.append(out)
             bundle = create_bundle(outs, Path(tmp) / f"bundle-{number}", "operator-curated")
             result = submit_bundle(bundle, server_url, token, timeout_s=300,
-                                   on_state=lambda state, w=what: say(f"demo: {w}: submission {state}"))
+                                   on_state=lambda state, w=what: say(f"demo: {w}: submission {_state_words(state)}"))
             submission_id = result.submission["id"]
             Submission.objects.filter(pk=submission_id).update(is_demo=True)
             if result.submission["state"] != "quarantined":
@@ -215,20 +222,58 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
                 continue
             if approve(submission_id, operator):
                 published += len(runs)
+                _backdate(submission_id, runs)
+    _spread_dates()
     flag_one(operator, say)
     return published
+
+
+def _state_words(state: str) -> str:
+    """A submission state as the demo console says it: quarantine is the normal review step, not a fault."""
+    if state == "quarantined":
+        return "quarantined — validated and waiting for an operator's review (the normal step); the demo approves it"
+    return state
+
+
+def _backdate(submission_id, runs: list[DemoRun]) -> None:
+    """Publish the runs that say so some days back: a timeline spans weeks, as real ones do, not
+    the ninety seconds seeding takes. Bundle runs publish in label order (`NN-slug`)."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from registry_site.catalogue.models import PublishedRun
+
+    published = list(PublishedRun.objects.filter(submission_id=submission_id).order_by("label", "pk"))
+    now = timezone.now()
+    for row, run in zip(published, runs):
+        if run.days_ago:
+            PublishedRun.objects.filter(pk=row.pk).update(published_at=now - dt.timedelta(days=run.days_ago))
+
+
+def _spread_dates() -> None:
+    """The leaderboard rows' first/last published dates follow the backdated runs."""
+    from registry_site.catalogue import leaderboard
+
+    leaderboard.rebuild_all()  # quietly: the console stays a screenful (test_e2e_demo_walk)
 
 
 FLAG_NOTE = ("Demo flag: an operator marks a result they doubt; the run stays public with this note beside it. "
              "(This one is the slowest system on its board, flagged to show what a flag looks like.)")
 
 
+FLAGGED_MACHINE = "desktop"  # 70B on a 24 GB GPU, two thirds of it offloaded to system RAM: the slowest
+
+
 def flag_one(operator, say: Callable[[str], None] = print) -> None:
     from registry_site.catalogue import transitions
     from registry_site.catalogue.models import PublishedRun
 
+    from benchpack.registry.fingerprint import hardware_class
+
     run = (PublishedRun.objects.public().filter(is_demo=True, pack_id=BOARD_PACK, model="demo/scripted-70b",
-                                                hardware_class__startswith="demo-laptop").order_by("pk").first())
+                                                hardware_class=hardware_class(DEMO_MACHINES[FLAGGED_MACHINE]))
+           .order_by("pk").first())
     if run is not None and transitions.flag(run.pk, operator, FLAG_NOTE):
         say(f"demo: run #{run.pk} flagged")
 

@@ -261,7 +261,8 @@ SPECTACULAR_SETTINGS = {
                              "registry_site.catalogue.api.schema.database_neutral_integers",
                              "registry_site.catalogue.api.schema.parameter_bounds",
                              "registry_site.catalogue.api.schema.nullable_as_type_null",
-                             "registry_site.catalogue.api.private_schema.required_request_bodies"],
+                             "registry_site.catalogue.api.private_schema.required_request_bodies",
+                             "registry_site.catalogue.api.schema.public_first"],
 }
 
 # Content-Security-Policy (django-csp 4): nothing inline, nothing from elsewhere.

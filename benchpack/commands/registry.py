@@ -122,7 +122,8 @@ def cmd_import(args) -> int:
     summaries = import_result_dirs(args.db, [RunSource(path) for path in args.result_dirs])
     for s in summaries:
         verb = "re-imported" if s.replaced else "imported"
-        print(f"{verb} {s.label}: {s.rows} rows ({s.ok_rows} ok), {s.cases} case groups")
+        print(f"{verb} {s.label}: {s.rows} row{'s' if s.rows != 1 else ''} ({s.ok_rows} ok), "
+              f"{s.cases} case group{'s' if s.cases != 1 else ''}")
     return 0
 
 
@@ -211,5 +212,6 @@ def cmd_bundle_import(args) -> int:
 
     for s in import_bundles(args.db, args.bundle_dirs):
         verb = "re-imported" if s.replaced else "imported"
-        print(f"{verb} {s.label}: {s.rows} rows ({s.ok_rows} ok), {s.cases} case groups")
+        print(f"{verb} {s.label}: {s.rows} row{'s' if s.rows != 1 else ''} ({s.ok_rows} ok), "
+              f"{s.cases} case group{'s' if s.cases != 1 else ''}")
     return 0

@@ -35,13 +35,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Ends with a per-case table and the reason of every failure. Exit status: 0 every execution ran "
         "(answers that fail their check are results), 1 an execution failed to run or the run stopped "
         "early, 2 invalid input, 130 interrupted.",
+        epilog="example (the built-in scripted endpoint, no model needed):\n"
+        "  benchpack refserver --port 8081 --like llama-server &\n"
+        "  benchpack run smoke-chat --adapter openai-chat --model refserver-model --endpoint http://127.0.0.1:8081\n"
+        "example (a llama-server on port 8080, a chosen directory):\n"
+        "  benchpack run runtime-sweep --adapter openai-chat --model local --endpoint http://127.0.0.1:8080 "
+        "--out results/sweep",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("pack", help="pack directory, benchpack.toml, or bundled pack id (see `benchpack list`)")
     parser.add_argument("--adapter", required=True, choices=ADAPTER_CHOICES)
     parser.add_argument("--model", required=True, help="model name sent to the endpoint")
     parser.add_argument("--endpoint", required=True, help=ENDPOINT_HELP)
     parser.add_argument("--out", type=Path,
-                        help="result directory to create (default: results/<date>-<host label>, the seed's)")
+                        help="result directory to create (default: results/<date>-<host label>, the seed's; "
+                        "-2, -3 … appended when that one already holds a run)")
     parser.add_argument("--host-label", help="record this instead of the machine's hostname")
     parser.add_argument("--run-metadata", type=Path, metavar="FILE",
                         help="JSON file describing the runtime, model and conditions (README: run metadata); "
@@ -82,14 +90,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def default_out(host_label: str | None, today: str | None = None) -> Path:
     """`results/<YYYY-MM-DD>-<host label>` (the seed's default): the --host-label, else the hostname,
-    made safe for a directory name."""
+    made safe for a directory name; the next free `-2`, `-3` … when it already holds a run (a second
+    run on the same day is a new result, not a mistake to stop on)."""
     import datetime
     import re
     import socket
 
     label = host_label or socket.gethostname() or "host"
     label = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.") or "host"
-    return Path("results") / f"{today or datetime.date.today().isoformat()}-{label}"
+    base = Path("results") / f"{today or datetime.date.today().isoformat()}-{label}"
+    candidate, number = base, 1
+    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
+        number += 1
+        candidate = base.with_name(f"{base.name}-{number}")
+    return candidate
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -187,9 +201,17 @@ def agent_lines(rows: list[dict]) -> list[str]:
 def print_summary(outcome, already_printed: list[str] = ()) -> None:
     from benchpack.reporting.document import print_blocks, terminal_console, to_markdown
     from benchpack.reporting.run_summary import summary_blocks
-    from benchpack.results.resultdir import ResultDir
+    from benchpack.errors import BenchpackError
+    from benchpack.results.resultdir import ResultDir, load_result_dir
 
-    result = ResultDir(path=outcome.out, rows=outcome.rows)
+    try:
+        # with hardware.json and run-metadata.json: the verdict needs the machine and the model's size,
+        # and a scripted endpoint is told apart by what the probe recorded
+        written = load_result_dir(outcome.out)
+        result = ResultDir(path=outcome.out, rows=outcome.rows, hardware=written.hardware,
+                           run_metadata=written.run_metadata)
+    except (BenchpackError, OSError, ValueError):
+        result = ResultDir(path=outcome.out, rows=outcome.rows)
     # Each warning is said once: those printed when the run started are not listed again
     # (all of them are in run-metadata.json and summary.md).
     blocks = summary_blocks(result, [w for w in outcome.warnings if w not in already_printed],

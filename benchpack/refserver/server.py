@@ -85,6 +85,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # each prompt token in context adds this to every token gap (decode
     # slowing as the context fills). 0: the reply's own timing only.
     "prefill_s_per_token": 0.0,
+    # Attention: each evaluated prompt token also attends to every token before it, so the n-th
+    # costs this × n more; a prompt's prefill rate then falls as it grows, as a real server's does.
+    "prefill_s_per_token_pair": 0.0,
     "itl_s_per_context_token": 0.0,
     "served_model": None,    # the "model" in responses; None echoes the request's
     # What the server says about itself (None: the route answers 404).
@@ -441,6 +444,8 @@ class _Handler(BaseHTTPRequestHandler):
         if config["prompt_cache"] and prompt_tokens:
             ttft *= max(prompt_tokens - cached, 1) / prompt_tokens
         ttft += float(config["prefill_s_per_token"] or 0) * max(prompt_tokens - cached, 0)
+        # Σ pair × n over the evaluated positions n = cached … prompt_tokens − 1
+        ttft += float(config.get("prefill_s_per_token_pair") or 0) * max(prompt_tokens ** 2 - cached ** 2, 0) / 2
         return cached, ttft
 
     @staticmethod

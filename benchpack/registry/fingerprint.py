@@ -391,12 +391,24 @@ def workload_key(rows: list[dict], case_spec: dict | None = None, cache_state: s
     return _key("workload", WORKLOAD_FIELDS, fields, sources)
 
 
+LANE_FIELDS = ("depth_tokens", "concurrency", "arrival_rate")
+
+
+def is_lane(case_key: Key) -> bool:
+    """A lane's workload (a depth, a concurrency level, an arrival rate), not a base case's."""
+    return any(case_key.fields.get(name) is not None for name in LANE_FIELDS)
+
+
 def pack_workload_key(case_keys: list[Key]) -> Key:
-    """A run's pack-level workload: the pack and the set of case workloads it ran.
+    """A run's pack-level workload: the pack and the set of base case workloads it ran.
 
     Two runs share it only when they ran the same cases under the same settings
     (and cache states), so a pack-level pass rate or speed ranks like with like.
+    Lanes are left out (issue 32 item 3): a server with a 4096-token context skips
+    the deeper depths, and that must not move its run off the pack's main board;
+    each lane level is ranked on its own board, like with like.
     """
+    case_keys = [k for k in case_keys if not is_lane(k)] or case_keys
     first = case_keys[0].fields if case_keys else {}
     fields = {"pack_id": first.get("pack_id"), "pack_version": first.get("pack_version"),
               "adapter": first.get("adapter"), "cases": sorted(k.digest for k in case_keys)}
@@ -405,7 +417,7 @@ def pack_workload_key(case_keys: list[Key]) -> Key:
     return Key("workload", hashlib.sha256(canonical.encode("utf-8")).hexdigest(),
                {**{n: None for n in WORKLOAD_FIELDS}, "pack_id": fields["pack_id"],
                 "pack_version": fields["pack_version"], "adapter": fields["adapter"]},
-               {"cases": "the sorted workload keys of the run's cases"})
+               {"cases": "the sorted workload keys of the run's base cases (lanes are ranked on their own boards)"})
 
 
 def system_key(run_metadata: dict | None, hardware: dict | None, row_model: str | None = None) -> Key:

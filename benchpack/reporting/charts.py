@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 from xml.sax.saxutils import escape
 
+from benchpack.lanes.aggregate import group_label
 from benchpack.results.resultdir import field as row_field
 from benchpack.measurement.stats import is_number, spread
 
@@ -116,7 +117,10 @@ def grouped_records_chart(records: Iterable[Sequence], *, title: str, unit: str 
 
 
 def case_spread_bars(rows: Iterable[dict], path: str, series: str | None = None) -> list[Bar]:
-    """One bar per case (first-appearance order): median of `path` over ok rows, min–max whiskers.
+    """One bar per case and lane level (first-appearance order): median of `path` over ok rows,
+    min–max whiskers. Lane rows get their own bar (`short @depth=4096`,
+    benchpack.lanes.aggregate.group_label), as the table beside the chart has its own row: a chart
+    that pooled them into the plain case drew a different number from the table (issue 32 item 4).
 
     `rows` are run.jsonl rows; `path` is a dotted field such as "timing.ttft_s", or the
     name of a figure of benchpack.results.metrics ("decode_rate": 1/tpot_s).
@@ -125,9 +129,9 @@ def case_spread_bars(rows: Iterable[dict], path: str, series: str | None = None)
     """
     values: dict[str, list] = {}
     for row in rows:
-        case = row.get("case") if isinstance(row, dict) else None
-        if not isinstance(case, str):
+        if not isinstance(row, dict) or not isinstance(row.get("case"), str):
             continue
+        case = group_label(row)
         bucket = values.setdefault(case, [])
         if row.get("ok") is True:
             bucket.append(METRICS[path].value(row) if path in METRICS else row_field(row, path))

@@ -480,7 +480,7 @@ def counts_line(rows: list[dict]) -> str:
     passed = sum(1 for v in verdicts if v is True)
     failed = sum(1 for v in verdicts if v is False)
     ok = sum(1 for r in rows if r.get("ok") is True)
-    return (f"Counts: {len(rows)} rows, {ok} ok, {passed} passed, {failed} failed, "
+    return (f"Counts: {len(rows)} row{'s' if len(rows) != 1 else ''}, {ok} ok, {passed} passed, {failed} failed, "
             f"{len(rows) - passed - failed} unscored")
 
 

@@ -31,7 +31,7 @@ class Counts:
                   if self.checked else "no answers checked (the pack scores nothing)")
         if self.suspicious:
             checks += f" ({self.suspicious} of them suspicious: introspection of the caller or environment)"
-        return f"{self.rows} rows ran, {self.failed_to_run} failed to run, {checks}"
+        return f"{self.rows} row{'s' if self.rows != 1 else ''} ran, {self.failed_to_run} failed to run, {checks}"
 
 
 def count_rows(rows: list[dict]) -> Counts:
@@ -88,10 +88,18 @@ def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: st
                    Paragraph("Medians over the rows that ran; ± is the 95 % interval of the median. decode is "
                              "1/tpot_s; `cached`: the server answered the prompt from its cache, so there is no "
                              "prefill rate (docs/measurement.md).", muted=True)]
-        verdict = plausibility.run_verdict(
-            plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata))
-        # shown whatever it is: an unchecked run says why, never nothing (docs/measurement.md, "Plausibility")
-        blocks.append(Paragraph(f"Plausibility: {verdict.status}: {verdict.reason}"))
+        from benchpack.results.provenance import is_scripted
+
+        if is_scripted(result.run_metadata):
+            # a scripted endpoint is no model: nothing to judge, and the run is demo data (issue 32 item 8)
+            blocks.append(Paragraph("Scripted endpoint — demo data: these figures are the script's, not a "
+                                    "model's, so plausibility is not judged; the registry labels such runs "
+                                    "demo data."))
+        else:
+            verdict = plausibility.run_verdict(
+                plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata))
+            # shown whatever it is: an unchecked run says why, never nothing (docs/measurement.md, "Plausibility")
+            blocks.append(Paragraph(f"Plausibility: {verdict.status}: {verdict.reason}"))
         unplaced = placement_note(result.rows)
         if unplaced:  # docs/measurement.md, "What the reads could not see"
             blocks.append(Paragraph(f"Timing: {unplaced}"))

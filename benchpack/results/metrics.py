@@ -107,7 +107,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "completion tokens the server reports (usage), else counted chunks",
            "rows with an output count", False, 0, _at("tokens.output")),
     Metric("pass_rate", "pass rate", "", HIGHER,
-           "correct ÷ scored (answered rows with a pass/fail verdict)",
+           "tasks passed ÷ tasks scored, counted over every run behind the figure (never a median of "
+           "runs' own rates), with a 95 % Wilson interval",
            "answered rows of scored packs", True, 2, _pass),
 )}
 
@@ -116,6 +117,36 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
 # rate (`board_default`).
 DEFAULT_RANK_ORDER = ("decode_rate", "ttft_s", "pass_rate", "wall_s")
 RANKABLE = tuple(name for name, m in METRICS.items() if m.rankable)
+
+
+def pass_rate(passed: int | None, scored: int | None) -> float | None:
+    """The one pass rate: tasks passed ÷ tasks scored, over every run pooled (2 of 3 is 0.67
+    whether the three tasks came from one run or three). None when nothing was scored."""
+    if not scored or passed is None:
+        return None
+    return passed / scored
+
+
+def pass_interval(passed: int | None, scored: int | None, z: float = 1.959964) -> tuple[float, float] | None:
+    """The 95 % Wilson score interval of `pass_rate`: honest at small counts (1 of 1 is 0.21–1.0,
+    not a certain 100 %), never outside 0–1. None when nothing was scored."""
+    if not scored or passed is None:
+        return None
+    p = passed / scored
+    denominator = 1 + z * z / scored
+    centre = (p + z * z / (2 * scored)) / denominator
+    half = z * math.sqrt(p * (1 - p) / scored + z * z / (4 * scored * scored)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pass_text(passed: int | None, scored: int | None) -> str:
+    """How every surface words a pass rate: "67 % (2 of 3 tasks; 95 % interval 21–94 %)"."""
+    rate, interval = pass_rate(passed, scored), pass_interval(passed, scored)
+    if rate is None or interval is None:
+        return "not scored"
+    low, high = (round(x * 100) for x in interval)
+    return (f"{round(rate * 100)} % ({passed} of {scored} task{'s' if scored != 1 else ''}; "
+            f"95 % interval {low}–{high} %)")
 
 
 def metric(name: str) -> Metric:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchpack.results import metrics as metric_registry
 from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
+from registry_site.catalogue.leaderboard import PLAUSIBILITY_TIER
 from registry_site.catalogue.models import LeaderboardEntry
 
 CODING = "coding"
@@ -121,23 +123,31 @@ class Candidate:
     def pass_rate(self) -> float | None:
         return pass_rate(self.entry)
 
-    plausibility: dict = field(default_factory=dict)  # plausibility status -> runs behind the row
+    @property
+    def plausibility(self) -> dict:
+        """plausibility status -> runs behind the row (stored on the leaderboard row)."""
+        return self.entry.plausibility_runs or {}
 
     @property
     def plausibility_verdict(self) -> str:
         """implausible if any run behind the row is; plausible if every run is; else unchecked."""
-        if self.plausibility.get(IMPLAUSIBLE):
-            return IMPLAUSIBLE
-        if self.plausibility and set(self.plausibility) == {PLAUSIBLE}:
-            return PLAUSIBLE
-        return UNCHECKED
+        return self.entry.plausibility or UNCHECKED
 
     @property
     def plausibility_text(self) -> str:
-        runs = sum(self.plausibility.values())
-        counted = ", ".join(f"{n} {status}" for status, n in sorted(self.plausibility.items()))
-        return f"{self.plausibility_verdict} ({counted} of {runs} run{'s' if runs != 1 else ''})" if runs else \
-            self.plausibility_verdict
+        return self.entry.plausibility_text
+
+    @property
+    def caveat(self) -> str:
+        """What the row says when its figures meet the question but were never shown plausible: an
+        unchecked or implausible row is never counted as meeting a condition silently (issue 30 item 5)."""
+        if self.plausibility_verdict == PLAUSIBLE:
+            return ""
+        if self.plausibility_verdict == IMPLAUSIBLE:
+            return ("its figures are implausible for its hardware (published on an operator's override): "
+                    "they may not be real")
+        return ("its figures were not checked against its hardware (plausibility unchecked): "
+                "nothing shows they are possible")
 
 
 @dataclass
@@ -148,6 +158,7 @@ class Answer:
     closest: list[Candidate]
     considered: int  # rows that passed the hardware filters
     total_meeting: int
+    checked_meeting: int = 0  # of those, rows whose every run was judged plausible
 
     @property
     def nothing_meets(self) -> bool:
@@ -155,9 +166,9 @@ class Answer:
 
 
 def pass_rate(entry: LeaderboardEntry) -> float | None:
-    """Tasks passed over tasks scored, across every run behind the row (2 of 3 is 67 %, where the
-    median of three runs' own rates, the board's figure, would say 100 %)."""
-    return entry.correct / entry.scored if entry.scored else None
+    """Tasks passed over tasks scored, across every run behind the row: the metric registry's one
+    pass rate, the same figure the boards and the API show."""
+    return metric_registry.pass_rate(entry.correct, entry.scored)
 
 
 def memory_gb(hardware_class: str) -> int | None:
@@ -212,26 +223,12 @@ def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:
     return misses
 
 
-def _plausibility_of(packs: list[str]) -> dict[tuple[str, str], dict[str, int]]:
-    """(pack workload key, system key) -> {plausibility status: public runs}, one grouped query."""
-    from django.db.models import Count
-
-    from registry_site.catalogue.models import PublishedRun
-
-    found: dict[tuple[str, str], dict[str, int]] = {}
-    for row in (PublishedRun.objects.public().filter(pack_id__in=packs).order_by()
-                .values("pack_workload_key", "system_key", "plausibility_status").annotate(runs=Count("id"))):
-        status = row["plausibility_status"] or UNCHECKED  # a run published before verdicts were stored
-        key = (row["pack_workload_key"], row["system_key"])
-        found.setdefault(key, {})[status] = found.get(key, {}).get(status, 0) + row["runs"]
-    return found
-
-
 def _sort_key(candidate: Candidate, q: Question):
     e = candidate.entry
     # Correct enough first when correctness was asked for, then fastest decode, then quickest first token.
     passed = -(pass_rate(e) or 0.0) if q.min_pass_rate is not None else 0.0
-    return (passed, -(e.decode_rate or 0.0), e.ttft_s if e.ttft_s is not None else float("inf"), e.pk)
+    # Checked rows first: an unchecked row with an invented GPU never heads the answer.
+    return (PLAUSIBILITY_TIER.get(candidate.plausibility_verdict, 1), passed, -(e.decode_rate or 0.0), e.ttft_s if e.ttft_s is not None else float("inf"), e.pk)
 
 
 def answer(q: Question) -> Answer:
@@ -240,12 +237,11 @@ def answer(q: Question) -> Answer:
     entries = LeaderboardEntry.objects.filter(case="", pack_id__in=packs).demo_left_out()
     if q.hardware_class:
         entries = entries.filter(hardware_class=q.hardware_class)
-    verdicts = _plausibility_of(packs)
-    candidates = [Candidate(e, _misses(e, q), verdicts.get((e.workload_key, e.system_key), {}))
-                  for e in entries.defer("workload_fields", "system_fields")]
+    candidates = [Candidate(e, _misses(e, q)) for e in entries.defer("workload_fields", "system_fields")]
     if q.max_memory_gb is not None:
         candidates = [c for c in candidates if c.memory_gb is not None and c.memory_gb <= q.max_memory_gb]
     meets = sorted((c for c in candidates if c.meets), key=lambda c: _sort_key(c, q))
     closest = [] if meets else sorted(candidates, key=lambda c: (c.shortfall, _sort_key(c, q)))[:CLOSEST]
+    checked = sum(1 for c in meets if c.plausibility_verdict == PLAUSIBLE)
     return Answer(question=q, packs=packs, meets=meets[:MAX_ROWS], closest=closest, considered=len(candidates),
-                  total_meeting=len(meets))
+                  total_meeting=len(meets), checked_meeting=checked)

@@ -276,7 +276,8 @@ def _from_medians(runs, medians: dict, on_page) -> list[CaseLine]:
             if parity != "comparable":
                 values["prefill_tps"] = None
             cells.append(Cell(present=True, ok=c.ok_rows, n=c.rows, passed=c.passed_rows,
-                              scored=c.ok_rows if c.passed_rows is not None else 0, medians=values))
+                              scored=(c.scored_rows if c.scored_rows is not None else c.ok_rows)
+                              if c.passed_rows is not None else 0, medians=values))
         _set_ratios(cells)
         lines.append(CaseLine(case=case, parity=parity, parity_reason=PARITY_REASONS[parity], cells=cells))
     return lines

@@ -23,6 +23,7 @@ from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
 from benchpack.measurement import stats
 from benchpack.results import provenance
 from benchpack.results import metrics as metric_registry
+from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
 from registry_site.catalogue import cache
 from registry_site.catalogue.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
@@ -62,8 +63,25 @@ def _median_min_max(values: Iterable) -> tuple:
     return stats.median(present), min(present), max(present)
 
 
-def _pass_rate(passed, scored):
-    return None if not scored else passed / scored
+_pass_rate = metric_registry.pass_rate
+
+# Checked rows rank ahead of unchecked ones, implausible (published on an operator's written override) last.
+PLAUSIBILITY_TIER = {PLAUSIBLE: 0, UNCHECKED: 1, IMPLAUSIBLE: 2}
+
+
+def plausibility_of(statuses: Iterable[str]) -> tuple[str, dict[str, int]]:
+    """The row's verdict over its runs' verdicts, and the count per verdict: implausible if any run
+    is, plausible if every run is, else unchecked (a run judged before verdicts were stored counts as
+    unchecked)."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        status = status or UNCHECKED
+        counts[status] = counts.get(status, 0) + 1
+    if counts.get(IMPLAUSIBLE):
+        return IMPLAUSIBLE, counts
+    if counts and set(counts) == {PLAUSIBLE}:
+        return PLAUSIBLE, counts
+    return UNCHECKED, counts
 
 
 @dataclass(slots=True)  # a million of these while rebuilding
@@ -96,8 +114,18 @@ def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
                       workload_fields=case.workload_fields, cache_state=case.cache_state)
 
 
+def _is_lane_case(case) -> bool:
+    """A lane's case row (`short @depth=4096`, benchpack.lanes.aggregate.group_label), not a base case."""
+    return " @" in (case.case or "")
+
+
 def _pack_figures(run: PublishedRun, cases: list) -> RunFigures:
-    """A run over its whole pack: medians of its case medians, pass rate over every scored row."""
+    """A run over its whole pack: medians of its base case medians, pass rate over every scored row.
+
+    Lane rows (depths, concurrency levels) stay out: a whole-pack TTFT is never a median over one
+    stream and eight, or over an empty context and a full one (issue 32 item 4); each lane level has
+    its own board."""
+    cases = [c for c in cases if not _is_lane_case(c)] or cases
     scored = [c for c in cases if c.scored_rows]
     states = {c.cache_state for c in cases}
     figures = RunFigures(
@@ -133,7 +161,14 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
     scored = [f for f in figures if f.scored]
     notes = sorted({f.run.flag_note for f in figures if f.run.flag_note})
     workload = latest.workload_fields or {}
+    verdict, verdicts = plausibility_of(getattr(f.run, "plausibility_status", "") for f in figures)
+    scored_count = sum(f.scored for f in scored) if scored else None
+    correct_count = sum(f.correct or 0 for f in scored) if scored else None
+    # A migration's historical entry model may predate a column: give it only what it has.
+    known = {f.name for f in entry_model._meta.concrete_fields}
+    optional = {"plausibility": verdict, "plausibility_runs": verdicts}
     entry = entry_model(
+        **{name: value for name, value in optional.items() if name in known},
         workload_key=workload_key, system_key=system_key, pack_id=run.pack_id, pack_version=run.pack_version,
         case=case, workload_fields=workload or None, workload_complete=bool(workload.get("complete")),
         system_fields=getattr(run, "system_fields", None),
@@ -145,8 +180,7 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
         reproduced=any(f.run.reproduction_state == "reproduced" for f in figures),
         flagged=bool(notes), flag_note="\n".join(notes), is_demo=not real,
         run_count=len(figures), rows=sum(f.rows for f in figures), answered=sum(f.answered for f in figures),
-        scored=sum(f.scored for f in scored) if scored else None,
-        correct=sum(f.correct or 0 for f in scored) if scored else None,
+        scored=scored_count, correct=correct_count,
         first_published_at=min(f.run.published_at for f in figures),
         last_published_at=run.published_at, representative_run_id=run.pk,
     )
@@ -155,6 +189,9 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
         setattr(entry, metric, median)
         setattr(entry, f"{metric}_min", low)
         setattr(entry, f"{metric}_max", high)
+    # The one pass rate (issue 32): tasks passed ÷ tasks scored over every run behind the row, not the
+    # median of the runs' own rates (which called 2 of 3 correct 100 %). The spread stays per run.
+    entry.pass_rate = metric_registry.pass_rate(correct_count, scored_count)
     return entry
 
 
@@ -182,7 +219,7 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
         runs = list(public_runs.filter(pack_workload_key=workload, system_key=system))
         cases_of = defaultdict(list)
         for case in PublishedCase.objects.filter(run__in=[r.pk for r in runs]).only(
-                "run_id", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
+                "run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
                 *CASE_METRIC_FIELDS):
             cases_of[case.run_id].append(case)
         LeaderboardEntry.objects.filter(workload_key=workload, system_key=system, case="").delete()
@@ -212,7 +249,8 @@ CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_row
 # What an entry needs of a run; not its JSON (system_fields is fetched for the representative runs only).
 RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_family", "model_quantization",
                "runtime_name", "runtime_version", "hardware_class", "accelerator", "provenance", "is_demo",
-               "published_at", "reproduction_state", "flag_note", "system_key", "pack_workload_key")
+               "published_at", "reproduction_state", "flag_note", "system_key", "pack_workload_key",
+               "plausibility_status")
 
 
 class _Run:
@@ -220,8 +258,9 @@ class _Run:
 
     __slots__ = (*RUN_COLUMNS, "system_fields")
 
-    def __init__(self, values, intern):
-        for name, value in zip(RUN_COLUMNS, values):
+    def __init__(self, values, intern, columns=RUN_COLUMNS):
+        self.plausibility_status = ""  # a historical model without the column: unchecked
+        for name, value in zip(columns, values):
             setattr(self, name, intern(value, value) if isinstance(value, str) else value)
         self.system_fields = None
 
@@ -254,8 +293,10 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     entry_model.objects.all().delete()
     public_runs = run_model.objects.filter(PUBLIC_RUN)
     intern = {}.setdefault  # the same model, runtime and key strings recur on every row
-    runs = {values[0]: _Run(values, intern)
-            for values in public_runs.values_list(*RUN_COLUMNS).iterator(chunk_size=batch_size)}
+    run_known = {f.attname for f in run_model._meta.concrete_fields}
+    run_columns = tuple(c for c in RUN_COLUMNS if c in run_known)
+    runs = {values[0]: _Run(values, intern, run_columns)
+            for values in public_runs.values_list(*run_columns).iterator(chunk_size=batch_size)}
     grouped: dict[tuple[str, str, str], list[RunFigures]] = defaultdict(list)
     per_run: dict[int, list] = defaultdict(list)
     total = 0
@@ -445,7 +486,14 @@ def leaderboard_entries(pack_id: str, case: str = "", workload_key: str | None =
         raise QueryError("workload", f"no workload {workload_key!r} for pack {pack_id!r} case {case or '(whole pack)'!r}")
     if entries.filter(is_demo=False).exists():
         entries = entries.filter(is_demo=False)
-    return (filters or Filters()).apply(entries).order_by(*columns)
+    return (filters or Filters()).apply(entries).order_by(checked_first(), *columns)
+
+
+def checked_first():
+    """Rows whose runs were all judged plausible rank ahead of unchecked ones, implausible ones last
+    (issue 30 item 5: an unchecked run with an invented GPU must not rank #1), whatever the order."""
+    return Case(*(When(plausibility=status, then=tier) for status, tier in PLAUSIBILITY_TIER.items()),
+                default=PLAUSIBILITY_TIER[UNCHECKED]).asc()
 
 
 @dataclass(frozen=True)
@@ -578,3 +626,59 @@ def entities(kind: str) -> list[dict]:
                 .annotate(rows=Count("id"), runs=Sum("run_count"),
                           demo=Max(Case(When(is_demo=True, then=1), default=0)))  # PostgreSQL has no MAX(boolean)
                 .order_by(column, *extra))
+
+
+# --- where a run is ranked -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One board a run's system is ranked on because of this run."""
+
+    pack_id: str
+    case: str  # "" = the whole-pack board
+    workload_key: str
+    rank: int | None  # the system's place by the board's default order; None when its row is left out
+    of: int  # rows on that board
+    main: bool  # the workload a visitor opening the board sees first
+    why_not: str = ""  # when rank is None: why the row is not in the ranking (demo rows, …)
+
+    @property
+    def url(self) -> str:
+        from urllib.parse import urlencode
+
+        from django.urls import reverse
+
+        base = reverse("leaderboard_case", args=[self.pack_id, self.case]) if self.case else \
+            reverse("leaderboard_pack", args=[self.pack_id])
+        return base if self.main else f"{base}?{urlencode({'workload': self.workload_key})}"
+
+    @property
+    def board(self) -> str:
+        return f"{self.pack_id} · {self.case or 'whole pack'}"
+
+
+def placements(run: PublishedRun) -> list[Placement]:
+    """Every board this run's system is ranked on for the workloads the run ran (issue 32 item 3: a run
+    page says where the run is ranked, with links): the whole-pack board first, then each case and lane."""
+    if not run.system_key:
+        return []
+    keys = [("", run.pack_workload_key)] + sorted(
+        set(PublishedCase.objects.filter(run=run).exclude(workload_key="").values_list("case", "workload_key")))
+    found = []
+    for case, workload in keys:
+        if not workload or not LeaderboardEntry.objects.filter(workload_key=workload, system_key=run.system_key,
+                                                               case=case).exists():
+            continue
+        default = workloads_of(run.pack_id, case)
+        main = bool(default) and default[0].key == workload
+        try:
+            ranked = list(leaderboard_entries(run.pack_id, case, workload,
+                                              order=board_order(run.pack_id, case, workload))
+                          .values_list("system_key", flat=True))
+        except QueryError:
+            continue
+        rank = ranked.index(run.system_key) + 1 if run.system_key in ranked else None
+        why = "" if rank else "demo rows leave a board once real results exist for it"
+        found.append(Placement(run.pack_id, case, workload, rank, len(ranked), main, why))
+    return found

@@ -187,6 +187,10 @@ class LeaderboardEntry(models.Model):
     answered = models.PositiveIntegerField()  # rows the endpoint answered (ok)
     scored = models.PositiveIntegerField(null=True)  # answered rows with a pass/fail verdict (null: unscored workload)
     correct = models.PositiveIntegerField(null=True)  # of those, passed
+    # The runs' plausibility (benchpack.results.plausibility) joined: implausible if any run behind the row is,
+    # plausible if every run is, else unchecked; boards rank checked rows ahead (issue 30 item 5).
+    plausibility = models.CharField(max_length=12, default="unchecked")
+    plausibility_runs = models.JSONField(null=True, blank=True)  # {status: runs behind the row}
     first_published_at = models.DateTimeField()
     last_published_at = models.DateTimeField()
     representative_run = models.ForeignKey(PublishedRun, on_delete=models.PROTECT, related_name="+")
@@ -207,6 +211,42 @@ class LeaderboardEntry(models.Model):
             models.Index(fields=["runtime_name", "runtime_version"], name="entry_runtime"),
             models.Index(fields=["hardware_class"], name="entry_hardware"),
         ]
+
+    UNKNOWN_WORDS = {"model_id": "model", "model_quantization": "quantization", "model_sha256": "weights hash",
+                     "runtime_name": "runtime", "runtime_version": "runtime version",
+                     "hardware_class": "hardware class"}
+
+    @property
+    def unknown_text(self) -> str:
+        """What the "incomplete" badge means, on the page (issue 32 item 5): "quantization unknown"."""
+        unknown = (self.system_fields or {}).get("unknown") or []
+        words = [self.UNKNOWN_WORDS.get(name, name.replace("_", " ")) for name in unknown]
+        return f"{', '.join(words)} unknown" if words else "some system inputs unknown"
+
+    @property
+    def pass_interval(self) -> tuple[float, float] | None:
+        """95 % Wilson interval of the pooled pass rate (benchpack.results.metrics.pass_interval)."""
+        from benchpack.results.metrics import pass_interval
+
+        return pass_interval(self.correct, self.scored)
+
+    @property
+    def pass_text(self) -> str:
+        from benchpack.results.metrics import pass_text
+
+        return pass_text(self.correct, self.scored)
+
+    @property
+    def plausibility_text(self) -> str:
+        """"plausible (3 of 3 runs)" / "unchecked (1 plausible, 1 unchecked of 2 runs)"."""
+        counts = self.plausibility_runs or {}
+        runs = sum(counts.values())
+        if not runs:
+            return self.plausibility
+        if set(counts) == {self.plausibility}:
+            return f"{self.plausibility} ({runs} of {runs} run{'s' if runs != 1 else ''})"
+        counted = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        return f"{self.plausibility} ({counted} of {runs} runs)"
 
     def __str__(self) -> str:
         return f"{self.pack_id} {self.case or '(pack)'} · {self.model} · {self.runtime_name} · {self.hardware_class}"

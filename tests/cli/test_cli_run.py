@@ -184,6 +184,20 @@ def test_without_out_it_writes_results_date_host_label_like_the_seed(tmp_path, f
     out = tmp_path / "results" / f"{datetime.date.today().isoformat()}-bench-box-1"
     assert len(read_rows(out / "run.jsonl")) == 2
     assert f"results in {Path('results') / out.name}" in capsys.readouterr().out
+    # a second run the same day is a new result in the next free directory, not an error on --out
+    code = run_cli(pack, "--adapter", "openai-chat", "--model", "ref-model", "--endpoint", fresh_server.openai_url,
+                   "--host-label", "bench box/1")
+    assert code == 0
+    second = out.with_name(out.name + "-2")
+    assert len(read_rows(second / "run.jsonl")) == 2 and len(read_rows(out / "run.jsonl")) == 2
+    assert f"results in {Path('results') / second.name}" in capsys.readouterr().out
+
+
+def test_run_help_shows_an_example(capsys):
+    with pytest.raises(SystemExit):
+        run_cli("--help")
+    text = capsys.readouterr().out
+    assert "example" in text and "benchpack run smoke-chat --adapter openai-chat" in text
 
 
 def test_the_default_out_uses_the_hostname_without_a_host_label(monkeypatch):

@@ -241,6 +241,18 @@ def test_it_summarises_each_case_over_ok_rows_only():
     ]
 
 
+def test_lane_rows_get_their_own_bar_not_the_plain_cases():
+    """Issue 32 item 4: the run page's chart pooled depth and concurrency rows into the plain case's bar,
+    so the chart said 0.0205 s where the table said 0.0223 s."""
+    def row(ttft, **lane):
+        return {"case": "short", "ok": True, "timing": {"ttft_s": ttft}, **lane}
+
+    bars = case_spread_bars([row(0.02), row(0.02), row(0.9, depth_tokens=4096), row(0.05, concurrency=4)],
+                            "timing.ttft_s")
+    assert [(b.label, b.value) for b in bars] == [("short", 0.02), ("short @depth=4096", 0.9),
+                                                  ("short @concurrency=4", 0.05)]
+
+
 def test_it_charts_every_case_of_the_registry_site_with_spread(tmp_path):
     from benchpack.registry.importer import RunSource, import_result_dirs
     from benchpack.registry.schema import open_read_only

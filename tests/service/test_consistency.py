@@ -50,7 +50,7 @@ def test_every_surface_shows_the_same_figure_for_every_case(tmp_path, capsys, su
                                                             django_capture_on_commit_callbacks):
     with RefServer(responses=[REPLY], ttft_s=0.01, itl_s=0.002) as server:
         run_dir = _run(tmp_path, capsys, server.openai_url, "scripted-model")
-    assert "Plausibility: unchecked: the model's size is unknown" in run_dir[1]  # the CLI says so, and why
+    assert "Scripted endpoint — demo data" in run_dir[1]  # the CLI says what it is (issue 32 item 8)
     run = _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, django_capture_on_commit_callbacks)
     assert run.plausibility_status == "unchecked"  # a scripted endpoint is never judged as a model
 
@@ -172,3 +172,67 @@ def test_the_compare_page_and_api_show_each_runs_figures(tmp_path, capsys, submi
     slow_decode = [line["cells"][1]["medians"]["decode_rate"] for line in api["cases"]]
     fast_decode = [line["cells"][0]["medians"]["decode_rate"] for line in api["cases"]]
     assert all(s < f for s, f in zip(slow_decode, fast_decode))
+
+
+WEATHER_OK = '{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "celsius", "days": 3}}'
+TICKET_OK = ('{"name": "create_ticket", "arguments": {"title": "Blank checkout page after release", '
+             '"priority": "urgent", "labels": ["bug", "frontend"], "notify_oncall": true}}')
+WRONG = '{"name": "convert_currency", "arguments": {}}'
+
+
+def test_one_pass_rate_on_every_surface(tmp_path, capsys, submit, operator, client,
+                                        django_capture_on_commit_callbacks):
+    """Issue 32 item 1: three runs of one system, 2/2, 2/2 and 0/2 tasks passed. Every surface says
+    4 of 6 = 67 % with the same 95 % Wilson interval (the median of the runs' own rates would say
+    100 %), per case 2 of 3; the counts agree between report --json, the run pages, the run API,
+    the boards (page and API, pack and case), the answer (page and API) and the model page."""
+    from benchpack.results.metrics import pass_interval, pass_text
+
+    for index, replies in enumerate(([WEATHER_OK, TICKET_OK], [WEATHER_OK, TICKET_OK], [WRONG, WRONG])):
+        out = tmp_path / f"run{index}" / "tool-json"
+        with RefServer(responses=replies) as server:
+            assert cli.main(["run", "tool-json", "--adapter", "openai-chat", "--model", "scripted-model",
+                             "--endpoint", server.openai_url, "--out", str(out)]) == 0
+        capsys.readouterr()
+        report = _json(capsys, "report", str(out), "--json")
+        expected = 2 if index < 2 else 0
+        assert sum(c["runs"][0]["passed"] for c in report["comparison"]["cases"]) == expected, report
+        archive = pack_archive(create_bundle([out], tmp_path / f"run{index}" / "bundle", "self-reported"),
+                               tmp_path / f"run{index}" / "tool-json.tar.gz")
+        with django_capture_on_commit_callbacks(execute=True):
+            submission = submit(archive)
+        submission.refresh_from_db()
+        assert submission.state == states.QUARANTINED, submission.validation_report
+        assert approve(submission.pk, operator) is True
+        run = PublishedRun.objects.get(submission=submission)
+        api = client.get(f"/api/v1/runs/{run.pk}/").json()
+        assert sorted(c["passed_rows"] for c in api["cases"]) == ([1, 1] if index < 2 else [0, 0])
+        page = client.get(f"/runs/{run.pk}/").content.decode()
+        assert page.count(f'<td class="num">{1 if index < 2 else 0}/1</td>') >= 2  # passed/scored per case
+
+    low, high = pass_interval(4, 6)
+    text = pass_text(4, 6)
+    assert text.startswith("67 % (4 of 6 tasks; 95 % interval ")
+    pack = client.get("/api/v1/leaderboards/tool-json/").json()
+    [row] = pack["results"]
+    assert (row["correct"], row["scored"], row["run_count"]) == (4, 6, 3)
+    assert row["pass_rate"] == pytest.approx(4 / 6) and row["pass_interval"] == pytest.approx([low, high])
+    assert row["pass_rate_max"] == 1.0 and row["pass_rate_min"] == 0.0  # the runs' own rates stay as the spread
+    board = client.get("/leaderboards/tool-json/").content.decode()
+    assert '<td class="num">4/6</td><td class="num">67%<br>' in board
+    assert f">{low:.0%}–{high:.0%}</span>" in board
+    for case in ("weather-lookup", "create-ticket"):
+        [case_row] = client.get(f"/api/v1/leaderboards/tool-json/{case}/").json()["results"]
+        assert (case_row["correct"], case_row["scored"], case_row["pass_rate"]) == (2, 3, pytest.approx(2 / 3))
+        assert '<td class="num">2/3</td><td class="num">67%<br>' in \
+            client.get(f"/leaderboards/tool-json/{case}/").content.decode()
+    answer = client.get("/api/v1/answer/?work=tool-json&min_pass=60").json()
+    [system] = answer["meets"]
+    assert (system["correct"], system["scored"]) == (4, 6)
+    assert system["pass_rate"] == pytest.approx(4 / 6) and system["pass_interval"] == pytest.approx([low, high])
+    assert system["plausibility"] == "unchecked" and "not checked" in system["caveat"]
+    assert client.get("/api/v1/answer/?work=tool-json&min_pass=70").json()["meets"] == []  # 67 % < 70 %
+    answer_page = client.get("/answer/?work=tool-json&min_pass=60").content.decode()
+    assert text in answer_page
+    model_page = client.get("/models/scripted-model/").content.decode()
+    assert "4/6" in model_page

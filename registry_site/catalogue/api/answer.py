@@ -37,7 +37,10 @@ class AnswerSystemSerializer(serializers.Serializer):
     ttft_s = serializers.FloatField(source="entry.ttft_s", allow_null=True)
     ttft_s_min = serializers.FloatField(source="entry.ttft_s_min", allow_null=True)
     ttft_s_max = serializers.FloatField(source="entry.ttft_s_max", allow_null=True)
-    pass_rate = serializers.FloatField(allow_null=True, help_text="tasks passed / tasks scored over every run")
+    pass_rate = serializers.FloatField(allow_null=True, help_text="tasks passed / tasks scored over every run "
+                                                                  "behind the row (the boards' figure)")
+    pass_interval = serializers.ListField(source="entry.pass_interval", child=serializers.FloatField(), allow_null=True,
+                                          help_text="95 % Wilson interval of pass_rate [low, high]")
     scored = serializers.IntegerField(source="entry.scored", allow_null=True)
     correct = serializers.IntegerField(source="entry.correct", allow_null=True)
     run_count = serializers.IntegerField(source="entry.run_count")
@@ -50,6 +53,8 @@ class AnswerSystemSerializer(serializers.Serializer):
                                                    "else unchecked")
     plausibility_runs = serializers.DictField(source="plausibility", child=serializers.IntegerField(),
                                               help_text="runs behind the row per plausibility verdict")
+    caveat = serializers.CharField(help_text="why the row's figures may not hold: unchecked or implausible "
+                                             "runs ('' when every run behind it is plausible)")
     run_url = serializers.SerializerMethodField()
     misses = AnswerMissSerializer(many=True)
 
@@ -62,6 +67,8 @@ class AnswerSerializer(serializers.Serializer):
     packs = serializers.ListField(child=serializers.CharField())
     nothing_meets = serializers.BooleanField()
     total_meeting = serializers.IntegerField()
+    checked_meeting = serializers.IntegerField(help_text="of total_meeting, rows whose every run was judged "
+                                                         "plausible (they come first)")
     considered = serializers.IntegerField(help_text="systems with results for this work on the hardware asked for")
     meets = AnswerSystemSerializer(many=True)
     closest = AnswerSystemSerializer(many=True, help_text="when nothing meets: the nearest misses, nearest first")

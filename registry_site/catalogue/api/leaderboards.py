@@ -34,7 +34,7 @@ ENTRY_FIELDS = [
     "pack_id", "pack_version", "case", "workload_key", "system_key", "adapter", "cache_state",
     "model", "model_family", "model_quantization", "runtime_name", "runtime_version", "hardware_class", "accelerator",
     *[name for metric in METRICS for name in (metric, f"{metric}_min", f"{metric}_max")],
-    "run_count", "rows", "answered", "scored", "correct", "provenance", "reproduced", "flagged", "flag_note",
+    "run_count", "rows", "answered", "scored", "correct", "plausibility", "plausibility_runs", "provenance", "reproduced", "flagged", "flag_note",
     "is_demo", "workload_complete", "system_complete", "first_published_at", "last_published_at",
 ]
 
@@ -44,10 +44,19 @@ class EntrySerializer(serializers.ModelSerializer):
                                                        "null outside a board")
     run = serializers.IntegerField(source="representative_run_id", help_text="the latest run behind the row")
     run_url = serializers.SerializerMethodField()
+    pass_interval = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, read_only=True,
+        help_text="95 % Wilson interval [low, high] of pass_rate (tasks passed ÷ tasks scored over every run "
+                  "behind the row; pass_rate_min/max are the runs' own lowest and highest)")
+    plausibility = serializers.CharField(help_text="plausible if every run behind the row was judged plausible, "
+                                                   "implausible if any was, else unchecked; boards rank "
+                                                   "plausible rows first")
+    plausibility_runs = serializers.DictField(child=serializers.IntegerField(), allow_null=True,
+                                              help_text="runs behind the row per plausibility verdict")
 
     class Meta:
         model = LeaderboardEntry
-        fields = ["rank", *ENTRY_FIELDS, "run", "run_url"]
+        fields = ["rank", *ENTRY_FIELDS, "pass_interval", "run", "run_url"]
 
     def get_rank(self, obj) -> int | None:
         if "first_rank" not in self.context:

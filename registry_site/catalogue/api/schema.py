@@ -158,3 +158,41 @@ def nullable_as_type_null(result, generator, request, public):
 
 # Registers the OpenApiViewExtensions describing the token-only APIs (imported for that side effect).
 from registry_site.catalogue.api import private_schema as _private_schema  # noqa: E402,F401
+
+
+PUBLIC_TAG = "public catalogue"
+# The order /api-docs/ groups operations in: what anyone may read first, then what a token does.
+TAG_ORDER = (
+    (PUBLIC_TAG, "Read approved results without an account: leaderboards, the answer, runs, systems, timelines."),
+    ("submissions", "Upload a bundle and follow it through validation (an API token)."),
+    ("run requests", "Ask a registered runner host to run a pack (an API token)."),
+    ("runner hosts", "For runner-host software only: claim, report and finish queued runs (a host token)."),
+)
+
+
+def public_first(result, generator, request, public):
+    """Issue 32 item 8: /api-docs/ listed the runner-host endpoints first and the public ones without a
+    summary. The public catalogue gets its own tag, listed first, and every operation a one-line summary
+    (the first sentence of its description where the view gave none)."""
+    paths = result.get("paths", {})
+    for operations in paths.values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            if operation.get("tags") == ["v1"]:
+                operation["tags"] = [PUBLIC_TAG]
+            if not operation.get("summary"):
+                text = " ".join((operation.get("description") or "").split())
+                sentence = text.split(". ")[0].rstrip(".")
+                operation["summary"] = (sentence[:117] + "…") if len(sentence) > 118 else sentence or \
+                    operation.get("operationId", "").replace("_", " ")
+    rank = {name: i for i, (name, _) in enumerate(TAG_ORDER)}
+
+    def order(item):
+        path, operations = item
+        tags = [t for op in operations.values() if isinstance(op, dict) for t in op.get("tags") or []]
+        return (min((rank.get(t, len(rank)) for t in tags), default=len(rank)), path)
+
+    result["paths"] = dict(sorted(paths.items(), key=order))
+    result["tags"] = [{"name": name, "description": words} for name, words in TAG_ORDER]
+    return result

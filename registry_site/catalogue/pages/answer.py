@@ -12,9 +12,10 @@ from registry_site.catalogue.models import LeaderboardEntry
 
 
 def answer(request):
+    # .order_by(): the model's default ordering (pk) would make DISTINCT repeat each class once per row
+    classes = set(LeaderboardEntry.objects.filter(case="").order_by().values_list("hardware_class", flat=True))
     context = {"params": request.GET, "works": shared.work_choices(),
-               "hardware_classes": sorted(h for h in LeaderboardEntry.objects.filter(case="")
-                                          .values_list("hardware_class", flat=True).distinct() if h)}
+               "hardware_classes": sorted(h for h in classes if h)}
     if not request.GET.get("work"):
         return render(request, "registry_site/answer.html", {**context, "answer": None})
     try:

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 from django.utils.safestring import SafeString, mark_safe
 
 from benchpack.measurement.stats import is_number
+from benchpack.results import metrics as metric_registry
 from registry_site.catalogue.templatetags.catalogue import percent, sig
 
 
@@ -30,12 +31,32 @@ def badges(e) -> str:
     parts.append('<span class="badge badge-provenance" title="strongest provenance among the runs behind this row">'
                  f"{escape(e.provenance)}</span>")
     if e.reproduced:
-        parts.append('<span class="badge badge-reproduced">reproduced</span>')
+        parts.append('<span class="badge badge-reproduced" title="matched by another submitter on another host">reproduced elsewhere</span>')
     if e.flagged:
         parts.append(f'<span class="badge badge-flagged" title="{escape(e.flag_note)}">flagged</span>')
     if not e.system_complete:
-        parts.append('<span class="badge" title="some system inputs are unknown">incomplete</span>')
+        parts.append('<span class="badge" title="the run does not say this, so rows that differ in it may share '
+                     f'this row">{escape(e.unknown_text)}</span>')
     return " ".join(parts)
+
+
+def pass_cell(e) -> str:
+    """The pooled pass rate (tasks passed ÷ tasks scored over every run) and its 95 % Wilson interval."""
+    interval = e.pass_interval
+    if interval is None:
+        return "—"
+    return (f'{percent(e.pass_rate)}<br><span class="spread" title="95 % Wilson interval of '
+            f'{e.correct} passed of {e.scored} scored">{percent(interval[0])}–{percent(interval[1])}</span>')
+
+
+VERDICT_WORDS = {"plausible": "plausible", "unchecked": "not checked", "implausible": "implausible"}
+
+
+def verdict(e) -> str:
+    """The row's plausibility verdict in words, its run counts in the title."""
+    status = e.plausibility or "unchecked"
+    return (f'<span class="verdict plausibility-{escape(status)}" title="{escape(e.plausibility_text)}">'
+            f"{escape(VERDICT_WORDS.get(status, status))}</span>")
 
 
 def _metric_cell(e, name: str, multi: bool) -> str:
@@ -52,25 +73,37 @@ def _link_or_dash(prefix: str, value: str, extra: str = "") -> str:
     return f'<a href="{_path(prefix, value)}">{escape(value)}</a>{suffix}'
 
 
-def row(e, rank: int, metric_names: list[str], scored: bool) -> str:
+def phone_figure(e, ranked: str | None) -> str:
+    """The ranked figure beside the model name, shown only on a phone (issue 32 item 7: at 390 px the
+    ranked column was off-screen): the same number the column shows, with its unit."""
+    name = (ranked or "").lstrip("-").removesuffix("_min").removesuffix("_max")
+    if name not in metric_registry.METRICS:
+        return ""
+    metric = metric_registry.metric(name)
+    value = getattr(e, name, None)
+    text = percent(value) if name == "pass_rate" else f"{sig(value)} {metric.unit}".strip()
+    return f'<span class="phone-figure">{escape(metric.label)} {escape(text)}</span>'
+
+
+def row(e, rank: int, metric_names: list[str], scored: bool, ranked: str | None = None) -> str:
     multi = e.run_count > 1
     quantization = f" <small>{escape(e.model_quantization)}</small>" if e.model_quantization else ""
+    quantization += phone_figure(e, ranked)
     cells = [
         f'<td class="num">{rank}</td>',
         f'<td><input type="checkbox" name="runs" value="{e.representative_run_id}" '
         f'aria-label="compare {escape(e.model)} on {escape(e.hardware_class)}"></td>',
         f'<td><a href="{_path("models", e.model)}">{escape(e.model)}</a>{quantization}</td>',
         f"<td>{_link_or_dash('runtimes', e.runtime_name, e.runtime_version)}</td>",
-        f"<td>{_link_or_dash('hardware', e.hardware_class)}</td>",
+        f"<td class=hw>{_link_or_dash('hardware', e.hardware_class)}</td>",
         *(_metric_cell(e, name, multi) for name in metric_names),
         f'<td class="num">{e.answered}/{e.rows}</td>',
     ]
     if scored:
         correct = "—" if e.scored is None else f"{e.correct}/{e.scored}"
-        spread = f'<br><span class="spread">{percent(e.pass_rate_min)}–{percent(e.pass_rate_max)}</span>' \
-            if multi and is_number(e.pass_rate_min) else ""
-        cells.append(f'<td class="num">{correct}</td><td class="num">{percent(e.pass_rate)}{spread}</td>')
+        cells.append(f'<td class="num">{correct}</td><td class="num">{pass_cell(e)}</td>')
     cells.append(f'<td class="num">{e.run_count}</td>')
+    cells.append(f"<td>{verdict(e)}</td>")
     cells.append(f"<td>{badges(e)}</td>")
     latest = f'<a href="/runs/{e.representative_run_id}/">{e.last_published_at:%Y-%m-%d}</a>'
     if e.case:
@@ -85,8 +118,27 @@ def row(e, rank: int, metric_names: list[str], scored: bool) -> str:
     return html
 
 
-def rows(entries, first_rank: int, metric_names: list[str], scored: bool) -> SafeString:
-    return mark_safe("".join(row(e, first_rank + i, metric_names, scored) for i, e in enumerate(entries)))
+TIER_HEADINGS = {
+    "unchecked": "Not checked for plausibility — nothing shows these figures are possible on their hardware; "
+                 "ranked after the checked rows",
+    "implausible": "Implausible for their hardware — published on an operator's written override; ranked last",
+}
+
+
+def rows(entries, first_rank: int, metric_names: list[str], scored: bool, ranked: str | None = None) -> SafeString:
+    """The ranked rows, checked ones first (leaderboard.checked_first), with a heading row where the
+    unchecked and implausible groups begin, so they read apart rather than as lower ranks of one list."""
+    html, previous = [], None
+    width = 8 + len(metric_names) + (2 if scored else 0)
+    for i, e in enumerate(entries):
+        status = e.plausibility or "unchecked"
+        if status != previous and status in TIER_HEADINGS and (previous is not None or first_rank > 1 or
+                                                               status != "unchecked"):
+            html.append(f'<tr class="tier-row tier-{status}"><td colspan="{width + 1}">{TIER_HEADINGS[status]}'
+                        "</td></tr>")
+        previous = status
+        html.append(row(e, first_rank + i, metric_names, scored, ranked))
+    return mark_safe("".join(html))
 
 
 def coding_rows(rows: list[dict]) -> SafeString:
@@ -97,8 +149,8 @@ def coding_rows(rows: list[dict]) -> SafeString:
         html.append(
             f'<tr><td><a href="/runs/{e.representative_run_id}/">{escape(e.model)}</a></td>'
             f"<td>{escape(e.runtime_name)} {escape(e.runtime_version)}</td><td>{escape(e.hardware_class or '—')}</td>"
-            f'<td class="num">{percent(e.pass_rate)}</td><td class="num">{e.correct}/{e.scored}</td>'
+            f'<td class="num">{pass_cell(e)}</td><td class="num">{e.correct}/{e.scored}</td>'
             f'<td class="num">{sig(e.decode_rate)}</td><td class="num">{sig(e.wall_s)}</td>'
             f'<td class="num">{e.run_count}</td><td>{"on the front" if item["on_front"] else ""}</td>'
-            f"<td>{badges(e)}</td></tr>")
+            f"<td>{verdict(e)}</td><td>{badges(e)}</td></tr>")
     return mark_safe("".join(html))

@@ -69,7 +69,10 @@ def board(request, pack_id: str, case: str = ""):
     first_rank = page.start_index() if page.paginator.count else 1
     cases = _cases_of(pack_id)
     return render(request, "registry_site/leaderboards/board.html", {
-        "rows": board_rows.rows(page.object_list, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored),
+        "rows": board_rows.rows(page.object_list, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored,
+                                ranked=order),
+        # the filters fold away (a phone saw ~700 px of them before the table) unless one is in use
+        "filtered": any(k not in ("workload",) for k in kept) or "order" in request.GET,
         "board": found,
         "pack_id": pack_id,
         "case": case,
@@ -200,7 +203,7 @@ def coding(request):
     points = [XYPoint(x=getattr(e, speed), y=e.pass_rate, label=f"{e.model} · {e.runtime_name} {e.runtime_version}",
                       series=e.accelerator or e.hardware_class or "hardware not recorded",
                       href=f"/runs/{e.representative_run_id}/",
-                      detail=f"{e.correct}/{e.scored} correct over {e.run_count} run(s)"
+                      detail=f"{e.correct}/{e.scored} correct over {e.run_count} run(s) · {e.plausibility_text}"
                              + (" · demo data" if e.is_demo else ""))
               for e in entries]
     front = pareto_front(points, x_higher_is_better=higher)

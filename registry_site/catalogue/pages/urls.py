@@ -6,7 +6,8 @@ from registry_site import converters
 
 converters.register()  # ids in URLs: exactly the grammar of benchpack.ids
 
-from registry_site.catalogue.pages import answer, compare, depth_curves, entities, leaderboards, moderation, runs, timelines
+from registry_site.catalogue.pages import (answer, compare, depth_curves, entities, leaderboards, moderation, runs,  # noqa: E402
+                                          systems, timelines)
 
 urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
@@ -18,6 +19,7 @@ urlpatterns = [
     path("runs/<int:pk>/flag/", moderation.flag, name="run_flag"),
     path("runs/<int:pk>/unflag/", moderation.unflag, name="run_unflag"),
     path("answer/", answer.answer, name="answer"),
+    path("systems/<slug:system_key>/", systems.system_page, name="system_page"),
     path("leaderboards/", leaderboards.index, name="leaderboards"),
     path("leaderboards/coding/", leaderboards.coding, name="leaderboard_coding"),
     path("leaderboards/<packid:pack_id>/", leaderboards.board, name="leaderboard_pack"),

@@ -38,3 +38,48 @@ def get_param(mapping, key):
 @register.filter
 def metric(entry, name: str):
     return getattr(entry, name, None)
+
+
+@register.inclusion_tag("registry_site/_run_placements.html")
+def run_placements(run):
+    """Where this run is ranked, with links (issue 32 item 3)."""
+    from registry_site.catalogue.leaderboard import placements
+
+    return {"placements": placements(run), "run": run}
+
+
+_UPPER = {"amd", "nvidia", "rtx", "gtx", "gpu", "epyc", "ai", "hbm3", "mi300x", "xt", "xtx"}
+
+
+@register.filter
+def hardware_words(hardware_class: str) -> str:
+    """A hardware class in words (issue 32 item 5): "amd-ryzen-9-7950x+nvidia-geforce-rtx-4090+64gb" ->
+    "AMD Ryzen 9 7950X · NVIDIA GeForce RTX 4090 · 64 GB"; "apple-m4-pro-64gb" -> "Apple M4 Pro · 64 GB";
+    "…+no-gpu+16gb" -> "… · no GPU · 16 GB". The class itself stays the link and the filter value."""
+    import re
+
+    if not hardware_class:
+        return "hardware not recorded"
+
+    def words(part: str) -> str:
+        out = []
+        for token in part.split("-"):
+            if re.fullmatch(r"\d+x", token):  # "2x-nvidia-…": two of them
+                out.append(f"{token[:-1]} ×")
+                continue
+            if token in _UPPER or (re.search(r"\d", token) and len(token) <= 6 and not token.isdigit()):
+                token = token.upper() if token != "geforce" else "GeForce"
+            elif token == "geforce":
+                token = "GeForce"
+            else:
+                token = token.capitalize() if token not in ("no",) else token
+            out.append(token)
+        return " ".join(out).replace("No GPU", "no GPU")
+
+    parts = hardware_class.split("+")
+    ram = re.fullmatch(r"(\d+)gb", parts[-1])
+    if len(parts) == 1:  # Apple silicon: chip and memory in one
+        found = re.fullmatch(r"(.+)-(\d+)gb", hardware_class)
+        return f"{words(found.group(1))} · {found.group(2)} GB" if found else words(hardware_class)
+    shown = [words(p) if p != "no-gpu" else "no GPU" for p in (parts[:-1] if ram else parts)]
+    return " · ".join(shown + ([f"{ram.group(1)} GB"] if ram else []))

@@ -29,6 +29,15 @@ def test_schema_is_openapi_json_listing_the_catalogue(client, db):
     assert "archive" in upload["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
     assert {"201", "401", "409", "413"} <= set(upload["responses"])
     assert schema["components"]["securitySchemes"]["apiToken"]["scheme"] == "bearer"
+    # public endpoints first, each with a one-line summary; the runner-host API last (issue 32 item 8)
+    paths = list(schema["paths"])
+    tags = [next(iter(schema["paths"][p].values()))["tags"][0] for p in paths]
+    assert tags[0] == "public catalogue" and tags[-1] == "runner hosts", tags
+    assert tags == sorted(tags, key=["public catalogue", "submissions", "run requests", "runner hosts"].index)
+    assert [t["name"] for t in schema["tags"]][0] == "public catalogue"
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert operation.get("summary"), (method, path)
 
 
 @override_settings(DEBUG=False)

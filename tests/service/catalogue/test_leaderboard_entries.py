@@ -52,3 +52,29 @@ def test_a_board_says_what_it_ranks_by_in_words_for_every_sortable_column(order)
     words = said.split(":")[0]
     assert "_" not in words and words.strip()
     assert said.endswith("— reversed") == order.startswith("-")
+
+
+def test_checked_rows_rank_ahead_of_unchecked_ones_on_every_board_view(approve_bundle, client):
+    """Issue 30 item 5: an unchecked row with a faster figure (an invented GPU) never ranks #1; the
+    board page, its API and the answer show the verdict, and the unchecked group reads apart."""
+    approve_bundle("2026-04-29-llama-server-runtime")
+    real = LeaderboardEntry.objects.get(pack_id="runtime-sweep", case="short")
+    assert real.plausibility in ("plausible", "unchecked", "implausible") and real.plausibility_runs
+    for key, verdict, decode in (("fast-unchecked", "unchecked", 9_000.0), ("slow-plausible", "plausible", 1.0),
+                                 ("fastest-implausible", "implausible", 99_000.0)):
+        clone = LeaderboardEntry.objects.get(pk=real.pk)
+        clone.pk, clone.system_key, clone.model = None, key, key
+        clone.plausibility, clone.plausibility_runs, clone.decode_rate = verdict, {verdict: 1}, decode
+        clone.save()
+    LeaderboardEntry.objects.filter(pk=real.pk).delete()
+    for order in ("decode_rate", "-decode_rate", "model"):
+        ranked = [e.model for e in leaderboard.leaderboard("runtime-sweep", "short", order=order).entries]
+        assert ranked == ["slow-plausible", "fast-unchecked", "fastest-implausible"], (order, ranked)
+    api = client.get("/api/v1/leaderboards/runtime-sweep/short/").json()["results"]
+    assert [(r["model"], r["rank"], r["plausibility"]) for r in api] == [
+        ("slow-plausible", 1, "plausible"), ("fast-unchecked", 2, "unchecked"),
+        ("fastest-implausible", 3, "implausible")]
+    page = client.get("/leaderboards/runtime-sweep/short/").content.decode()
+    assert page.index("slow-plausible") < page.index("Not checked for plausibility") < page.index("fast-unchecked") \
+        < page.index("Implausible for their hardware") < page.index("fastest-implausible")
+    assert ">plausible</span>" in page and ">not checked</span>" in page and ">implausible</span>" in page

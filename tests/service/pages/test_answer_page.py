@@ -88,3 +88,17 @@ def test_unknown_parameters_are_refused_and_the_empty_form_renders(client, syste
     assert api(client, work="coding", pass_rate="5").status_code == 400
     html = client.get("/answer/").content.decode()
     assert 'name="min_decode"' in html and "coding (every coding pack)" in html
+
+
+def test_the_hardware_list_names_each_class_once_in_words(client, systems):
+    """Issue 32 item 5: the form's list repeated each class once per row (DISTINCT over the default
+    ordering) and showed only the slug."""
+    from registry_site.catalogue.templatetags.catalogue import hardware_words
+
+    page = client.get("/answer/").content.decode()
+    classes = {run.hardware_class for run in systems.values()}
+    for hardware_class in classes:
+        assert page.count(f'<option value="{hardware_class}"') == 1, hardware_class
+        assert f">{hardware_words(hardware_class)}</option>" in page
+    assert hardware_words("intel-core-ultra-7-155h+no-gpu+16gb") == "Intel Core Ultra 7 155H · no GPU · 16 GB"
+    assert hardware_words("apple-m4-pro-64gb") == "Apple M4 Pro · 64 GB"
