@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
+import random
 import urllib.parse
 
 import pytest
@@ -72,7 +72,7 @@ def test_each_disguise_is_found_on_its_line(name):
 @pytest.mark.parametrize("text", [
     json.dumps({"manifest": {"sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}),
     json.dumps({"id": "3b241101e2bb42558caf8ffbd3a7f2ce", "uuid": "3b241101-e2bb-4255-8caf-8ffbd3a7f2ce"}),
-    json.dumps({"blob": base64.b64encode(os.urandom(48)).decode()}),
+    json.dumps({"blob": base64.b64encode(random.Random(75).randbytes(48)).decode()}),
     json.dumps({"endpoint": "http://127.0.0.1:8081/v1/chat/completions", "model": "Qwen2.5-7B-Instruct-Q4_K_M"}),
     json.dumps({"path": "/v1/models/Qwen%2FQwen2.5-7B", "notes": "50%25 of cases"}),
     json.dumps({"a": "task-", "b": "runner"}),
