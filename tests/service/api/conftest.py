@@ -17,7 +17,8 @@ def _no_throttle_carry_over(db):
 def catalogue(submit, bundle_archive, operator, make_user):
     from accounts.operators import make_operator
     from submissions import states
-    from submissions.review import approve, reject
+    from submissions.review import reject
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
 
     # Published provenance is earned: "runtime" is operator-curated because an operator uploaded it.
@@ -47,7 +48,7 @@ def publish_variant(submit, bundle_archive, operator, tmp_path):
     (tests.service.variants), through the real intake → validate → approve path."""
     from registry_site.catalogue.models import PublishedRun
     from submissions import states
-    from submissions.review import approve
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
     from tests.service.variants import make_variant
 
