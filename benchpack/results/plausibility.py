@@ -16,8 +16,9 @@ Per row, one `Verdict`:
 * `implausible`: a figure exceeds its bound, named with the factor —
   "decode 3.1× the bandwidth limit of Apple M2 Pro";
 * `unchecked`: the bound could not be computed, and why (no model size, a
-  chip not in the table, a scripted endpoint, a mixture of experts whose
-  active share is unknown, speculative decoding).
+  chip not in the table, a scripted endpoint, speculative decoding the
+  server reported). Unchecked is not plausible: the service asks an
+  operator for a written reason to publish it, as for implausible.
 
 A run is implausible when any row is; `unchecked` is shown, never hidden.
 An implausible row makes a submission invalid for publication unless an
