@@ -144,8 +144,8 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
         runtime["config"], runtime["config_source"] = config, source
     if server.model_file and not present(model.get("file")):
         model["file"] = server.model_file
-    # The model's size as the server reports it; a value the user's file gives wins (it may know better,
-    # e.g. the active share of a mixture of experts).
+    # The model's size as the server reports it, shown where the user's file gives none. The user's value
+    # wins in this view only: plausibility bounds read `benchpack.server_reported`, never the user's claim.
     for key, value in getattr(server, "model_size", {}).items():
         model.setdefault(key, value)
     requested = record.options.model
