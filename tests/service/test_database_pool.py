@@ -20,12 +20,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.environment import needs
+from tests.environment import needs, unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = os.environ.get("DATABASE_URL", "")
-postgres = needs(lambda: BASE.startswith("postgres"), "needs PostgreSQL: DATABASE_URL=postgres://… (a user that may "
-                                                      "create roles)")
+NEEDS = "needs PostgreSQL: DATABASE_URL=postgres://… (a user that may create roles)"
+postgres = needs(lambda: BASE.startswith("postgres"), NEEDS)
 
 # Eight threads, each taking a connection for 0.3 s: more than the role's limit of 2 at once.
 BURST = """
@@ -59,6 +59,8 @@ print(json.dumps({"status": response.status_code, "retry_after": response.get("R
 @pytest.fixture
 def limited():
     """A role allowed 2 connections and its own database; dropped afterwards."""
+    if not BASE.startswith("postgres"):  # fixtures run before the test's own `needs` check
+        unavailable(NEEDS)
     import psycopg
 
     name = f"bp_limited_{uuid.uuid4().hex[:8]}"
