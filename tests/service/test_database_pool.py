@@ -3,9 +3,9 @@ CONNECTION LIMIT 2: the pool keeps a burst of threads within the limit, and a da
 connection answers 503 with Retry-After, not 500.
 
 Each case runs Django in a subprocess with its own DATABASE_URL (the role's own database), so the
-settings — pool or not — are what production builds from the environment. Needs DATABASE_URL to name
-a PostgreSQL server whose user may create roles (CI's PostgreSQL job; locally
-`DATABASE_URL=postgres://postgres@127.0.0.1:5432/<yours>`).
+settings — pool or not — are what production builds from the environment. Needs a PostgreSQL server
+whose user may create roles: the suite's DATABASE_URL when it is PostgreSQL, else
+BENCHPACK_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres, CI's local server).
 """
 
 from __future__ import annotations
@@ -23,9 +23,25 @@ import pytest
 from tests.environment import needs, unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE = os.environ.get("DATABASE_URL", "")
-NEEDS = "needs PostgreSQL: DATABASE_URL=postgres://… (a user that may create roles)"
-postgres = needs(lambda: BASE.startswith("postgres"), NEEDS)
+# The server to create the limited role on: the suite's PostgreSQL when it runs on one, else the local
+# server CI starts before both of its runs (so the SQLite run tests this too).
+BASE = os.environ.get("DATABASE_URL", "") if os.environ.get("DATABASE_URL", "").startswith("postgres") else \
+    os.environ.get("BENCHPACK_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+NEEDS = f"needs a PostgreSQL server whose user may create roles at {BASE} (DATABASE_URL or BENCHPACK_TEST_POSTGRES_URL)"
+
+
+def _reachable() -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(BASE, connect_timeout=3) as conn:
+            return bool(conn.execute("SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = current_user")
+                        .fetchone()[0])
+    except psycopg.Error:
+        return False
+
+
+postgres = needs(_reachable, NEEDS)
 
 # Eight threads, each taking a connection for 0.3 s: more than the role's limit of 2 at once.
 BURST = """
@@ -59,7 +75,7 @@ print(json.dumps({"status": response.status_code, "retry_after": response.get("R
 @pytest.fixture
 def limited():
     """A role allowed 2 connections and its own database; dropped afterwards."""
-    if not BASE.startswith("postgres"):  # fixtures run before the test's own `needs` check
+    if not _reachable():  # fixtures run before the test's own `needs` check
         unavailable(NEEDS)
     import psycopg
 
