@@ -17,6 +17,9 @@ from typing import Callable
 from registry_site import demo_physics as physics
 
 DEMO_SUBMITTER = "demo-submitter@benchpack.local"
+# The written reason the demo records for its scripted runs, which no plausibility bound checks
+# (unchecked is not plausible: approval needs a reason; submissions.review).
+DEMO_REASON = "demo data from the scripted reference endpoint: its speeds are made up, not measured"
 
 # What the scripted endpoint answers for each pack, so scoring has something real to check.
 # The local runner host's endpoint (submissions/runqueue/demo.py) answers DEMO_REPLY with
@@ -196,7 +199,7 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
     from benchpack.refserver.server import RefServer
     from registry_site.catalogue.models import PublishedRun
     from submissions.models import Submission
-    from submissions.review import approve
+    from submissions.review import approve_with_reason
 
     submitter = ensure_demo_submitter()
     if Submission.objects.filter(submitter=submitter).exists():
@@ -220,7 +223,7 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
             if result.submission["state"] != "quarantined":
                 say(f"demo: {what} ended {result.submission['state']}; not approving")
                 continue
-            if approve(submission_id, operator):
+            if approve_with_reason(submission_id, operator, DEMO_REASON):
                 published += len(runs)
                 _backdate(submission_id, runs)
     _spread_dates()

@@ -8,10 +8,12 @@ page says so.
 
 from __future__ import annotations
 
+import unicodedata
+
 from django.db import transaction
 
 from accounts.operators import operator_count
-from benchpack.results.plausibility import IMPLAUSIBLE
+from benchpack.results.plausibility import IMPLAUSIBLE, UNCHECKED
 from registry_site.catalogue.publishing import judge, publish
 from submissions.publication import publication_of, result_dirs_of
 from submissions import emails, states
@@ -33,20 +35,41 @@ def self_approval_refusal(submission: Submission, operator) -> str | None:
     return "you submitted this bundle; another operator must approve it"
 
 
-# An operator's written reason to publish a submission with an implausible run is a SubmissionEvent
-# whose reason starts with this (the state does not change: the event is the audit trail).
+# An operator's written reason to publish a submission with an implausible or unchecked run is a
+# SubmissionEvent whose reason starts with this (the state does not change: the event is the audit trail).
 PLAUSIBILITY_OVERRIDE = "plausibility override: "
+# Unchecked is not plausible: a run no bound could check needs a written reason as an implausible one does.
+NEEDS_REASON = (IMPLAUSIBLE, UNCHECKED)
+# Letters that render as nothing (Hangul fillers, braille blank): Unicode calls them letters or symbols.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
-def implausible_runs(submission: Submission) -> dict[str, str]:
-    """{run label: why} for every run of the submission whose rows break a physical bound
-    (benchpack.results.plausibility), judged from the stored files exactly as publishing judges them."""
+def written_reason(text: str | None, what: str) -> str:
+    """The reason as kept, or DecisionError when it is not words: after dropping whitespace, format
+    characters (U+200B zero-width space, U+200C/D joiners, U+2060, U+FEFF, soft hyphen — category Cf)
+    and blank letters, at least one letter or digit must remain."""
+    text = (text or "").strip()
+    visible = [c for c in text if unicodedata.category(c) != "Cf" and not c.isspace() and c not in _BLANK_LETTERS]
+    if not any(c.isalnum() for c in visible):
+        raise DecisionError(f"{what} needs a written reason in words (whitespace or invisible characters "
+                            f"are not one); it is kept with the submission")
+    return text
+
+
+def runs_needing_reason(submission: Submission) -> dict[str, tuple[str, str]]:
+    """{run label: (verdict, why)} for every run judged implausible (a figure breaks a physical bound) or
+    unchecked (no bound could be computed), judged from the stored files exactly as publishing judges them."""
     found = {}
     for result in result_dirs_of(submission):
         _, summary = judge(result)
-        if summary["verdict"]["status"] == IMPLAUSIBLE:
-            found[str(result.path)] = summary["verdict"]["reason"]
+        if summary["verdict"]["status"] in NEEDS_REASON:
+            found[str(result.path)] = (summary["verdict"]["status"], summary["verdict"]["reason"])
     return found
+
+
+def implausible_runs(submission: Submission) -> dict[str, str]:
+    """{run label: why} for every run of the submission whose rows break a physical bound."""
+    return {label: why for label, (status, why) in runs_needing_reason(submission).items() if status == IMPLAUSIBLE}
 
 
 def plausibility_override(submission: Submission) -> SubmissionEvent | None:
@@ -54,15 +77,14 @@ def plausibility_override(submission: Submission) -> SubmissionEvent | None:
 
 
 def override_plausibility(submission_id, operator, reason: str) -> bool:
-    """Record an operator's written reason to publish despite an implausible run; True when recorded."""
-    reason = (reason or "").strip()
-    if not reason:
-        raise DecisionError("an override needs a written reason; it is kept with the submission")
+    """Record an operator's written reason to publish despite an implausible or unchecked run; True when
+    recorded."""
+    reason = written_reason(reason, "an override")
     submission = Submission.objects.defer("archive").filter(pk=submission_id, state=states.QUARANTINED).first()
     if submission is None:
         return False
-    if not implausible_runs(submission):
-        raise DecisionError("no run of this submission is implausible: there is nothing to override")
+    if not runs_needing_reason(submission):
+        raise DecisionError("every run of this submission is plausible: there is nothing to override")
     SubmissionEvent.objects.create(submission=submission, actor=operator, from_state=submission.state,
                                    to_state=submission.state, reason=PLAUSIBILITY_OVERRIDE + reason)
     return True
@@ -72,7 +94,7 @@ def approve(submission_id, operator) -> bool:
     """True when this call approved it; False when someone else decided first.
 
     Raises DecisionError when the operator may not approve it (their own submission), or when
-    a run is implausible and no operator has overridden that with a written reason.
+    a run is implausible or unchecked and no operator has recorded a written reason to publish it.
     """
     submission = Submission.objects.defer("archive").filter(pk=submission_id).first()
     if submission is None:
@@ -81,10 +103,10 @@ def approve(submission_id, operator) -> bool:
     if refusal:
         raise DecisionError(refusal)
     if submission.state == states.QUARANTINED and plausibility_override(submission) is None:
-        implausible = implausible_runs(submission)
-        if implausible:
-            label, why = next(iter(implausible.items()))
-            raise DecisionError(f"run {label!r} is implausible ({why}); publishing it needs an operator's "
+        needing = runs_needing_reason(submission)
+        if needing:
+            label, (status, why) = next(iter(needing.items()))
+            raise DecisionError(f"run {label!r} is {status} ({why}); publishing it needs an operator's "
                                 f"written override first")
     with transaction.atomic():
         moved = apply_transition(
@@ -98,10 +120,19 @@ def approve(submission_id, operator) -> bool:
     return moved
 
 
+def approve_with_reason(submission_id, operator, reason: str) -> bool:
+    """Approve, first recording `reason` as the written override when a run is implausible or unchecked
+    (the demo's scripted runs: "demo data from a scripted endpoint"). The reason must be words."""
+    reason = written_reason(reason, "an override")
+    submission = Submission.objects.defer("archive").filter(pk=submission_id).first()
+    if (submission is not None and submission.state == states.QUARANTINED and plausibility_override(submission) is None
+            and runs_needing_reason(submission)):
+        override_plausibility(submission_id, operator, reason)
+    return approve(submission_id, operator)
+
+
 def reject(submission_id, operator, reason: str) -> bool:
-    reason = (reason or "").strip()
-    if not reason:
-        raise DecisionError("a rejection needs a reason; the submitter reads it")
+    reason = written_reason(reason, "a rejection")  # the submitter reads it
     with transaction.atomic():
         moved = apply_transition(
             Transition(submission_id, (states.QUARANTINED,), states.REJECTED, actor=operator, reason=reason),

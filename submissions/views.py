@@ -22,7 +22,7 @@ from submissions.publication import result_dirs_of
 from submissions.forms import RejectForm, UploadForm
 from submissions.intake import UploadRefused, receive_upload
 from submissions.models import Submission
-from submissions.review import (DecisionError, approve, override_plausibility, plausibility_override, reject,
+from submissions.review import (NEEDS_REASON, DecisionError, approve, override_plausibility, plausibility_override, reject,
                                 self_approval_refusal)
 
 
@@ -145,7 +145,8 @@ def review_detail(request, pk):
             "events": submission.events.select_related("actor"),
             "self_approval_refusal": self_approval_refusal(submission, request.user),
             "plausibility": judged,
-            "has_implausible": any(p["verdict"]["status"] == "implausible" for _, p in judged),
+            # Unchecked is not plausible: it needs the same written reason (submissions.review.NEEDS_REASON).
+            "has_implausible": any(p["verdict"]["status"] in NEEDS_REASON for _, p in judged),
             "plausibility_override": plausibility_override(submission),
             "own_submission": submission.submitter_id == request.user.pk,
         },

@@ -64,6 +64,9 @@ class Chip:
     bandwidth_gbs: float
     peak_tflops: float
     source: str
+    # CPU platforms: the memory channels of the whole platform (all sockets); a run's declared channels
+    # above this are invented and ignored. None for GPUs and unified-memory chips.
+    channels: int | None = None
 
     def matches(self, text: str) -> bool:
         return re.search(self.pattern, text, re.IGNORECASE) is not None
@@ -129,14 +132,20 @@ CHIPS: tuple[Chip, ...] = (
     Chip("AMD Ryzen AI Max (Strix Halo)", "unified", r"Ryzen AI Max", 256, 59.4, AMD_STRIX_HALO),
     # CPU platforms: every socket, every channel at the fastest supported memory.
     # Compute: cores x 5 GHz x 2048 INT8 ops/cycle (AMX's ceiling) — loose for any x86/Arm core.
-    Chip("Intel Xeon (2 sockets x 12-channel MRDIMM-8800)", "cpu", r"\bXeon\b", 1689.6, 0, INTEL_XEON6),
-    Chip("AMD EPYC (2 sockets x 12-channel DDR5-6400)", "cpu", r"\bEPYC\b", 1228.8, 0, AMD_EPYC),
-    Chip("AMD Threadripper (8-channel DDR5-6400)", "cpu", r"Threadripper", 409.6, 0, AMD_THREADRIPPER),
+    Chip("Intel Xeon (2 sockets x 12-channel MRDIMM-8800)", "cpu", r"\bXeon\b", 1689.6, 0, INTEL_XEON6, 24),
+    Chip("AMD EPYC (2 sockets x 12-channel DDR5-6400)", "cpu", r"\bEPYC\b", 1228.8, 0, AMD_EPYC, 24),
+    Chip("AMD Threadripper (8-channel DDR5-6400)", "cpu", r"Threadripper", 409.6, 0, AMD_THREADRIPPER, 8),
     # Ryzen before Intel Core: AMD's model strings say "16-Core Processor".
-    Chip("AMD Ryzen laptop/desktop (2-channel DDR5-8000)", "cpu", r"\bRyzen\b", 128.0, 0, AMD_RYZEN),
+    Chip("AMD Ryzen laptop/desktop (2-channel DDR5-8000)", "cpu", r"\bRyzen\b", 128.0, 0, AMD_RYZEN, 2),
     Chip("Intel Core laptop/desktop (2-channel DDR5-8800 / 128-bit LPDDR5X-8533)", "cpu",
-         r"Intel.*\bCore\b|Core\(TM\)|Core Ultra|\bi[3579]-\d{4,5}", 140.8, 0, INTEL_CORE),
+         r"Intel.*\bCore\b|Core\(TM\)|Core Ultra|\bi[3579]-\d{4,5}", 140.8, 0, INTEL_CORE, 2),
 )
+
+# The most GPUs one machine holds: NVIDIA's HGX/DGX boards and AMD's MI300X platform carry 8 accelerators
+# on one host; a hardware.json naming more describes a cluster (or nothing), and its extra GPUs add no
+# bandwidth to a bound. Tensor parallelism across machines is not one system.
+MAX_GPUS_PER_MACHINE = 8
+MAX_GPUS_SOURCE = "https://www.nvidia.com/en-us/data-center/hgx/ (HGX: 8 GPUs per board); " + AMD_MI300
 
 CPU_OPS_PER_CORE_TFLOPS = 5.0e9 * 2048 / 1e12  # 10.24 TOPS per core: a ceiling no core reaches
 

@@ -16,17 +16,23 @@ Per row, one `Verdict`:
 * `implausible`: a figure exceeds its bound, named with the factor —
   "decode 3.1× the bandwidth limit of Apple M2 Pro";
 * `unchecked`: the bound could not be computed, and why (no model size, a
-  chip not in the table, a scripted endpoint, a mixture of experts whose
-  active share is unknown, speculative decoding).
+  chip not in the table, a scripted endpoint, speculative decoding the
+  server reported). Unchecked is not plausible: the service asks an
+  operator for a written reason to publish it, as for implausible.
 
 A run is implausible when any row is; `unchecked` is shown, never hidden.
 An implausible row makes a submission invalid for publication unless an
 operator overrides it with a written reason (the service records that as
 an event). The model's size comes from what the server reported at run
 time (llama-server `/v1/models` meta `n_params`/`size`, Ollama `/api/show`),
-written to run-metadata.json's `model.params` / `model.size_bytes`, or
-from the user's run metadata; failing both, from the parameter count in
-the model's name ("7B", "135M") and its quantization's bits per weight.
+which the runner keeps apart from the user's values in run-metadata.json's
+`benchpack.server_reported`; failing that, from the parameter count in the
+model's name ("7B", "135M") and its quantization's bits per weight. Hardware
+limits come from the chip table (`benchpack.results.chips`), never from the
+submission. A model whose weights do not fit in the machine's memory is
+implausible unless the run declares offloading (`runtime.offload`).
+docs/measurement.md says which evidence each bound rests on and who could
+forge it.
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ class ModelSize:
     params: float  # parameters read per token (active ones for a mixture of experts)
     bytes: float  # bytes of weights read per token
     source: str
+    total_bytes: float | None = None  # every weight: what must fit in memory
 
 
 @dataclass(frozen=True)
@@ -109,49 +116,80 @@ def _params_from_name(name: str) -> float | None:
     return max(found) if found else None
 
 
+def _section(value: Any, name: str) -> dict:
+    found = value.get(name) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def server_reported(metadata: dict | None) -> dict:
+    """`benchpack.server_reported`: what the server said about itself, recorded by the runner apart from
+    the user's values (`benchpack.run.metadata.server_reported`). The only evidence a bound takes from
+    run metadata; everything else in the file is the submitter's claim."""
+    return _section(_section(metadata, "benchpack"), "server_reported")
+
+
 def model_size(metadata: dict | None, model_name: str | None = None) -> ModelSize | str:
-    """The weights one decoded token reads, or why they are unknown."""
-    model = (metadata or {}).get("model")
-    model = model if isinstance(model, dict) else {}
-    names = [n for n in (model.get("served"), model.get("file"), model.get("requested"), model_name)
+    """The weights one decoded token reads, or why they are unknown.
+
+    Evidence, strongest first: the size the server reported (`benchpack.server_reported.model`); else the
+    parameter count in the model's name. A size the user's own `model` section claims only ever
+    tightens a bound (the larger figure is taken): `params: 1000` makes nothing plausible. The active
+    share of a mixture of experts only as the model file states it: the expert counts the server read
+    from the file, or an `-A3B` in the file name the server reported; a `-moe` name or expert counts in the
+    user's metadata do not loosen the bound (the model is bounded as dense, every weight read per token).
+    """
+    server = _section(server_reported(metadata), "model")
+    user = _section(metadata, "model")
+    reported = _section(_section(_section(metadata, "benchpack"), "reported"), "model")
+    names = [n for n in (server.get("file"), reported.get("served"), reported.get("file"), user.get("served"),
+                         user.get("file"), reported.get("requested"), user.get("requested"), model_name)
              if isinstance(n, str) and n]
     text = " ".join(names)
-    active = _ACTIVE.search(text)
-    moe = _MOE_NAMES.search(text) is not None or _number(model.get("expert_count")) not in (None, 1.0)
-    params, size = _number(model.get("params")), _number(model.get("size_bytes"))
-    source = model.get("size_source") if isinstance(model.get("size_source"), str) else "run metadata"
+    params, size = _number(server.get("params")), _number(server.get("size_bytes"))
+    source = server.get("size_source") if isinstance(server.get("size_source"), str) else "the server"
+    config = _section(server_reported(metadata), "config")
+    bits = max([b for b in (_bits(config.get("quantization")), _bits(user.get("quantization")),
+                            _bits(reported.get("quantization")), _bits(text)) if b] or [_FLOOR_BITS])
     if params is None and size is None:
         params = _params_from_name(text)
         source = "the model's name"
         if params is None:
-            return "the model's size is unknown (the server did not report it, the run metadata does not give it)"
+            return "the model's size is unknown (the server did not report it and the model's name does not give it)"
+        claimed = _number(user.get("params"))
+        if claimed and claimed > params:  # a claim may only tighten the bound
+            params, source = claimed, "run metadata (larger than the model's name says)"
     if params is not None and size is None:
-        bits = _bits(model.get("quantization"), text) or _FLOOR_BITS
         size = params * bits / 8
     if params is None:
         params = size * 8 / 16  # a size alone: at most 16 bits per weight gives the fewest parameters
     share = 1.0
-    if moe:
-        experts, used = _number(model.get("expert_count")), _number(model.get("expert_used_count"))
-        if active:
-            share = min(1.0, float(active.group(1)) * 1e9 / params)
-        elif experts and used:
-            share = used / experts
-        else:
-            return "a mixture-of-experts model whose active share is unknown: the bytes read per token are unknown"
-    return ModelSize(params * share, size * share, source)
+    experts, used = _number(server.get("expert_count")), _number(server.get("expert_used_count"))
+    active = _ACTIVE.search(server.get("file") or "") if isinstance(server.get("file"), str) else None
+    if experts and used and experts > 1:
+        share = min(1.0, used / experts)
+    elif active:
+        share = min(1.0, float(active.group(1)) * 1e9 / params)
+    elif _MOE_NAMES.search(text) or _number(user.get("expert_count")) not in (None, 1.0):
+        source += "; a mixture of experts by name or claim only, bounded as dense (every weight read per token)"
+    return ModelSize(params * share, size * share, source, total_bytes=size)
 
 
 # ---------------------------------------------------------------- platform
 
 
-def _gpu_models(hardware: dict) -> list[str]:
+def _gpus(hardware: dict) -> list[dict]:
     gpus = hardware.get("gpus") if isinstance(hardware.get("gpus"), list) else []
-    return [str(g.get("model")) for g in gpus if isinstance(g, dict) and g.get("model")]
+    return [g for g in gpus if isinstance(g, dict) and g.get("model")]
 
 
 def platform(hardware: dict | None, metadata: dict | None = None) -> Platform | str:
-    """The host's memory bandwidth and peak throughput, or why they are unknown."""
+    """The host's memory bandwidth and peak throughput from the chip table, or why they are unknown.
+
+    Hardware limits come from the table, never from the submission: at most `chips.MAX_GPUS_PER_MACHINE`
+    GPUs add bandwidth (the fastest ones), a CPU platform's declared memory only tightens its entry
+    (channels above the platform's count are ignored), and a GPU or — with no GPU — a CPU the table does
+    not know leaves the row unchecked.
+    """
     hardware = hardware if isinstance(hardware, dict) else {}
     unified = chips.find_chip(hardware.get("chip"), ("apple", "unified")) or chips.find_chip(
         hardware.get("cpu_model"), ("apple", "unified"))
@@ -159,33 +197,66 @@ def platform(hardware: dict | None, metadata: dict | None = None) -> Platform | 
         return Platform(unified.name, unified.bandwidth_gbs, unified.peak_tflops, unified.source)
     cpu_count = _number(hardware.get("cpu_count")) or 1
     cpu = chips.find_chip(hardware.get("cpu_model"), ("cpu",))
-    declared = ((metadata or {}).get("hardware") or {}).get("memory") if isinstance(
-        (metadata or {}).get("hardware"), dict) else None
-    cpu_bw = None
-    cpu_name = None
-    if isinstance(declared, dict):
-        cpu_bw = chips.memory_bandwidth_gbs(declared.get("type", ""), declared.get("channels"))
-        if cpu_bw:
-            cpu_name = f"{declared.get('type')} × {declared.get('channels')} channels"
-    if cpu_bw is None and cpu:
-        cpu_bw, cpu_name = cpu.bandwidth_gbs, cpu.name
+    cpu_bw, cpu_name = (cpu.bandwidth_gbs, cpu.name) if cpu else (None, None)
+    declared = _section(_section(metadata, "hardware"), "memory")
+    if cpu and declared and cpu.channels:
+        channels = declared.get("channels")
+        if isinstance(channels, int) and not isinstance(channels, bool):
+            channels = min(channels, cpu.channels)  # invented channels are ignored, never added
+        bandwidth = chips.memory_bandwidth_gbs(declared.get("type", ""), channels)
+        if bandwidth and bandwidth < cpu_bw:
+            cpu_bw, cpu_name = bandwidth, f"{cpu.name}, {declared.get('type')} × {channels} channels"
     cpu_tflops = cpu_count * chips.CPU_OPS_PER_CORE_TFLOPS
     gpus = []
-    for model in _gpu_models(hardware):
-        chip = chips.find_chip(model, ("gpu", "apple", "unified"))
+    for gpu in _gpus(hardware):
+        chip = chips.find_chip(str(gpu["model"]), ("gpu", "apple", "unified"))
         if chip is None:
-            return f"GPU {model!r} is not in the chip table"
+            return f"GPU {gpu['model']!r} is not in the chip table"
         gpus.append(chip)
     if gpus:
-        gpu_bw = sum(c.bandwidth_gbs for c in gpus)
-        names = " + ".join(c.name for c in gpus)
+        counted = sorted(gpus, key=lambda c: c.bandwidth_gbs, reverse=True)[:chips.MAX_GPUS_PER_MACHINE]
+        gpu_bw = sum(c.bandwidth_gbs for c in counted)
+        names = " + ".join(c.name for c in counted)
+        if len(gpus) > len(counted):
+            names += f" (of {len(gpus)} GPUs named; one machine holds at most {chips.MAX_GPUS_PER_MACHINE})"
         # A split over GPU and CPU is never faster than its fastest memory; tensor-parallel GPUs at most their sum.
-        return Platform(names, max(gpu_bw, cpu_bw or 0.0), sum(c.peak_tflops for c in gpus) + cpu_tflops,
-                        "; ".join(sorted({c.source for c in gpus})))
+        return Platform(names, max(gpu_bw, cpu_bw or 0.0), sum(c.peak_tflops for c in counted) + cpu_tflops,
+                        "; ".join(sorted({c.source for c in counted})))
     if cpu_bw is None:
         model = hardware.get("cpu_model") or "unknown"
-        return f"CPU {model!r} is not in the chip table and the run metadata names no memory configuration"
-    return Platform(cpu_name or "CPU", cpu_bw, cpu_tflops, cpu.source if cpu else chips.JEDEC)
+        return f"CPU {model!r} is not in the chip table (and the run names no GPU the table knows)"
+    return Platform(cpu_name or "CPU", cpu_bw, cpu_tflops, cpu.source)
+
+
+# ---------------------------------------------------------------- memory fit
+
+# What the operating system and the runtime keep for themselves: 10 % of RAM, at least 1 GiB.
+OS_RESERVE_FRACTION = 0.10
+OS_RESERVE_MIN_BYTES = 2**30
+
+
+def offload_declared(metadata: dict | None) -> bool:
+    """`runtime.offload` in the run metadata (true, or a non-empty description such as "mmap from NVMe"):
+    the run streamed weights from disk, so they need not fit in memory."""
+    value = _section(metadata, "runtime").get("offload")
+    return value is True or (isinstance(value, str) and bool(value.strip()))
+
+
+def memory_fit(hardware: dict | None, size: ModelSize) -> tuple[float, str] | None:
+    """Why the weights cannot fit in the machine's memory (RAM + VRAM less the OS's reserve), or None
+    when they fit or the machine's memory is unknown."""
+    hardware = hardware if isinstance(hardware, dict) else {}
+    ram = _number(hardware.get("ram_mb"))
+    if ram is None or size.total_bytes is None:
+        return None
+    ram_bytes = ram * 2**20
+    vram = sum(_number(g.get("vram_mb")) or 0.0 for g in _gpus(hardware)[:chips.MAX_GPUS_PER_MACHINE]) * 2**20
+    usable = ram_bytes - max(OS_RESERVE_MIN_BYTES, OS_RESERVE_FRACTION * ram_bytes) + vram
+    if size.total_bytes <= usable:
+        return None
+    return size.total_bytes / usable, (f"memory {size.total_bytes / usable:.1f}× what the machine holds: weights of "
+            f"{size.total_bytes / 1e9:,.1f} GB in {usable / 1e9:,.1f} GB (RAM + VRAM less the OS's reserve), "
+            f"and the run declares no offloading (runtime.offload)")
 
 
 # ---------------------------------------------------------------- verdicts
@@ -202,11 +273,10 @@ def _scripted_reason(metadata: dict | None) -> str | None:
 
 
 def _speculative(metadata: dict | None) -> bool:
-    runtime = (metadata or {}).get("runtime")
-    runtime = runtime if isinstance(runtime, dict) else {}
-    config = runtime.get("config") if isinstance(runtime.get("config"), dict) else {}
-    command = runtime.get("server_command") if isinstance(runtime.get("server_command"), str) else ""
-    return any("draft" in str(k) for k in config) or re.search(r"(^|\s)(-md|--model-draft|--spec)", command) is not None
+    """Speculative decoding only with the server's word: a key naming a draft model in the configuration
+    the server reported (`benchpack.server_reported.config`). A user's config or server command is a claim."""
+    config = _section(server_reported(metadata), "config")
+    return any("draft" in str(k).lower() and v not in (None, False, "", 0) for k, v in config.items())
 
 
 def _prefill_rate(row: dict) -> float | None:
@@ -225,13 +295,15 @@ def _fmt(factor: float) -> str:
 
 
 def row_verdict(row: dict, size: ModelSize | str, host: Platform | str, *, scripted: str | None = None,
-                speculative: bool = False) -> Verdict:
+                speculative: bool = False, misfit: tuple[float, str] | None = None) -> Verdict:
     if scripted:
         return Verdict(UNCHECKED, scripted)
     if row.get("ok") is not True:
         return Verdict(UNCHECKED, "the row failed: it has no speed to check")
     if isinstance(size, str):
         return Verdict(UNCHECKED, size)
+    if misfit:  # no speed is possible for a model the machine cannot hold
+        return Verdict(IMPLAUSIBLE, misfit[1], round(misfit[0], 3), "memory")
     if isinstance(host, str):
         return Verdict(UNCHECKED, host)
     timing = row.get("timing") if isinstance(row.get("timing"), dict) else {}
@@ -265,7 +337,8 @@ def run_row_verdicts(rows: Iterable[dict], hardware: dict | None, metadata: dict
     model_name = next((r.get("model") for r in rows if isinstance(r.get("model"), str)), None)
     size = model_size(metadata, model_name)
     host = platform(hardware, metadata)
-    return [row_verdict(r, size, host, scripted=scripted, speculative=speculative) for r in rows]
+    misfit = None if isinstance(size, str) or offload_declared(metadata) else memory_fit(hardware, size)
+    return [row_verdict(r, size, host, scripted=scripted, speculative=speculative, misfit=misfit) for r in rows]
 
 
 def run_verdict(verdicts: Iterable[Verdict]) -> Verdict:

@@ -111,6 +111,15 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def server_reported(server: ServerInfo) -> dict:
+    """The server's own figures: model size (and expert counts where it gives them), model file, config."""
+    model = {k: v for k, v in (getattr(server, "model_size", None) or {}).items()}
+    if server.model_file:
+        model["file"] = server.model_file
+    config = dict(server.config or {}) if server.config_source else {}
+    return {"model": model, "config": config, "config_source": server.config_source}
+
+
 def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]) -> dict:
     """The metadata written before the first request: the user's file plus what the server said.
 
@@ -135,8 +144,8 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
         runtime["config"], runtime["config_source"] = config, source
     if server.model_file and not present(model.get("file")):
         model["file"] = server.model_file
-    # The model's size as the server reports it; a value the user's file gives wins (it may know better,
-    # e.g. the active share of a mixture of experts).
+    # The model's size as the server reports it, shown where the user's file gives none. The user's value
+    # wins in this view only: plausibility bounds read `benchpack.server_reported`, never the user's claim.
     for key, value in getattr(server, "model_size", {}).items():
         model.setdefault(key, value)
     requested = record.options.model
@@ -161,6 +170,9 @@ def start_run_metadata(user: dict | None, record: RunRecord, warnings: list[str]
         "endpoint": record.endpoint,
         "run_plan": record.plan,
         "server_probes": server.probes,
+        # What the server itself said, kept apart from the user's values: plausibility bounds read only this
+        # (a user's `model.params: 1000` or a config key naming a draft model is a claim, not evidence).
+        "server_reported": server_reported(server),
         "scripted_endpoint": server.scripted,
         "arrival_clock": arrival_clock(record.endpoint),
     }
@@ -197,6 +209,7 @@ def finish_run_metadata(metadata: dict, record: RunRecord, rows: list[dict], com
         if "runtime" not in user:
             metadata["runtime"] = runtime
     bench["reported"] = reported
+    bench["server_reported"] = server_reported(record.server)
     metadata["benchpack"] = bench
     for row in rows:
         for warning in row.get("warnings") or []:

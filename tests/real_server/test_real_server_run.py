@@ -32,6 +32,9 @@ def assert_plausible(result) -> None:
     model = result.run_metadata["model"]
     assert model["size_source"] == "llama-server /v1/models meta"
     assert model["params"] > 100e6 and model["size_bytes"] > 50e6
+    # The bound reads the server's figures where the runner keeps them apart from the user's values.
+    server = result.run_metadata["benchpack"]["server_reported"]["model"]
+    assert server["params"] == model["params"] and server["size_source"] == "llama-server /v1/models meta"
     verdicts = run_row_verdicts(result.rows, result.hardware, result.run_metadata)
     assert [v.status for v in verdicts] == [PLAUSIBLE] * len(verdicts), [v.reason for v in verdicts]
 

@@ -25,12 +25,16 @@ def _row(decode: float | None = None, prefill: float | None = None, prompt: int 
 
 
 def _meta(params: float | None = None, size: float | None = None, name: str = "model.gguf", **model) -> dict:
-    body = {"served": name, **model}
+    """Run metadata whose model size is what the server reported (`benchpack.server_reported`)."""
+    server: dict = {"size_source": "llama-server /v1/models meta"}
     if params:
-        body["params"] = params
+        server["params"] = params
     if size:
-        body["size_bytes"] = size
-    return {"model": body}
+        server["size_bytes"] = size
+    if "file" in model:  # the model file the server loaded (llama-server /props model_path)
+        server["file"] = model["file"]
+    return {"model": {"served": name, **model},
+            "benchpack": {"server_reported": {"model": server, "config": {}}}}
 
 
 APPLE = lambda chip: {"chip": f"Apple {chip}", "cpu_model": f"Apple {chip}", "cpu_count": 12, "gpus": []}  # noqa: E731
@@ -104,7 +108,6 @@ def test_a_run_with_one_implausible_row_is_implausible():
     (CPU("Some RISC-V SoC"), _meta(7e9, 4e9), "not in the chip table"),
     (GPU("Imaginary GPU 9000"), _meta(7e9, 4e9), "GPU 'Imaginary GPU 9000' is not in the chip table"),
     (APPLE("M2"), {"model": {"served": "mystery-model"}}, "the model's size is unknown"),
-    (APPLE("M2"), {"model": {"served": "Qwen3-30B-MoE"}}, "mixture-of-experts"),
     (APPLE("M2"), {"runtime": {"name": "benchpack-refserver"}, **_meta(7e9, 4e9)}, "scripted endpoint"),
 ])
 def test_what_cannot_be_bounded_is_unchecked_and_says_why(hardware, metadata, reason):
@@ -114,12 +117,11 @@ def test_what_cannot_be_bounded_is_unchecked_and_says_why(hardware, metadata, re
 
 
 def test_a_mixture_of_experts_is_bounded_by_its_active_parameters():
-    size = model_size({"model": {"served": "Qwen3-30B-A3B-Q4_K_M.gguf", "params": 30.5e9, "size_bytes": 17.3 * GIB}})
+    size = model_size(_meta(30.5e9, 17.3 * GIB, file="Qwen3-30B-A3B-Q4_K_M.gguf"))
     assert size.params == pytest.approx(3e9)
     # 3B active of 30.5B: ~1.8 GB read per token; an M4 Max (546 GB/s) may decode ~300 tok/s, not 2,000
     verdicts = run_row_verdicts([_row(85), _row(2000)], APPLE("M4 Max"),
-                                {"model": {"served": "Qwen3-30B-A3B-Q4_K_M.gguf", "params": 30.5e9,
-                                           "size_bytes": 17.3 * GIB}})
+                                _meta(30.5e9, 17.3 * GIB, file="Qwen3-30B-A3B-Q4_K_M.gguf"))
     assert [v.status for v in verdicts] == [PLAUSIBLE, IMPLAUSIBLE]
 
 
@@ -139,7 +141,8 @@ def test_failed_rows_do_not_make_a_run_unchecked():
 def test_declared_memory_uses_the_jedec_formula():
     assert chips.memory_bandwidth_gbs("DDR5-5600", 2) == pytest.approx(89.6)
     assert chips.memory_bandwidth_gbs("DDR4-3200", 8) == pytest.approx(204.8)
-    host = platform(CPU("Some RISC-V SoC"), {"hardware": {"memory": {"type": "DDR4-3200", "channels": 2}}})
+    host = platform(CPU("AMD Ryzen 9 7950X 16-Core Processor"),
+                    {"hardware": {"memory": {"type": "DDR4-3200", "channels": 2}}})
     assert host.bandwidth_gbs == pytest.approx(51.2)
 
 
@@ -157,3 +160,129 @@ def test_chip_matching_prefers_the_specific_name():
 def test_every_chip_has_a_source_and_positive_bandwidth():
     for chip in chips.CHIPS:
         assert chip.source.startswith("https://") and chip.bandwidth_gbs > 0, chip.name
+
+
+# ---------------------------------------------------------------- attacks (issue 30 item 4): a bound never
+# reads the claim it checks. Each of these was plausible or unchecked before the bounds took the server's
+# report and the chip table's limits.
+
+H200 = {"cpu_model": "AMD EPYC 9654 96-Core Processor", "cpu_count": 192,
+        "gpus": [{"vendor": "nvidia", "model": "NVIDIA H200"}] * 64}
+
+
+def test_a_size_the_user_claims_does_not_make_a_run_plausible():
+    claimed = {"model": {"served": "mystery-model", "params": 1000, "size_bytes": 1000}}
+    [verdict] = run_row_verdicts([_row(5000)], APPLE("M2"), claimed)
+    assert verdict.status == UNCHECKED and "the model's size is unknown" in verdict.reason
+    # The server reported 7B: the user's 1000 parameters change nothing.
+    server = _meta(6.74e9, 3.56 * GIB)
+    server["model"].update(params=1000, size_bytes=1000)
+    [verdict] = run_row_verdicts([_row(5000)], APPLE("M2"), server)
+    assert verdict.status == IMPLAUSIBLE and verdict.figure == "decode"
+
+
+def test_a_claimed_size_smaller_than_the_name_says_is_ignored():
+    [verdict] = run_row_verdicts([_row(5000)], APPLE("M2"),
+                                 {"model": {"served": "llama-2-70b.Q4_K_M.gguf", "params": 1000}})
+    assert verdict.status == IMPLAUSIBLE
+
+
+def test_sixty_four_gpus_are_not_one_machine():
+    host = platform(H200)
+    assert host.bandwidth_gbs == pytest.approx(8 * 4800)
+    assert "of 64 GPUs named" in host.name
+    # 70B F16 (141 GB) at 5,000 tok/s needs 705 TB/s; 64 × H200 would have "allowed" 307 TB/s, 8 allow 38.4.
+    [verdict] = run_row_verdicts([_row(300)], H200, _meta(70.6e9, 141e9))
+    assert verdict.status == IMPLAUSIBLE and verdict.factor == pytest.approx(300 / (38_400e9 / 141e9), rel=1e-3)
+
+
+def test_invented_memory_channels_are_ignored():
+    ryzen = CPU("AMD Ryzen 9 7950X 16-Core Processor", 32)
+    host = platform(ryzen, {"hardware": {"memory": {"type": "DDR5-8000", "channels": 64}}})
+    assert host.bandwidth_gbs == pytest.approx(128.0)  # the platform's 2 channels, not 64
+    [verdict] = run_row_verdicts([_row(100)], ryzen, {**_meta(6.74e9, 3.56 * GIB),
+                                                      "hardware": {"memory": {"type": "DDR5-8000", "channels": 64}}})
+    assert verdict.status == IMPLAUSIBLE
+
+
+def test_declared_memory_on_an_unknown_cpu_leaves_the_row_unchecked():
+    metadata = {**_meta(6.74e9, 3.56 * GIB), "hardware": {"memory": {"type": "DDR5-8000", "channels": 64}}}
+    [verdict] = run_row_verdicts([_row(5000)], CPU("Some RISC-V SoC"), metadata)
+    assert verdict.status == UNCHECKED and "not in the chip table" in verdict.reason
+
+
+def test_an_unknown_gpu_leaves_the_row_unchecked_even_beside_a_known_cpu():
+    hardware = {**GPU("Imaginary GPU 9000"), "cpu_model": "Intel(R) Xeon(R) Platinum 8480+"}
+    [verdict] = run_row_verdicts([_row(5000)], hardware, _meta(6.74e9, 3.56 * GIB))
+    assert verdict.status == UNCHECKED and "Imaginary GPU 9000" in verdict.reason
+
+
+@pytest.mark.parametrize("claim", [
+    {"served": "Qwen3-30B-MoE"},
+    {"served": "llama-30b-moe.gguf"},
+    {"served": "qwen3-30b.gguf", "expert_count": 1000, "expert_used_count": 1},
+], ids=["MoE name", "-moe name", "tiny expert share in metadata"])
+def test_an_expert_share_not_stated_by_the_model_file_does_not_loosen_the_bound(claim):
+    [verdict] = run_row_verdicts([_row(300)], APPLE("M2"), {"model": claim})
+    assert verdict.status == IMPLAUSIBLE and verdict.figure == "decode"  # bounded as dense
+    assert "bounded as dense" in model_size({"model": claim}).source
+
+
+def test_expert_counts_the_server_read_from_the_file_give_the_share():
+    metadata = _meta(30.5e9, 17.3 * GIB, name="qwen3:30b")
+    metadata["benchpack"]["server_reported"]["model"].update(expert_count=128, expert_used_count=8)
+    assert model_size(metadata).bytes == pytest.approx(17.3 * GIB * 8 / 128)
+
+
+def test_a_draft_key_in_user_metadata_does_not_skip_the_decode_bound():
+    metadata = {**_meta(6.74e9, 3.56 * GIB),
+                "runtime": {"config": {"no_draft_at_all": 1}, "server_command": "llama-server --model-draft x.gguf"}}
+    [verdict] = run_row_verdicts([_row(5000)], APPLE("M2"), metadata)
+    assert verdict.status == IMPLAUSIBLE and verdict.figure == "decode"
+
+
+def test_a_draft_model_the_server_reports_lifts_the_decode_bound():
+    metadata = _meta(6.74e9, 3.56 * GIB)
+    metadata["benchpack"]["server_reported"]["config"] = {"model_draft": "draft.gguf"}
+    [verdict] = run_row_verdicts([_row(5000)], APPLE("M2"), metadata)
+    assert verdict.status == UNCHECKED and "speculative" in verdict.reason
+
+
+# ---------------------------------------------------------------- memory fit (issue 32 item 2)
+
+LAPTOP_16GB = {**CPU("11th Gen Intel(R) Core(TM) i7-1165G7 @ 2.80GHz"), "ram_mb": 16 * 1024}
+
+
+def test_a_model_that_does_not_fit_in_memory_is_implausible():
+    # 70B Q4_K_M: 39.6 GiB of weights; 16 GiB less 1.6 GiB for the OS holds 14.4 GiB.
+    [verdict] = run_row_verdicts([_row(1.0)], LAPTOP_16GB, _meta(70.6e9, 39.6 * GIB))
+    assert verdict.status == IMPLAUSIBLE and verdict.figure == "memory"
+    assert verdict.factor == pytest.approx(39.6 / 14.4, rel=1e-3)
+    assert "runtime.offload" in verdict.reason
+
+
+def test_weights_from_the_reported_quantization_are_checked_too():
+    # No size from the server: 70B × 4 bits (Q4_K_M) = 35 GB, still more than the laptop holds.
+    [verdict] = run_row_verdicts([_row(1.0)], LAPTOP_16GB,
+                                 {"model": {"served": "llama-2-70b.Q4_K_M.gguf", "quantization": "Q4_K_M"}})
+    assert verdict.status == IMPLAUSIBLE and verdict.figure == "memory"
+
+
+def test_declared_offloading_lifts_the_memory_bound_but_not_the_speed_bound():
+    metadata = {**_meta(70.6e9, 39.6 * GIB), "runtime": {"offload": "mmap from NVMe"}}
+    [slow] = run_row_verdicts([_row(0.5)], LAPTOP_16GB, metadata)
+    assert slow.status == PLAUSIBLE
+    [fast] = run_row_verdicts([_row(22.5)], LAPTOP_16GB, metadata)
+    assert fast.status == IMPLAUSIBLE and fast.figure == "decode"
+
+
+def test_vram_counts_towards_what_fits():
+    # 32 GiB RAM (28.8 usable) + 24 GiB VRAM holds a 70B Q4 (39.6 GiB); 16 GiB RAM + 8 GiB VRAM does not.
+    big = {**GPU("NVIDIA GeForce RTX 4090"), "ram_mb": 32 * 1024}
+    big["gpus"] = [{**big["gpus"][0], "vram_mb": 24 * 1024}]
+    [verdict] = run_row_verdicts([_row(10)], big, _meta(70.6e9, 39.6 * GIB))
+    assert verdict.status == PLAUSIBLE
+    small = {**GPU("NVIDIA GeForce RTX 4060"), "ram_mb": 16 * 1024}
+    small["gpus"] = [{**small["gpus"][0], "vram_mb": 8 * 1024}]
+    [verdict] = run_row_verdicts([_row(1)], small, _meta(70.6e9, 39.6 * GIB))
+    assert verdict.status == IMPLAUSIBLE and verdict.figure == "memory"

@@ -7,7 +7,7 @@ from benchpack.results.resultdir import load_result_dir
 from registry_site.catalogue import compare as cc
 from registry_site.catalogue.models import PublishedRun
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 from submissions.tasks import validate_submission
 from tests.data_paths import REAL_RESULTS
 

@@ -25,7 +25,7 @@ from benchpack.results.metrics import metric
 from registry_site.catalogue.models import PublishedRun
 from registry_site.catalogue.templatetags.catalogue import sig
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 
 pytestmark = pytest.mark.django_db
 

@@ -28,7 +28,7 @@ def assert_csp_clean(response, url):
 
 @pytest.fixture
 def site_with_data(submit, bundle_archive, operator, make_user):
-    from submissions.review import approve
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
 
     published = submit(bundle_archive("2026-04-29-llama-server-runtime"))

@@ -40,7 +40,7 @@ print("TOKEN", ApiToken.issue(sub, "browser test")[1])
 
 APPROVE = """
 from django.contrib.auth import get_user_model
-from submissions.review import approve
+from tests.service.vouch import approve
 from registry_site.catalogue.models import PublishedRun
 ops = get_user_model().objects.get(email="ops@example.org")
 for pk in {ids!r}:

@@ -53,7 +53,7 @@ def test_it_survives_a_worker_killed_mid_validation(live, bundle_archive):
     final = live.wait_for_state(token, submission["id"], {"quarantined"})
     assert [e["to_state"] for e in final["events"]].count("quarantined") == 1
 
-    live.manage("shell", "-c", f"from submissions.review import approve; from django.contrib.auth import get_user_model;"
+    live.manage("shell", "-c", f"from tests.service.vouch import approve; from django.contrib.auth import get_user_model;"
                 f"print(approve('{submission['id']}', get_user_model().objects.get(email='kim@example.org')))")
     with live.api(token) as client:
         runs = client.get("/api/v1/runs/").json()["results"]

@@ -59,7 +59,7 @@ def _links(response) -> set[str]:
 def test_every_page_and_api_route_serves_a_run_with_ids_at_the_grammar_edges(client, submit, bundle_archive,
                                                                                operator, tmp_path):
     from submissions import states
-    from submissions.review import approve
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
 
     for value, kind in ((PACK_ID, "pack id"), ("0", "case id"), (LONG_CASE, "case id"), (MODEL, "model id"),

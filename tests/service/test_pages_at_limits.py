@@ -40,7 +40,7 @@ def _archive_with_cases(tmp_path, cases: int, reps: int = 1) -> bytes:
 
 
 def test_pages_stay_small_for_a_run_at_the_case_limit(submitter, operator, client, settings, tmp_path):
-    from submissions.review import approve
+    from tests.service.vouch import approve
 
     cases = settings.SUBMISSION_MAX_CASES_PER_RUN
     data = _archive_with_cases(tmp_path, cases, reps=2)

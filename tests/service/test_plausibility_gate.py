@@ -74,10 +74,54 @@ def test_approval_is_refused_until_an_operator_overrides_in_writing(fabricated, 
     assert "plausibility-implausible" in page and "1,243×" in page
 
 
-def test_a_run_page_shows_an_unchecked_verdict_and_why(submit, bundle_archive, operator, client,
-                                                       django_capture_on_commit_callbacks):
+@pytest.fixture
+def unchecked(submit, bundle_archive, django_capture_on_commit_callbacks):
+    """A real run on an Apple M5 Max, a chip the table does not list: no bound applies."""
     with django_capture_on_commit_callbacks(execute=True):
         submission = submit(bundle_archive("2026-04-29-llama-server-runtime"))
+    submission.refresh_from_db()
+    assert submission.validation_report["plausibility"]["2026-04-29-llama-server-runtime"]["verdict"]["status"] \
+        == "unchecked"
+    return submission
+
+
+def test_unchecked_is_not_plausible_approval_asks_for_a_written_reason(unchecked, operator, client):
+    with pytest.raises(DecisionError, match="unchecked.*not in the chip table.*written override"):
+        approve(unchecked.pk, operator)
+    assert not PublishedRun.objects.exists()
+    client.force_login(operator)
+    page = client.get(f"/review/{unchecked.pk}/").content.decode()
+    assert 'id="override-plausibility"' in page and "unchecked is not plausible" in page
+    response = client.post(f"/review/{unchecked.pk}/approve/")
+    assert response.status_code == 302 and not PublishedRun.objects.exists()
+    client.post(f"/review/{unchecked.pk}/override-plausibility/",
+                {"reason": "the M5 Max is new; its bandwidth is 2x the M4 Max's and these speeds fit under it"})
+    assert approve(unchecked.pk, operator) is True
+    assert PublishedRun.objects.get(submission=unchecked).plausibility_status == "unchecked"
+
+
+@pytest.mark.parametrize("blank", [
+    "", "   ", "\t\n", "\u200b", "\u200b\u200c\u200d\u2060\ufeff", " \u200b \u00a0 \u3000 ", "\u3164\u3164",
+    "\u2800", "\u00ad\u200b.", "-- . ,",
+], ids=["empty", "spaces", "tab-newline", "ZWSP", "zero-width family", "mixed blanks", "hangul filler",
+        "braille blank", "soft hyphen + dot", "punctuation only"])
+def test_a_reason_is_words_not_whitespace_or_invisible_characters(unchecked, fabricated, operator, blank):
+    for submission in (unchecked, fabricated):
+        with pytest.raises(DecisionError, match="in words"):
+            override_plausibility(submission.pk, operator, blank)
+        assert not submission.events.filter(reason__startswith=PLAUSIBILITY_OVERRIDE).exists()
+        with pytest.raises(DecisionError):
+            approve(submission.pk, operator)
+
+
+def test_a_reason_in_any_script_is_words(unchecked, operator):
+    assert override_plausibility(unchecked.pk, operator, "\u200b 新しいチップ、帯域は公表値の範囲内 \u200b") is True
+    assert approve(unchecked.pk, operator) is True
+
+
+def test_a_run_page_shows_an_unchecked_verdict_and_why(unchecked, operator, client):
+    submission = unchecked
+    override_plausibility(submission.pk, operator, "a real run on a chip the table does not list yet")
     assert approve(submission.pk, operator) is True
     run = PublishedRun.objects.get(submission=submission)
     assert run.plausibility_status == "unchecked"

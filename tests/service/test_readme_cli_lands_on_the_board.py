@@ -14,7 +14,7 @@ from benchpack.bundles.archives import pack_archive
 from benchpack.refserver.server import LIKE_LLAMA_SERVER, RefServer
 from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

@@ -3,7 +3,8 @@
 import pytest
 
 from submissions import states
-from submissions.review import approve, reject
+from submissions.review import reject
+from tests.service.vouch import approve
 from submissions.tasks import validate_submission
 
 

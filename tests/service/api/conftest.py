@@ -29,7 +29,8 @@ def build_catalogue(submitter, operator, curator, archive) -> dict:
     provenance=…)` makes each archive. Returns the submissions by key and the published runs under "runs"."""
     from submissions import states
     from submissions.intake import receive_upload
-    from submissions.review import approve, reject
+    from submissions.review import reject
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
 
     made = {}
@@ -157,7 +158,7 @@ def publish_variant(submit, bundle_archive, operator, tmp_path):
     (tests.service.variants), through the real intake → validate → approve path."""
     from registry_site.catalogue.models import PublishedRun
     from submissions import states
-    from submissions.review import approve
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
     from tests.service.variants import make_variant
 

@@ -3,7 +3,7 @@
 import pytest
 
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 from submissions.tasks import validate_submission
 
 

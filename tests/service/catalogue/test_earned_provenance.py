@@ -15,7 +15,7 @@ from benchpack.packs.loader import bundled_packs_dir, load_pack
 from benchpack.run.runner import RunOptions, run_pack
 from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 from submissions.tasks import validate_submission
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from benchpack.bundles.archives import pack_archive
 from benchpack.bundles.create import create_bundle
 from registry_site.catalogue.models import LeaderboardEntry, PublishedCase
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 from submissions.tasks import validate_submission
 from tests.data_paths import LANES_RESULTS
 

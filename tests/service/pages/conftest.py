@@ -6,7 +6,7 @@ import pytest
 
 from registry_site.catalogue.models import PublishedRun
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 from submissions.tasks import validate_submission
 
 

@@ -9,7 +9,7 @@ from benchpack.bundles.create import create_bundle
 from registry_site.catalogue import transitions
 from registry_site.catalogue.models import PublishedRun
 from submissions import states
-from submissions.review import approve
+from tests.service.vouch import approve
 from submissions.tasks import validate_submission
 from tests.data_paths import LANES_RESULTS
 

@@ -95,7 +95,7 @@ def test_demo_rows_are_labelled_and_leave_the_ranking_once_real_data_exists(clie
 
     demo = publish(variant(BASE, "demo-run", speed=10.0, runtime=("benchpack-refserver", "scripted")), approved=False)
     Submission.objects.filter(pk=demo.pk).update(is_demo=True)
-    from submissions.review import approve
+    from tests.service.vouch import approve
     from django.contrib.auth import get_user_model
 
     assert approve(demo.pk, get_user_model().objects.get(email="ops@example.org"))
@@ -106,7 +106,7 @@ def test_demo_rows_are_labelled_and_leave_the_ranking_once_real_data_exists(clie
 def test_a_board_of_only_demo_rows_says_so_and_labels_each_row(client, publish, operator):
     from registry_site.catalogue.models import PublishedRun
     from submissions.models import Submission
-    from submissions.review import approve
+    from tests.service.vouch import approve
 
     submission = publish("2026-04-29-llama-server-runtime", approved=False)
     Submission.objects.filter(pk=submission.pk).update(is_demo=True)
@@ -121,7 +121,7 @@ def test_the_badges_column_sorts_by_provenance(client, publish, variant):
     curated = variant(BASE, "curated", runtime=("llama.cpp", "b200"))
     from django.contrib.auth import get_user_model
 
-    from submissions.review import approve
+    from tests.service.vouch import approve
 
     # Provenance is earned (issue 19): operator-curated is what an operator uploaded, whatever a bundle claims.
     ops = get_user_model().objects.get(email="ops@example.org")

@@ -13,7 +13,7 @@ from tests.service.test_csp import assert_csp_clean
 
 @pytest.fixture
 def published(submit, bundle_archive, operator):
-    from submissions.review import approve
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
 
     submission = submit(bundle_archive("2026-04-29-llama-server-runtime"))
@@ -32,7 +32,7 @@ def test_every_run_queue_page_satisfies_the_policy(client, host, queue, operator
         RunRequestRow.objects.create(request=running, attempt=1, index=index, case="short", repetition=index + 1,
                                      ok=True, raw={"case": "short", "ok": True, "timing": {"decode_tps": decode}})
     other = submit(bundle_archive("2026-04-29-llama-server-smoke"))
-    from submissions.review import approve
+    from tests.service.vouch import approve
     from submissions.tasks import validate_submission
 
     validate_submission(str(other.pk))

@@ -100,7 +100,7 @@ def test_a_bundle_that_disagrees_with_the_evidence_is_refused(host, queue, run_a
 
 def test_the_untouched_bundle_waits_for_review_and_publishes_as_runner_host(host, queue, run_as, operator):
     from registry_site.catalogue.models import PublishedRun
-    from submissions.review import approve
+    from tests.service.vouch import approve
 
     request = queue(host)
     assert run_as(host, request.pk) == states.FINISHED

@@ -30,7 +30,7 @@ def publish_original(ref, tmp_path, operator, django_capture_on_commit_callbacks
     from benchpack.run.runner import RunOptions, run_pack
     from registry_site.catalogue.models import PublishedRun
     from submissions.intake import receive_upload
-    from submissions.review import approve
+    from tests.service.vouch import approve
 
     def publish(user, pack="runtime-sweep", host_label="lab-box"):
         out = tmp_path / f"{pack}-{host_label}-{user.pk}"
@@ -56,7 +56,7 @@ def matching_host(host):
 
 def _run_and_approve(run_as, host, request, operator):
     from registry_site.catalogue.models import PublishedRun
-    from submissions.review import approve
+    from tests.service.vouch import approve
 
     assert run_as(host, request.pk) == states.FINISHED
     request.refresh_from_db()
