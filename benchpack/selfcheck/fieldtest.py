@@ -291,7 +291,7 @@ def _phase(srv: RefServer, clients: list[ClientProcess], requests: int, tokens: 
     order = []
     for _ in range(requests):
         for client in clients:
-            order.append((client.name, client.request(srv.openai_url, tokens)))
+            order.append((client.name, client.request(srv.url, tokens)))
             step()
     for (name, observation), record in zip(order, srv.log(), strict=True):
         _observe(observation, record, figures[name], send_times)
@@ -322,7 +322,7 @@ def measure_field(plan: FieldPlan = FieldPlan(), specs: tuple[ClientSpec, ...] =
                        timings=False) as srv:
             clients = [ClientProcess(spec) for spec in specs]
             for client in clients:  # connect and warm up outside the measurement
-                client.request(srv.openai_url, None)
+                client.request(srv.url, None)
             _phase(srv, clients, plan.slow_requests, plan.slow_tokens, 0.010, slow, send_times, step)
             _phase(srv, clients, plan.fast_requests, plan.fast_tokens, 0.0005, fast, send_times, step)
     finally:

@@ -658,13 +658,21 @@ class Placement:
         return f"{self.pack_id} · {self.case or 'whole pack'}"
 
 
-def placements(run: PublishedRun) -> list[Placement]:
-    """Every board this run's system is ranked on for the workloads the run ran (issue 32 item 3: a run
-    page says where the run is ranked, with links): the whole-pack board first, then each case and lane."""
+# A run page lists at most this many boards: a run at the case limit (2,000 cases) has a board per case,
+# and listing every one took a query per board and a page of links nobody reads.
+MAX_PLACEMENTS = 20
+
+
+def placements(run: PublishedRun, limit: int = MAX_PLACEMENTS) -> tuple[list[Placement], int]:
+    """The boards this run's system is ranked on for the workloads the run ran (issue 32 item 3: a run
+    page says where the run is ranked, with links): the whole-pack board first, then each case and lane,
+    at most `limit` of them; and how many boards of its cases were not looked at (0: the list is whole)."""
     if not run.system_key:
-        return []
+        return [], 0
     keys = [("", run.pack_workload_key)] + sorted(
         set(PublishedCase.objects.filter(run=run).exclude(workload_key="").values_list("case", "workload_key")))
+    more = max(0, len(keys) - limit)
+    keys = keys[:limit]
     found = []
     for case, workload in keys:
         if not workload or not LeaderboardEntry.objects.filter(workload_key=workload, system_key=run.system_key,
@@ -681,4 +689,4 @@ def placements(run: PublishedRun) -> list[Placement]:
         rank = ranked.index(run.system_key) + 1 if run.system_key in ranked else None
         why = "" if rank else "demo rows leave a board once real results exist for it"
         found.append(Placement(run.pack_id, case, workload, rank, len(ranked), main, why))
-    return found
+    return found, more

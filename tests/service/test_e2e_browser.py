@@ -101,6 +101,7 @@ def test_it_takes_a_bundle_from_sign_up_to_public(live, browser, bundle_archive,
     # A click that navigates returns before the next page has loaded: wait for its text.
     _wait_for_text(operator, "prefill parity")
     operator.screenshot(path=str(tmp_path / "review.png"), full_page=True)
+    record_override_if_asked(operator, "real run on an Apple M5 Max, a chip the plausibility table does not list yet")
     operator.click("#approve")
     _wait_for_text(operator, "Approved and published.")
 
@@ -118,7 +119,7 @@ def test_it_keeps_a_rejected_bundle_private(live, browser, bundle_archive):
 
     operator = _operator(browser, live)
     operator.goto(f"{live.url}/review/{submission_id}/")
-    operator.fill("textarea[name=reason]", "no run metadata: runtime and quantization unknown")
+    operator.fill("form:has(#reject) textarea[name=reason]", "no run metadata: runtime and quantization unknown")
     operator.click("#reject")
     _wait_for_text(operator, "Rejected; the submitter has been told why.")
 
@@ -128,3 +129,14 @@ def test_it_keeps_a_rejected_bundle_private(live, browser, bundle_archive):
     assert visitor.goto(f"{live.url}/submissions/{submission_id}/").url.startswith(live.url + "/accounts/login/")
     submitter.goto(f"{live.url}/submissions/{submission_id}/")
     assert "no run metadata: runtime and quantization unknown" in submitter.content()
+
+
+def record_override_if_asked(page, reason: str) -> None:
+    """An unchecked or implausible run cannot be approved until an operator writes why (issue 30 item 4):
+    the review page then shows the override form, and the operator fills it in first, as a person would."""
+    form = page.query_selector("#override-plausibility")
+    if form is None:
+        return
+    page.fill("#override-plausibility textarea[name=reason]", reason)
+    page.click("#override-plausibility button[type=submit]")
+    page.wait_for_selector("#plausibility-override", timeout=60_000)

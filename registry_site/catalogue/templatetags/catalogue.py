@@ -45,7 +45,8 @@ def run_placements(run):
     """Where this run is ranked, with links (issue 32 item 3)."""
     from registry_site.catalogue.leaderboard import placements
 
-    return {"placements": placements(run), "run": run}
+    found, more = placements(run)
+    return {"placements": found, "more": more, "run": run}
 
 
 _UPPER = {"amd", "nvidia", "rtx", "gtx", "gpu", "epyc", "ai", "hbm3", "mi300x", "xt", "xtx"}

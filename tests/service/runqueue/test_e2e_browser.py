@@ -15,7 +15,7 @@ import pytest
 
 from benchpack.refserver.server import RefServer
 from tests.service.live import start_live_service
-from tests.service.test_e2e_browser import browser  # noqa: F401 (the same Debian chromium fixture)
+from tests.service.test_e2e_browser import browser, record_override_if_asked  # noqa: F401 (the same Debian chromium fixture)
 from tests.service.runqueue.live_runners import MODEL, OPS, RunnerWorker, register, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -105,6 +105,7 @@ def test_an_operator_reproduces_a_run_and_the_badge_appears(setting, browser, tm
     page.goto(live.url + "/review/")
     page.click("main table a[href^='/review/']")  # the new submission, waiting in the queue
     _wait_for_text(page, "prefill parity")
+    record_override_if_asked(page, "scripted endpoint: demo data, no model to judge")
     page.click("#approve")
     _wait_for_text(page, "Approved and published.")
 
@@ -113,6 +114,6 @@ def test_an_operator_reproduces_a_run_and_the_badge_appears(setting, browser, tm
     _wait_for_text(visitor, "✓ reproduced")
     visitor.screenshot(path=str(tmp_path / "badge.png"), full_page=True)
     content = visitor.content()
-    assert "different host and a different submitter" in content
+    assert "different owner on a different host" in content
     assert "Reproduce on a matching host" not in content  # operators only
     assert runner.proc.poll() is None
