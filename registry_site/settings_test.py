@@ -28,3 +28,10 @@ CATALOGUE_RESPONSE_CACHE = env_bool("CATALOGUE_RESPONSE_CACHE", False)  # noqa: 
 # memory, the live tests (CELERY_TASK_ALWAYS_EAGER=false) send them to the real broker.
 if CELERY_TASK_ALWAYS_EAGER and not os.environ.get("RUNNER_BROKER_URL"):
     RUNNER_BROKER_URL = "memory://"
+
+# In-process tests hold connections across threads (the race tests, eager tasks, the real-server
+# consistency run); a pool sized for one web worker (DATABASE_POOL_MAX_SIZE, 4) left them waiting on each
+# other on PostgreSQL. The pool has its own test (tests/service/test_database_pool.py), and the live
+# services the e2e tests start run with the deployed settings, pool included.
+if not env_bool("DATABASE_POOL_IN_TESTS", False):  # noqa: F405
+    DATABASES["default"].get("OPTIONS", {}).pop("pool", None)  # noqa: F405

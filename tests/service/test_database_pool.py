@@ -94,7 +94,7 @@ def limited():
 
 def _django(script: str, url: str, **env: str) -> dict:
     environ = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "registry_site.settings_test",
-               "DATABASE_POOL_TIMEOUT_S": "2", **env}
+               "DATABASE_POOL_TIMEOUT_S": "2", "DATABASE_POOL_IN_TESTS": "true", **env}
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
