@@ -9,7 +9,8 @@ free_port`, `tests.realserver`), never fixed numbers. What is left to share is
 Redis, which has 16 numbered databases and no names: the live tests use the
 logical databases 10–14, and worker N uses those numbers minus 5·N (gw0: 10–14,
 gw1: 5–9, gw2: 0–4), plus BENCHPACK_TEST_REDIS_DB_OFFSET for a second checkout
-testing on the same machine. Hence at most three workers
+testing on the same machine; a second checkout may instead use a Redis of its own,
+BENCHPACK_TEST_REDIS_PORT (`redis_url`). Hence at most three workers
 (`pytest_xdist_auto_num_workers` in tests/conftest.py caps `-n auto`; an
 explicit `-n 4` fails in the first test that asks for a Redis database).
 
@@ -75,3 +76,13 @@ class LoadgroupIds:
             suffix = "@" + "_".join(names)
             if names and not item.nodeid.endswith(suffix):
                 item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def redis_port() -> int:
+    """The test Redis's port: 6379, or BENCHPACK_TEST_REDIS_PORT (a second checkout with a Redis of its own)."""
+    return int(os.environ.get("BENCHPACK_TEST_REDIS_PORT", "6379"))
+
+
+def redis_url(database: int) -> str:
+    """URL of Redis database `database` (already this worker's number: `redis_db`) on the test Redis."""
+    return f"redis://127.0.0.1:{redis_port()}/{database}"

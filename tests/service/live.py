@@ -133,9 +133,9 @@ def require_redis() -> None:
     import redis
 
     try:
-        redis.Redis(socket_connect_timeout=1).ping()
+        redis.Redis(port=workers.redis_port(), socket_connect_timeout=1).ping()
     except redis.RedisError:
-        message = "Redis is not running on 127.0.0.1:6379 (redis-server --daemonize yes)"
+        message = f"Redis is not running on 127.0.0.1:{workers.redis_port()} (redis-server --daemonize yes)"
         unavailable(message)
 
 
@@ -153,7 +153,7 @@ def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None
         "BENCHPACK_ENV": "local",
         "BENCHPACK_VAR_DIR": str(tmp / "var"),
         "DATABASE_URL": database_url,
-        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{redis_db}",
+        "CELERY_BROKER_URL": workers.redis_url(redis_db),
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
         "SITE_URL": f"http://127.0.0.1:{port}",
@@ -170,7 +170,7 @@ def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None
     outbox.mkdir(parents=True)
     import redis
 
-    redis.Redis(db=redis_db).flushdb()
+    redis.Redis(port=workers.redis_port(), db=redis_db).flushdb()
     service.manage("migrate", "--verbosity=0")
     service.manage("collectstatic", "--noinput", "--verbosity=0")
     service.web = _start_web(service, env)

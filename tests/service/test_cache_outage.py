@@ -41,14 +41,14 @@ def test_every_operation_degrades_to_the_process_and_is_logged_once(unreachable_
 
 def test_redis_is_asked_again_and_the_return_is_logged(caplog, monkeypatch):
     from tests.service.live import require_redis
-    from tests.workers import redis_db
+    from tests.workers import redis_db, redis_url
 
     require_redis()
     from registry_site import cache as module
 
     monkeypatch.setattr(module, "OUTAGE", module._Outage())
     down = module.DegradingRedisCache(f"redis://127.0.0.1:{free_port()}/0", {})
-    up_url = f"redis://127.0.0.1:6379/{redis_db(14)}"  # this xdist worker's database (tests/workers.py)
+    up_url = redis_url(redis_db(14))  # this xdist worker's database (tests/workers.py)
     up = module.DegradingRedisCache(up_url, {})
     with caplog.at_level(logging.WARNING, logger="registry_site.cache"):
         assert down.get("x") is None

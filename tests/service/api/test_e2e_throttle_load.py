@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.service.live import ROOT, free_port, start_live_service
-from tests.workers import redis_db
+from tests.workers import redis_db, redis_port, redis_url
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -26,11 +26,11 @@ URLS = ["/api/v1/runs/", "/api/v1/leaderboards/", "/api/v1/cases/", "/api/v1/run
 def test_sixteen_connections_on_two_fresh_workers_stay_within_the_fixed_window_bound(tmp_path):
     db = redis_db(10)  # this xdist worker's database (tests/workers.py)
     live, stop = start_live_service(tmp_path / "live", worker=False,
-                                    env_overrides={"CACHE_URL": f"redis://127.0.0.1:6379/{db}",
+                                    env_overrides={"CACHE_URL": redis_url(db),
                                                    "CATALOGUE_RESPONSE_CACHE": "true"})
     import redis
 
-    redis.Redis(db=db).flushdb()
+    redis.Redis(port=redis_port(), db=db).flushdb()
     port = free_port()
     web = subprocess.Popen(
         [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from tests.service.live import require_redis
-from tests.workers import redis_db
+from tests.workers import redis_db, redis_url
 
 REDIS_DB = redis_db(12)  # this xdist worker's database (tests/workers.py)
 
@@ -22,7 +22,7 @@ def redis_cache(settings):
 
     from registry_site.catalogue.api import throttles
 
-    url = f"redis://127.0.0.1:6379/{REDIS_DB}"
+    url = redis_url(REDIS_DB)
     redis.Redis.from_url(url).flushdb()
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
     rates = AnonRateThrottle.THROTTLE_RATES
