@@ -63,7 +63,8 @@ def generate_rows(count: int, seed: int = 7, packs: int = 2, cases: int = 20, mo
     rng = random.Random(seed)
     for i in range(count):
         pack, case, model = i % packs, (i // packs) % cases, (i // (packs * cases)) % models
-        wall, ttft = rng.uniform(0.2, 2.0), rng.uniform(0.005, 0.3)
+        wall = rng.uniform(0.2, 2.0)
+        ttft = rng.uniform(0.005, min(0.3, wall / 2))  # the first token before the last: decode_tps stays positive
         prompt, output = rng.randint(40, 900), rng.randint(8, 400)
         yield {
             "pack": {"id": f"pack-{pack:02d}", "version": "0.1.0"}, "case": f"case-{case:02d}",

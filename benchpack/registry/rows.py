@@ -9,10 +9,11 @@ This is on the import hot path, so it reads dicts directly.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Annotated
+from typing import Optional
 
 import msgspec
 
+from benchpack.results import contract
 from benchpack.results.contract import TIMING_NUMBERS, TOKEN_COUNTS
 
 # The registry's timing and token columns: the row contract's numeric fields (benchpack.results.contract).
@@ -136,60 +137,48 @@ def normalize_row(row: dict) -> tuple:
 
 
 # ---------------------------------------------------------------- fast path
-# The same rules as `normalize_row`, declared as msgspec types so a valid row
-# is parsed and checked in one C pass. A row the fast path refuses goes
-# through json.loads + normalize_row, which either accepts it (e.g. a token
-# count written as 3.0, NaN) or names every bad field.
+# The row contract's own types (benchpack.results.contract), cut down to the
+# registry's columns, so a valid row is parsed and checked in one C pass. A row
+# the fast path refuses goes through json.loads + normalize_row, which either
+# accepts it (e.g. a token count written as 3.0, NaN, a row of an older
+# implementation) or names every bad field. The registry's keys must not be
+# empty where the contract allows "": those rows take the slow path too.
 
 # SQLite stores a bound NaN as NULL, and sqlite3 binds a float several times
 # faster than None (None takes the adapter lookup). Absent fields decode
 # straight to this constant, so the insert path pays nothing for them.
 SQL_NULL = float("nan")
 
-NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+
+def _columns_of(struct: type, names: tuple[str, ...], nested: dict | None = None) -> type:
+    """The contract's `struct` cut down to the fields the registry stores (`names`), with the contract's
+    own types, so the fast path checks exactly what the contract does (benchpack.results.contract; no
+    second row definition here). Absent optional fields decode to SQL_NULL, nested records to None;
+    `nested` swaps a record's type for its own projection. The fields the registry does not keep are
+    skipped by msgspec without being built."""
+    nested = nested or {}
+    fields = []
+    for info in msgspec.structs.fields(struct):
+        if info.name not in names:
+            continue
+        if info.name in nested:
+            fields.append((info.name, Optional[nested[info.name]], None))
+        elif info.required:
+            fields.append((info.name, info.type))
+        else:
+            fields.append((info.name, info.type, SQL_NULL))
+    return msgspec.defstruct(f"{struct.__name__}Columns", fields, kw_only=True, gc=False)
 
 
-class _Pack(msgspec.Struct):
-    id: NonEmpty
-    version: NonEmpty
-
-
-# The contract's timing numbers, with the SQL_NULL default this fast path needs (generated, not restated).
-_Timing = msgspec.defstruct("_Timing", [(name, float | None, SQL_NULL) for name in TIMING])
+_Timing = _columns_of(contract.Timing, TIMING)
 _TIMES_OF = attrgetter(*TIMING)
-
-
-_Tokens = msgspec.defstruct("_Tokens", [*((name, int | None, SQL_NULL) for name in TOKENS),
-                                         ("source", NonEmpty | None, SQL_NULL)])
-
-
-class _Scoring(msgspec.Struct):
-    mode: NonEmpty
-    passed: bool | None = None
-
-
-class _RepoTask(msgspec.Struct):
-    status: NonEmpty | None = SQL_NULL
-    verify_exit_code: int | None = SQL_NULL
-
-
-class _Row(msgspec.Struct):
-    pack: _Pack
-    case: NonEmpty
-    adapter: NonEmpty
-    model: NonEmpty
-    ok: bool
-    endpoint: NonEmpty | None = SQL_NULL
-    error: str | None = SQL_NULL
-    timing: _Timing | None = None
-    tokens: _Tokens | None = None
-    scoring: _Scoring | None = None
-    repo_task: _RepoTask | None = None
-    repetition: Annotated[int, msgspec.Meta(ge=1)] | None = SQL_NULL
-    depth_tokens: int | None = SQL_NULL
-    concurrency: int | None = SQL_NULL
-    arrival_rate: float | None = SQL_NULL
-
+_Tokens = _columns_of(contract.Tokens, (*TOKENS, "source"))
+_Scoring = _columns_of(contract.Scoring, ("mode", "passed"))
+_RepoTask = _columns_of(contract.RepoTask, ("status", "verify_exit_code"))
+_Row = _columns_of(contract.Row, ("pack", "case", "adapter", "model", "ok", "endpoint", "error", "timing",
+                                  "tokens", "scoring", "repo_task", "repetition", *LANE),
+                   nested={"timing": _Timing, "tokens": _Tokens, "scoring": _Scoring, "repo_task": _RepoTask})
+assert _Row.__struct_fields__ and all(name in _Row.__struct_fields__ for name in ("pack", *LANE))
 
 _decode = msgspec.json.Decoder(_Row).decode
 _NO_TIMING = _Timing()
@@ -205,6 +194,8 @@ def decode_sql_row(text: str) -> tuple:
     k = r.tokens or _NO_TOKENS
     s = r.scoring
     rt = r.repo_task or _NO_REPO_TASK
+    if not r.model or r.endpoint == "" or k.source == "" or (s is not None and not s.mode):
+        raise msgspec.ValidationError("an empty string where the registry keeps a value")  # normalize_row names it
     if s is None:
         mode = passed = SQL_NULL
     else:

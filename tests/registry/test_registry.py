@@ -241,6 +241,33 @@ def test_it_decodes_rows_the_same_on_the_fast_and_the_exact_path():
         assert _as_floats(decode_row(text)) == _as_floats(normalize_row(json.loads(text)))
 
 
+def test_the_fast_path_is_the_row_contract_cut_to_the_registry_columns():
+    """Issue 28: no second row definition — the fast path's types are the contract's own."""
+    import msgspec
+
+    from benchpack.registry import rows
+    from benchpack.results import contract
+
+    for projection, source in ((rows._Row, contract.Row), (rows._Timing, contract.Timing),
+                               (rows._Tokens, contract.Tokens), (rows._RepoTask, contract.RepoTask)):
+        theirs = {f.name: f.type for f in msgspec.structs.fields(source)}
+        for field in msgspec.structs.fields(projection):
+            if not field.name.startswith(("timing", "tokens", "scoring", "repo_task")):
+                assert field.type == theirs[field.name], (projection, field.name)
+
+
+@pytest.mark.parametrize("change", [{"model": ""}, {"endpoint": ""}, {"tokens": {"source": ""}},
+                                    {"scoring": {"mode": ""}}, {"case": ""}, {"timing": {"wall_s": "fast"}}])
+def test_both_paths_refuse_an_empty_key_the_registry_keeps(change):
+    from benchpack.registry.rows import BadRow, FastPathMiss, decode_row, normalize_row
+
+    row = {"pack": {"id": "p", "version": "1"}, "case": "c", "adapter": "a", "model": "m", "ok": True, **change}
+    with pytest.raises(FastPathMiss):
+        decode_row(json.dumps(row))
+    with pytest.raises(BadRow):
+        normalize_row(row)
+
+
 def test_it_accepts_integral_float_token_counts_that_the_fast_path_refuses(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
