@@ -8,8 +8,11 @@ carry `is_demo=True` and the run metadata says `scripted reference endpoint`.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import queue
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -68,6 +71,11 @@ RUNTIME = "benchpack-refserver"
 BOARD_PACK = "desktop-django-wrap"  # the big board and the timeline
 DEMO_NOTE = "Demo data: the built-in scripted reference endpoint, not a real model."
 DAY = 86_400
+# Seeding's runs spend their time waiting on the scripted endpoint's sleeps (the physics' speeds:
+# a 70B model offloaded to RAM decodes a few tokens a second), not on the CPU: one after another they
+# took 470 s on two cores, on six endpoints at once about a quarter of that. Each run has an endpoint
+# of its own while it runs; the runs of one bundle are submitted together once all have finished.
+SEED_PARALLEL_RUNS = 6
 
 
 @dataclass(frozen=True)
@@ -207,14 +215,32 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
         return 0
     _, token = ApiToken.issue(submitter, "demo seeding")
     published = 0
-    with tempfile.TemporaryDirectory(prefix="benchpack-demo-") as tmp, RefServer(port=seed_port) as ref:
+    with (tempfile.TemporaryDirectory(prefix="benchpack-demo-") as tmp, contextlib.ExitStack() as servers,
+          ThreadPoolExecutor(SEED_PARALLEL_RUNS, thread_name_prefix="demo-seed") as pool):
+        idle: queue.SimpleQueue = queue.SimpleQueue()
+        for n in range(SEED_PARALLEL_RUNS):
+            idle.put(servers.enter_context(RefServer(port=seed_port if n == 0 else 0)))
+
+        def run_on_an_idle_server(run: DemoRun, out: Path) -> None:
+            ref = idle.get()  # one run per scripted endpoint at a time: each run configures its own speeds
+            try:
+                _run_one(run, ref, out)
+            finally:
+                idle.put(ref)
+
         for number, (what, runs) in enumerate(demo_plan(), start=1):
             say(f"demo: {what}: {len(runs)} scripted run{'s' if len(runs) != 1 else ''}")
-            outs = []
-            for index, run in enumerate(runs, start=1):
-                out = Path(tmp) / f"{number}" / f"{index:02d}-{run.slug}"
-                _run_one(run, ref, out)
-                outs.append(out)
+            outs = [Path(tmp) / f"{number}" / f"{index:02d}-{run.slug}" for index, run in enumerate(runs, start=1)]
+            running = [pool.submit(run_on_an_idle_server, run, out) for run, out in zip(runs, outs)]
+            try:
+                for future in running:
+                    future.result()
+            except BaseException:
+                # Ctrl-C reaches the scripted endpoints too (one process group), so the other runs end at
+                # once, failing to connect; nothing of this bundle is submitted.
+                for future in running:
+                    future.cancel()
+                raise
             bundle = create_bundle(outs, Path(tmp) / f"bundle-{number}", "operator-curated")
             result = submit_bundle(bundle, server_url, token, timeout_s=300,
                                    on_state=lambda state, w=what: say(f"demo: {w}: submission {_state_words(state)}"))

@@ -84,7 +84,8 @@ def test_ctrl_c_stops_everything_quietly_at_every_moment(tmp_path, demo_service)
     # second `manage.py demo` on that demo's data, which finds it present and serves without seeding.
     moments = [
         ("start-up", tmp_path / "var-a", "database:"),
-        ("seeding", tmp_path / "var-b", "demo: runtime-sweep with depth"),
+        # six scripted runs in flight at once (registry_site.demo_data.SEED_PARALLEL_RUNS)
+        ("seeding", tmp_path / "var-b", "demo: desktop-django-wrap:"),
         ("serving", None, "Benchpack registry is running"),
         ("serving again", None, "Benchpack registry is running"),
         ("seeding, first pack", tmp_path / "var-c", "demo: smoke-chat:"),

@@ -53,7 +53,8 @@ class Command(BaseCommand):
         parser.add_argument("--refserver-port", type=int, default=0,
                             help="the scripted endpoint the local runner host calls (default: a free port)")
         parser.add_argument("--seed-port", type=int, default=0,
-                            help="the scripted endpoint the demo seeding runs call (default: a free port)")
+                            help="the first of the scripted endpoints the demo seeding runs call (default: a free port; "
+                                 "the others, which run beside it, always take free ports)")
         parser.add_argument("--no-seed", action="store_true", help="do not create demo data")
         parser.add_argument("--exit-after-seed", action="store_true", help="stop once the demo data is public")
 
