@@ -39,6 +39,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 import tempfile
 import tomllib
 from dataclasses import dataclass
@@ -47,7 +49,7 @@ from pathlib import Path
 from benchpack.errors import ConfigError, PackError, Problem
 from benchpack.packs.loader import load_pack, resolve_pack_path
 from benchpack.packs.lock import content_hash
-from benchpack.repo_task.executors import fenced_patch_text
+from benchpack.repo_task.executors import external_agent_command, fenced_patch_text
 from benchpack.repo_task.verify import BOOTSTRAP, KIT_PIN, kit_directory
 
 # python:3.11-slim pinned by digest (lint `unpinned-image`); the verifier and the
@@ -146,7 +148,7 @@ def reply() -> tuple[str, str]:
 
 try:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchpack_apply"))
-    from benchpack.repo_task.executors import fenced_patch_text
+    from benchpack.repo_task.executors import external_agent_command, fenced_patch_text
     from benchpack.repo_task.patch import diff_trees
 
     text, note = reply()
@@ -205,20 +207,62 @@ def content_digest(task_dir: Path) -> str:
     return outer.hexdigest()
 
 
-def exportable(pack) -> list:
+# Cases whose verifier needs more than the pinned Python image carries, and why (docs/interop.md): not exported.
+NOT_EXPORTED = {
+    ("product-offer-matching", "cluster-offers-rust"):
+        "its verifier builds the answer with the runner's Rust toolchain (verifykit.toolchain), which the pinned "
+        "Python image does not carry",
+    ("django-dashboard-regression-fix", "fix-dashboard-order-count"):
+        "its verifier runs the project's Django tests, and the pack does not declare Django (Benchpack's runner "
+        "lends it the project's environment; the exported image has no Django)",
+}
+
+
+def exportable(pack, mode: str = "agent") -> list:
+    """Repo-task cases scored by a verify script: fenced-patch cases in both modes; external-agent cases in agent
+    mode (Harbor's agent is the external agent; a single final reply is not what they ask for)."""
+    harnesses = ("fenced-patch", "external-agent") if mode == "agent" else ("fenced-patch",)
     return [case for case in pack.cases if case.kind == "repo-task" and case.harness is not None
-            and case.harness.id == "fenced-patch" and case.scoring is not None
-            and case.scoring.mode == "verify-script"]
+            and case.harness.id in harnesses and case.scoring is not None
+            and case.scoring.mode == "verify-script" and (pack.id, case.id) not in NOT_EXPORTED]
 
 
-def _known_good(pack_dir: Path, case_id: str) -> Path | None:
+def _known_good(pack_dir: Path, case_id: str) -> tuple[str, Path] | None:
+    """("model_output" | "agent", the file) of the case's known-good audit fixture."""
     audit = pack_dir / "audit" / case_id / "audit.toml"
     if not audit.is_file():
         return None
     for fixture in tomllib.loads(audit.read_text(encoding="utf-8")).get("fixtures", []):
-        if fixture.get("kind") == "known-good" and isinstance(fixture.get("model_output"), str):
-            return audit.parent / fixture["model_output"]
+        if fixture.get("kind") != "known-good":
+            continue
+        for key in ("model_output", "agent"):
+            if isinstance(fixture.get(key), str):
+                return key, audit.parent / fixture[key]
     return None
+
+
+def _oracle_workspace(case, known_good: tuple[str, Path], workspace: Path) -> None:
+    """The known-good fixture played as `benchpack run` plays it: a model output through Benchpack's fenced-patch
+    executor, or an audit agent script run as the external agent (the pack author's code) on the workspace."""
+    kind, path = known_good
+    if kind == "model_output":
+        applied = fenced_patch_text(workspace, path.read_text(encoding="utf-8"), 60.0)
+        if applied.infrastructure_error:
+            raise ConfigError(Problem(str(path), "", f"could not apply: {applied.infrastructure_error}"))
+        return
+    with tempfile.TemporaryDirectory(prefix="benchpack-oracle-agent-") as private:
+        context = Path(private) / "context.json"
+        context.write_text("{}\n", encoding="utf-8")
+        argv = external_agent_command([sys.executable, str(path)], workspace=workspace, case_id=case.id,
+                                      out=Path(private), repetition=1, context=context)
+        try:
+            done = subprocess.run(argv, cwd=private, capture_output=True, text=True,
+                                  timeout=float(case.harness.timeout_s or 600.0), stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ConfigError(Problem(str(path), "", f"the known-good agent did not finish: {exc}")) from None
+        if done.returncode != 0:
+            raise PackError(Problem(str(path), "", f"the known-good agent exited {done.returncode}: "
+                                                   f"{done.stderr.strip()[-300:]}"))
 
 
 def _copy_pack_skeleton(pack, pack_dir: Path, case, repo_fixture, dest: Path) -> None:
@@ -230,8 +274,19 @@ def _copy_pack_skeleton(pack, pack_dir: Path, case, repo_fixture, dest: Path) ->
     verify_dir = dest / Path(case.scoring.script).parent
     verify_dir.mkdir(parents=True, exist_ok=True)
     shutil.copy2(script, verify_dir / script.name)
-    if (script.parent / KIT_PIN).is_file():
-        shutil.copy2(script.parent / KIT_PIN, verify_dir / KIT_PIN)
+    # Beside the script: its helpers and data (a sibling module, holdout labels, the kit pin), never another
+    # case's verifier or hidden checks.
+    others = {Path(c.scoring.script_resolved).resolve() for c in pack.cases
+              if c.scoring is not None and c.scoring.script_resolved and c.id != case.id}
+    for entry in sorted(script.parent.iterdir()):
+        if entry.name in ("hidden", "__pycache__", script.name) or entry.resolve() in others:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, verify_dir / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(entry, verify_dir / entry.name)
+    if (pack_dir / "scripts").is_dir():  # the pack's own generators, which a verifier may run (a holdout drawn anew)
+        shutil.copytree(pack_dir / "scripts", dest / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
     hidden = script.parent / "hidden" / case.id
     if hidden.is_dir():
         shutil.copytree(hidden, verify_dir / "hidden" / case.id, ignore=shutil.ignore_patterns("__pycache__"))
@@ -344,10 +399,13 @@ def export_pack(pack_ref: str, out: Path, mode: str = "agent") -> list[ExportedT
     pack_dir = resolve_pack_path(pack_ref)
     pack_dir = pack_dir if pack_dir.is_dir() else pack_dir.parent
     pack = load_pack(pack_dir)
-    cases = exportable(pack)
+    cases = exportable(pack, mode)
     if not cases:
+        harness = "a fenced-patch or external-agent harness" if mode == "agent" else "a fenced-patch harness"
         raise PackError(Problem(str(pack_dir / "benchpack.toml"), "cases",
-                                "no repo-task case with a fenced-patch harness and verify-script scoring to export"))
+                                f"no repo-task case with {harness} and verify-script scoring to export "
+                                f"in {mode} mode" + "".join(f"; {c}: {why}" for (p, c), why in NOT_EXPORTED.items()
+                                                            if p == pack.id)))
     lock_sha = content_hash(pack_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
@@ -372,7 +430,7 @@ def _export_case(pack, pack_dir: Path, case, root: Path, lock_sha: str, mode: st
     if repo_fixture is None:
         raise PackError(Problem(where, f"cases[{case.id}]", "has no repo fixture to export"))
     known_good = _known_good(pack_dir, case.id)
-    if known_good is None:
+    if known_good is None:  # (an audit.toml the pack's own checks accepted names it)
         raise PackError(Problem(str(pack_dir / "audit" / case.id / "audit.toml"), "fixtures",
                                 "no known-good audit fixture: Harbor's oracle solution comes from it"))
     task_dir = root / task_directory(pack.id, case.id, mode)
@@ -400,16 +458,14 @@ def _export_case(pack, pack_dir: Path, case, root: Path, lock_sha: str, mode: st
         (task_dir / "tests" / "apply_answer.py").write_text(APPLY_PY, encoding="utf-8")
         _copy_applier(task_dir / "tests" / "benchpack_apply")
         (task_dir / "tests" / "Dockerfile").write_text(_verifier_dockerfile(), encoding="utf-8")
-    # solution/: the known-good fixture applied with Benchpack's own fenced-patch executor.
+    # solution/: the known-good fixture played as Benchpack plays it (its fenced-patch executor, or the agent).
     with tempfile.TemporaryDirectory(prefix="benchpack-oracle-") as scratch:
         workspace = Path(scratch) / "repo"
         shutil.copytree(repo_fixture.resolved, workspace, symlinks=True)
-        applied = fenced_patch_text(workspace, known_good.read_text(encoding="utf-8"), 60.0)
-        if applied.infrastructure_error:
-            raise ConfigError(Problem(str(known_good), "", f"could not apply: {applied.infrastructure_error}"))
+        _oracle_workspace(case, known_good, workspace)
         changed = _changed_files(Path(repo_fixture.resolved), workspace)
         if not changed:
-            raise PackError(Problem(str(known_good), "", "the known-good fixture changes nothing"))
+            raise PackError(Problem(str(known_good[1]), "", "the known-good fixture changes nothing"))
         (task_dir / "solution" / "files").mkdir(parents=True)
         for path, data in changed.items():
             if data is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -17,15 +18,15 @@ import pytest
 from benchpack.cli import main
 from benchpack.interop.harbor_export import exportable
 from benchpack.packs.loader import load_pack, resolve_pack_path
-from benchpack.repo_task.executors import fenced_patch_text
+from benchpack.repo_task.executors import external_agent_command, fenced_patch_text
 from benchpack.selfcheck.audit import fixture_answer, load_audit
 from tests.environment import needs
 from tests.interop.tools import harbor_python, tool_missing
 
-# django-dashboard-regression-fix exports too, but its verifier needs Django, which the pack does not declare
-# (Benchpack's runner lends it the project's environment): its image would lack it, so it is not claimed here.
+# django-dashboard-regression-fix and the Rust case of product-offer-matching are not exported (NOT_EXPORTED says why).
 EXPORTED_PACKS = ["patch-from-failure", "python-regression-fix", "endpoint-python-correctness",
-                  "mini-project-completion"]
+                  "mini-project-completion", "product-offer-matching"]
+ANSWER_PACKS = EXPORTED_PACKS[:-1]  # product-offer-matching's case is external-agent: agent mode only
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime", "alternatives")
 
@@ -44,7 +45,7 @@ def exported(tmp_path_factory) -> dict[str, Path]:
 def exported_answer(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("harbor-answer")
     found = {}
-    for pack in EXPORTED_PACKS:
+    for pack in ANSWER_PACKS:
         assert main(["export", "harbor", pack, "--mode", "answer", "--out", str(root / pack)]) == 0
         found[pack] = root / pack
     return found
@@ -73,11 +74,11 @@ def harbor_paths_run(test_dir: Path, app: Path | None, logs: Path, hide: tuple[s
     return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
 
-def audit_params() -> list:
+def audit_params(packs=EXPORTED_PACKS, mode="agent") -> list:
     params = []
-    for pack_id in EXPORTED_PACKS:
+    for pack_id in packs:
         pack = load_pack(resolve_pack_path(pack_id))
-        cases = {case.id for case in exportable(pack)}
+        cases = {case.id for case in exportable(pack, mode)}
         for fixture in load_audit(pack):
             if fixture.case_id in cases:
                 params.append(pytest.param(pack_id, fixture.case_id, fixture.id, id=f"{pack_id}:{fixture.case_id}:{fixture.id}"))
@@ -97,7 +98,15 @@ def test_every_audit_fixture_gets_its_expected_reward_through_the_exported_test_
     # own fenced-patch executor (an answer it refuses leaves /app unchanged, as in `benchpack run`).
     app = tmp_path / "app"
     shutil.copytree(task / "environment" / "repo", app, symlinks=True)
-    fenced_patch_text(app, fixture_answer(pack, fixture), 60.0)
+    if fixture.agent:  # an external-agent case: the fixture's agent script edits /app, as Harbor's agent would
+        private = tmp_path / "agent"
+        private.mkdir()
+        (private / "context.json").write_text("{}")
+        subprocess.run(external_agent_command([sys.executable, str(fixture.agent)], workspace=app, case_id=case_id,
+                                              out=private, repetition=1, context=private / "context.json"),
+                       cwd=private, capture_output=True, timeout=600)
+    else:
+        fenced_patch_text(app, fixture_answer(pack, fixture), 60.0)
     logs = tmp_path / "logs"
     logs.mkdir()
     done = harbor_paths_run(task / "tests", app, logs)
@@ -132,7 +141,7 @@ def rewards(logs: Path) -> tuple[str | None, dict | None]:
 
 @pytest.mark.bubblewrap
 @pytest.mark.slow
-@pytest.mark.parametrize("pack_id,case_id,fixture_id", audit_params())
+@pytest.mark.parametrize("pack_id,case_id,fixture_id", audit_params(ANSWER_PACKS, "answer"))
 def test_answer_mode_scores_every_audit_fixture_as_benchpack_run_does(
         exported_answer, pack_id, case_id, fixture_id, tmp_path):
     """The fixture is the agent's final reply; the exported test.sh applies it itself (Benchpack's executor,
@@ -239,6 +248,16 @@ def test_export_writes_the_task_layout_and_nothing_into_app(exported, exported_a
                 assert "/logs/artifacts/answer.md" in (task / "instruction.md").read_text()
             else:
                 assert config["artifacts"] == ["/app"]
+
+
+def test_a_case_the_image_cannot_verify_is_not_exported_and_the_refusal_says_why(tmp_path, capsys):
+    assert main(["export", "harbor", "django-dashboard-regression-fix", "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "does not declare Django" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "d").exists()
+    assert main(["export", "harbor", "product-offer-matching", "--mode", "answer", "--out", str(tmp_path / "o")]) == 2
+    assert "no repo-task case with a fenced-patch harness" in capsys.readouterr().err
+    pack = load_pack(resolve_pack_path("product-offer-matching"))
+    assert [c.id for c in exportable(pack, "agent")] == ["cluster-offers-python"]  # Rust needs a toolchain
 
 
 def test_export_refuses_a_pack_without_repo_tasks_and_an_existing_out(tmp_path, capsys):
