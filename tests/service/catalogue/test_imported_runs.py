@@ -93,3 +93,18 @@ def test_the_default_board_lists_leave_imported_boards_out_and_show_them_apart_o
     assert packs("?imported=only") == {("imported-guidellm", LABEL)}
     bad = client.get("/api/v1/leaderboards/?imported=yes")
     assert bad.status_code == 400 and "imported" in bad.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runs_published_before_the_label_existed_get_it_from_their_run_metadata(published):
+    """Migration 0009: the column is new; an imported run's label comes from run-metadata.json `imported.label`
+    (which the bundle check `imported` ties to the manifest's source), and its board rows are rebuilt."""
+    from django.core.management import call_command
+
+    imported, measured = published
+    call_command("migrate", "registry_site", "0008", verbosity=0)
+    call_command("migrate", "registry_site", verbosity=0)
+    assert PublishedRun.objects.get(pk=imported.pk).imported_from == LABEL
+    assert PublishedRun.objects.get(pk=measured.pk).imported_from == ""
+    assert set(LeaderboardEntry.objects.filter(pack_id="imported-guidellm").values_list("imported_from", flat=True)) \
+        == {LABEL}
