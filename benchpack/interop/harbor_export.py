@@ -458,21 +458,12 @@ def _export_case(pack, pack_dir: Path, case, root: Path, lock_sha: str, mode: st
         (task_dir / "tests" / "apply_answer.py").write_text(APPLY_PY, encoding="utf-8")
         _copy_applier(task_dir / "tests" / "benchpack_apply")
         (task_dir / "tests" / "Dockerfile").write_text(_verifier_dockerfile(), encoding="utf-8")
-    # solution/: the known-good fixture played as Benchpack plays it (its fenced-patch executor, or the agent).
-    with tempfile.TemporaryDirectory(prefix="benchpack-oracle-") as scratch:
-        workspace = Path(scratch) / "repo"
-        shutil.copytree(repo_fixture.resolved, workspace, symlinks=True)
-        _oracle_workspace(case, known_good, workspace)
-        changed = _changed_files(Path(repo_fixture.resolved), workspace)
-        if not changed:
-            raise PackError(Problem(str(known_good[1]), "", "the known-good fixture changes nothing"))
-        (task_dir / "solution" / "files").mkdir(parents=True)
-        for path, data in changed.items():
-            if data is not None:
-                target = task_dir / "solution" / "files" / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-    (task_dir / "solution" / "solve.sh").write_text(_solve_sh(changed), encoding="utf-8")
+    # solution/: the known-good fixture played as Benchpack plays it (its fenced-patch executor, or the agent);
+    # in answer mode, Harbor's oracle writes the known-good reply itself as the final reply.
+    if mode == "answer":
+        _answer_solution(task_dir / "solution", known_good)
+    else:
+        _agent_solution(task_dir / "solution", case, repo_fixture, known_good)
     for script in (task_dir / "tests" / "test.sh", task_dir / "solution" / "solve.sh"):
         script.chmod(0o755)
     name = task_name(pack.id, case.id, mode)
@@ -499,3 +490,28 @@ def _export_case(pack, pack_dir: Path, case, root: Path, lock_sha: str, mode: st
     ])
     (task_dir / "task.toml").write_text(config, encoding="utf-8")
     return ExportedTask(name=name, directory=task_dir.name, digest=content_digest(task_dir), case_id=case.id)
+
+
+def _answer_solution(solution: Path, known_good: tuple[str, Path]) -> None:
+    solution.mkdir(parents=True)
+    shutil.copy2(known_good[1], solution / "answer.md")
+    (solution / "solve.sh").write_text(
+        "#!/bin/sh\n# Harbor's oracle: the pack's known-good audit fixture as the agent's final reply.\nset -eu\n"
+        f"mkdir -p {Path(ANSWER_PATH).parent}\ncp /solution/answer.md {ANSWER_PATH}\n", encoding="utf-8")
+
+
+def _agent_solution(solution: Path, case, repo_fixture, known_good: tuple[str, Path]) -> None:
+    with tempfile.TemporaryDirectory(prefix="benchpack-oracle-") as scratch:
+        workspace = Path(scratch) / "repo"
+        shutil.copytree(repo_fixture.resolved, workspace, symlinks=True)
+        _oracle_workspace(case, known_good, workspace)
+        changed = _changed_files(Path(repo_fixture.resolved), workspace)
+        if not changed:
+            raise PackError(Problem(str(known_good[1]), "", "the known-good fixture changes nothing"))
+        (solution / "files").mkdir(parents=True)
+        for path, data in changed.items():
+            if data is not None:
+                target = solution / "files" / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+    (solution / "solve.sh").write_text(_solve_sh(changed), encoding="utf-8")

@@ -51,7 +51,8 @@ def exported_answer(tmp_path_factory) -> dict[str, Path]:
     return found
 
 
-def harbor_paths_run(test_dir: Path, app: Path | None, logs: Path, hide: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def harbor_paths_run(test_dir: Path, app: Path | None, logs: Path, hide: tuple[str, ...] = (),
+                     solution: Path | None = None, script: str = "/tests/test.sh") -> subprocess.CompletedProcess:
     """tests/test.sh as Harbor's separate verifier runs it: /app (the agent's copy; none in answer mode, whose
     verifier image has no /app), /tests read-only, /logs writable, nothing else of the host but the system
     directories (minus `hide`, each replaced by an empty non-executable file), no network."""
@@ -69,8 +70,9 @@ def harbor_paths_run(test_dir: Path, app: Path | None, logs: Path, hide: tuple[s
         argv += ["--ro-bind", "/dev/null", path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", *(["--bind", str(app), "/app"] if app else []),
              "--ro-bind", str(test_dir), "/tests", "--bind", str(logs), "/logs", "--chdir", "/",
+             *(["--ro-bind", str(solution), "/solution"] if solution else []),
              "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-             "--", "/bin/sh", "/tests/test.sh"]
+             "--", "/bin/sh", script]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
 
@@ -160,6 +162,26 @@ def test_answer_mode_scores_every_audit_fixture_as_benchpack_run_does(
     assert done.returncode == 0
     # what the executor did is kept beside the verdict, as `benchpack run` keeps task/ and patch/ logs
     assert (logs / "verifier" / "apply.stdout.log").is_file() and (logs / "verifier" / "answer.diff").is_file()
+
+
+@pytest.mark.bubblewrap
+@pytest.mark.parametrize("mode", ["agent", "answer"])
+def test_harbors_oracle_solution_scores_1_on_every_exported_task(mode, exported, exported_answer, tmp_path):
+    """What `harbor run -a oracle` does, at Harbor's paths without a container: solution/solve.sh in the agent's
+    environment (/app, /solution, /logs/artifacts), then tests/test.sh in the verifier's: reward 1 everywhere."""
+    roots = exported if mode == "agent" else exported_answer
+    tasks = [task for root in roots.values() for task in sorted(root.iterdir()) if task.is_dir()]
+    assert len(tasks) == (6 if mode == "agent" else 5)
+    for task in tasks:
+        work = tmp_path / task.name
+        app = work / "app"
+        shutil.copytree(task / "environment" / "repo", app, symlinks=True)
+        logs = work / "logs"
+        (logs / "artifacts").mkdir(parents=True)
+        solved = harbor_paths_run(task / "tests", app, logs, solution=task / "solution", script="/solution/solve.sh")
+        assert solved.returncode == 0, (task.name, solved.stderr[-2000:])
+        done = harbor_paths_run(task / "tests", app if mode == "agent" else None, logs)
+        assert rewards(logs)[0] == "1", (task.name, done.stdout[-2000:], done.stderr[-2000:])
 
 
 @pytest.mark.bubblewrap
