@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from tests.interop.tools import harbor_python, tool_missing
 EXPORTED_PACKS = ["patch-from-failure", "python-regression-fix", "endpoint-python-correctness",
                   "mini-project-completion", "product-offer-matching"]
 ANSWER_PACKS = EXPORTED_PACKS[:-1]  # product-offer-matching's case is external-agent: agent mode only
+REPO = Path(__file__).resolve().parents[2]
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime", "alternatives")
 
@@ -76,6 +76,30 @@ def harbor_paths_run(test_dir: Path, app: Path | None, logs: Path, hide: tuple[s
     return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
 
+def run_fixture_agent(agent: Path, case_id: str, app: Path, private: Path) -> subprocess.CompletedProcess:
+    """An audit agent script (a cheat among them) as Harbor's agent: it may write only the repository it works
+    on (and its own scratch); the checkout, whose pack holds the holdout labels the verifier reads, is read-only
+    to it (in Harbor those are not in the agent's container at all)."""
+    private.mkdir()
+    (private / "context.json").write_text("{}")
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--tmpfs", "/"]
+    for path in SYSTEM_DIRS:
+        source = Path(path)
+        if source.is_symlink():
+            argv += ["--symlink", str(source.readlink()), path]
+        elif source.is_dir():
+            argv += ["--ro-bind", path, path]
+    for name in ETC:
+        if Path("/etc", name).exists():
+            argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", str(REPO), str(REPO),
+             "--bind", str(app), str(app), "--bind", str(private), str(private), "--chdir", str(private),
+             "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", str(private), "--",
+             *external_agent_command(["/usr/bin/python3", str(agent)], workspace=app, case_id=case_id, out=private,
+                                     repetition=1, context=private / "context.json")]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+
+
 def audit_params(packs=EXPORTED_PACKS, mode="agent") -> list:
     params = []
     for pack_id in packs:
@@ -101,12 +125,7 @@ def test_every_audit_fixture_gets_its_expected_reward_through_the_exported_test_
     app = tmp_path / "app"
     shutil.copytree(task / "environment" / "repo", app, symlinks=True)
     if fixture.agent:  # an external-agent case: the fixture's agent script edits /app, as Harbor's agent would
-        private = tmp_path / "agent"
-        private.mkdir()
-        (private / "context.json").write_text("{}")
-        subprocess.run(external_agent_command([sys.executable, str(fixture.agent)], workspace=app, case_id=case_id,
-                                              out=private, repetition=1, context=private / "context.json"),
-                       cwd=private, capture_output=True, timeout=600)
+        run_fixture_agent(fixture.agent, case_id, app, tmp_path / "agent")
     else:
         fenced_patch_text(app, fixture_answer(pack, fixture), 60.0)
     logs = tmp_path / "logs"
