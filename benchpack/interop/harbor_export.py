@@ -468,6 +468,8 @@ def _export_case(pack, pack_dir: Path, case, root: Path, lock_sha: str, mode: st
         script.chmod(0o755)
     name = task_name(pack.id, case.id, mode)
     timeout = float(case.scoring.timeout_s or 300.0)
+    if mode == "answer":  # the verifier also applies the reply first, bounded by the harness's timeout
+        timeout += float(case.harness.timeout_s or 60.0)
     config = "".join([
         f'schema_version = "{HARBOR_SCHEMA}"\n',
         f'source = "benchpack:{pack.id}@{pack.version}#{case.id}"\n',
