@@ -57,7 +57,7 @@ def publication_of(submission: Submission) -> Publication:
     earned, basis = earned_of(submission)
     return Publication(submission_id=submission.pk, results=published_results_of(submission),
                        claimed_provenance=submission.provenance or "", provenance=earned, provenance_basis=basis,
-                       is_demo=submission.is_demo)
+                       is_demo=submission.is_demo, source=(submission.summary or {}).get("source"))
 
 
 def earned_of(submission: Submission) -> tuple[str, str]:

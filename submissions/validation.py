@@ -95,7 +95,9 @@ def validate_archive(archive_name: str, data: bytes, archive_limits: archives.Ar
             ok=True,
             report=report_dict,
             provenance=manifest.get("provenance"),
-            summary={"runs": [run.get("label") for run in manifest.get("runs", [])], "files": len(files)},
+            summary={"runs": [run.get("label") for run in manifest.get("runs", [])], "files": len(files),
+                     # an imported bundle's label ("imported from TOOL VERSION"), which the catalogue shows
+                     **({"source": manifest["source"]} if isinstance(manifest.get("source"), dict) else {})},
             files=files,
         )
 

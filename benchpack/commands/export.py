@@ -17,8 +17,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("target", choices=("harbor",), help="the format to export to")
     parser.add_argument("pack", metavar="PACK[@VERSION]", help="a bundled pack id (its newest version), ID@VERSION, or a pack directory")
     parser.add_argument("--out", type=Path, required=True, help="the directory to create (must not exist)")
-    parser.add_argument("--mode", choices=("agent",), default="agent",
-                        help="agent: the agent edits /app and the verifier compares it with the pristine fixture")
+    parser.add_argument("--mode", choices=("agent", "answer"), default="agent",
+                        help="agent: the agent edits /app and the verifier compares it with the pristine fixture; "
+                        "answer: the agent writes its final reply to /logs/artifacts/answer.md and the verifier "
+                        "applies it with Benchpack's fenced-patch executor first, the scoring of `benchpack run`")
     parser.set_defaults(handler=handle)
 
 

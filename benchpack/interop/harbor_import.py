@@ -27,7 +27,8 @@ from benchpack.interop.bundle import write_bundle
 from benchpack.interop.common import Imported, ImportRefused, Node, parse_json_text, read_bytes, row, sha256
 
 TOOL = "harbor"
-TASK_NAME = re.compile(r"^benchpack/([a-z0-9][a-z0-9-]*)\.([A-Za-z0-9][A-Za-z0-9_-]*)$")
+# benchpack.interop.harbor_export.task_name: `benchpack/<pack>.<case>`, `….answer` for an answer-mode export.
+TASK_NAME = re.compile(r"^benchpack/([a-z0-9][a-z0-9-]*)\.([A-Za-z0-9][A-Za-z0-9_-]*)(\.answer)?$")
 MAX_TRIALS = 100_000
 
 
@@ -51,9 +52,10 @@ def _seconds(phase: Node | None) -> float | None:
     return value
 
 
-def _exported_digests(exported: Path | None, pack_id: str, version: str | None, cache: dict) -> dict[str, str]:
-    """{task name: "sha256:…"} of what Benchpack exports for pack@version (or what --exported says it did)."""
-    key = (pack_id, version)
+def _exported_digests(exported: Path | None, pack_id: str, version: str | None, mode: str,
+                      cache: dict) -> dict[str, str]:
+    """{task name: "sha256:…"} of what Benchpack exports for pack@version in `mode` (or what --exported says)."""
+    key = (pack_id, version, mode)
     if key in cache:
         return cache[key]
     if exported is not None:
@@ -68,7 +70,7 @@ def _exported_digests(exported: Path | None, pack_id: str, version: str | None, 
 
         try:
             with tempfile.TemporaryDirectory(prefix="benchpack-reexport-") as scratch:
-                tasks = export_pack(f"{pack_id}@{version}" if version else pack_id, Path(scratch) / "x")
+                tasks = export_pack(f"{pack_id}@{version}" if version else pack_id, Path(scratch) / "x", mode)
         except Exception:  # noqa: BLE001 - a pack or version this benchpack does not have binds nothing
             tasks = []
         found = {t.name: f"sha256:{t.digest}" for t in tasks}
@@ -121,13 +123,14 @@ def import_job(job_dir: Path, out: Path, *, exported: Path | None = None, hardwa
         if matched is None:
             refused.append({"trial": trial_name, "task": name, "reason": "not a task Benchpack exports"})
             continue
-        pack_id, case_id = matched.groups()
+        pack_id, case_id, answer_mode = matched.groups()
+        mode = "answer" if answer_mode else "agent"
         version = task.text("version", required=False, nullable=True)
-        if _exported_digests(exported, pack_id, version, digests_cache).get(name) != digest:
+        if _exported_digests(exported, pack_id, version, mode, digests_cache).get(name) != digest:
             refused.append({"trial": trial_name, "task": name, "digest": digest,
                             "reason": f"digest is not the one Benchpack exports for {pack_id}@{version}"})
             continue
-        rows.append(_trial_row(result, trial_dir, harbor_version, pack_id, version, case_id, digest))
+        rows.append(_trial_row(result, trial_dir, harbor_version, pack_id, version, case_id, digest, mode))
         exceptions += 0 if rows[-1]["ok"] else 1
     if errored < exceptions:
         raise stats.refuse(f"says {errored} errored trials but {exceptions} bound trials ended in an exception",
@@ -150,7 +153,9 @@ def import_job(job_dir: Path, out: Path, *, exported: Path | None = None, hardwa
                     f"{len(refused)} refused, {imported.label}")
 
 
-def _trial_row(result: Node, trial_dir: Path, version, pack_id, pack_version, case_id, digest) -> dict:
+def _trial_row(result: Node, trial_dir: Path, version, pack_id, pack_version, case_id, digest, mode) -> dict:
+    # the two export modes are different workloads (agent edits /app; a single final reply): apart on boards
+    case = f"{pack_id}__{case_id}" + ("__answer" if mode == "answer" else "")
     agent_info = result.get("agent_info").obj()
     model_info = agent_info.get("model_info", required=False)
     model = model_info.text("name", required=False) if model_info is not None and model_info.value is not None else None
@@ -169,6 +174,7 @@ def _trial_row(result: Node, trial_dir: Path, version, pack_id, pack_version, ca
               for key in ("environment_setup", "agent_setup", "agent_execution", "verifier")}
     own = {"trial_name": result.text("trial_name"), "trial_id": result.text("id", required=False, most=64),
            "task_digest": digest, "benchpack_pack": f"{pack_id}@{pack_version}", "benchpack_case": case_id,
+           "benchpack_mode": mode,
            "agent": f"{agent_info.text('name')}@{agent_info.text('version', most=64)}",
            "model_api_format": api_format, "local_model": _is_local(base_url), "phases": phases}
     trajectory = trial_dir / "agent" / "trajectory.json"
@@ -177,7 +183,7 @@ def _trial_row(result: Node, trial_dir: Path, version, pack_id, pack_version, ca
         own["steps"] = _steps(_load(trajectory))
     if exception is not None and exception.value is not None:
         exception.obj()
-        return row(TOOL, version, f"{pack_id}__{case_id}", model, ok=False,
+        return row(TOOL, version, case, model, ok=False,
                    error=f"{exception.text('exception_type', most=128)} (not scored: the trial ended in an exception)",
                    tokens=tokens, own=own)
     rewards = result.get("verifier_result").obj().get("rewards").obj()
@@ -185,7 +191,7 @@ def _trial_row(result: Node, trial_dir: Path, version, pack_id, pack_version, ca
     if "reward" not in reward_map:
         raise rewards.refuse("missing", "reward")
     own["rewards"] = reward_map
-    answer = row(TOOL, version, f"{pack_id}__{case_id}", model, ok=True, tokens=tokens, own=own)
+    answer = row(TOOL, version, case, model, ok=True, tokens=tokens, own=own)
     answer["scoring"] = {"mode": "harbor-reward", "passed": reward_map["reward"] == 1}
     return answer
 

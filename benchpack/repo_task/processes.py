@@ -20,8 +20,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psutil
+if TYPE_CHECKING:
+    import psutil
 
 TERMINATE_GRACE_S = 2.0
 
@@ -33,6 +35,11 @@ class ProcessResult:
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
+    # psutil is imported where a tree is stopped, not at module import: the fenced-patch executor (which
+    # imports this module) then runs from the standard library alone in an exported Harbor verifier
+    # (docs/interop.md, answer mode); a timeout there still needs psutil, which that image installs.
+    import psutil
+
     try:
         return psutil.Process(pid).children(recursive=True)
     except psutil.Error:
@@ -47,6 +54,8 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 
 def _signal_all(processes: list[psutil.Process], sig: int) -> None:
+    import psutil
+
     for process in processes:
         try:
             process.send_signal(sig)
@@ -55,6 +64,8 @@ def _signal_all(processes: list[psutil.Process], sig: int) -> None:
 
 
 def _alive(process: psutil.Process) -> bool:
+    import psutil
+
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:

@@ -166,7 +166,8 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
     correct_count = sum(f.correct or 0 for f in scored) if scored else None
     # A migration's historical entry model may predate a column: give it only what it has.
     known = {f.name for f in entry_model._meta.concrete_fields}
-    optional = {"plausibility": verdict, "plausibility_runs": verdicts}
+    optional = {"plausibility": verdict, "plausibility_runs": verdicts,
+                "imported_from": getattr(run, "imported_from", "")}
     entry = entry_model(
         **{name: value for name, value in optional.items() if name in known},
         workload_key=workload_key, system_key=system_key, pack_id=run.pack_id, pack_version=run.pack_version,
@@ -250,7 +251,7 @@ CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_row
 RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_family", "model_quantization",
                "runtime_name", "runtime_version", "hardware_class", "accelerator", "provenance", "is_demo",
                "published_at", "reproduction_state", "flag_note", "system_key", "pack_workload_key",
-               "plausibility_status")
+               "plausibility_status", "imported_from")
 
 
 class _Run:
@@ -260,6 +261,7 @@ class _Run:
 
     def __init__(self, values, intern, columns=RUN_COLUMNS):
         self.plausibility_status = ""  # a historical model without the column: unchecked
+        self.imported_from = ""  # nor this one: measured by Benchpack, as every run was before imports
         for name, value in zip(columns, values):
             setattr(self, name, intern(value, value) if isinstance(value, str) else value)
         self.system_fields = None
@@ -556,20 +558,43 @@ def board_order(pack_id: str, case: str, workload_key: str) -> str:
         lambda name: name in SORTABLE and not entries.filter(**{f"{name}__isnull": True}).exists())
 
 
-def boards() -> list[dict]:
-    """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems}] ("" = whole pack).
+# Which boards a list of boards shows (`?imported=`): imported results are measured by another tool, so the
+# default lists only boards of Benchpack-measured runs (docs/interop.md, "In the registry").
+IMPORTED_CHOICES = ("exclude", "include", "only")
+
+
+def imported_choice(value: str | None) -> str:
+    if value in (None, ""):
+        return "exclude"
+    if value not in IMPORTED_CHOICES:
+        raise QueryError("imported", f"{value!r} is not one of {', '.join(IMPORTED_CHOICES)}")
+    return value
+
+
+def boards(imported: str = "include") -> list[dict]:
+    """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems, imported_from}] ("" = whole pack).
 
     `systems` is what the board itself shows when opened: the rows of its default workload
     (`workloads_of`'s first: most real systems, then most systems, then newest), demo rows left
-    out once real ones exist — one grouped query, the same order as `workloads_of`."""
-    grouped = (LeaderboardEntry.objects.values("pack_id", "case", "workload_key")
-               .annotate(total=Count("id"), real=Count("id", filter=Q(is_demo=False)), last=Max("last_published_at"))
+    out once real ones exist — one grouped query, the same order as `workloads_of`. `imported_from` is
+    "imported from TOOL VERSION" for a board of imported runs (their pack is `imported-TOOL`, so such a board
+    never holds a Benchpack-measured run), else ""; `imported` keeps them ("include"), leaves them out
+    ("exclude") or keeps only them ("only")."""
+    entries = LeaderboardEntry.objects.all()
+    if imported == "exclude":
+        entries = entries.filter(imported_from="")
+    elif imported == "only":
+        entries = entries.exclude(imported_from="")
+    grouped = (entries.values("pack_id", "case", "workload_key")
+               .annotate(total=Count("id"), real=Count("id", filter=Q(is_demo=False)), last=Max("last_published_at"),
+                         imported_from=Max("imported_from"))
                .order_by("pack_id", "case", "-real", "-total", "-last", "workload_key"))
     found: dict[tuple[str, str], dict] = {}
     for row in grouped:
         key = (row["pack_id"], row["case"])
         if key not in found:
-            found[key] = {"pack_id": key[0], "case": key[1], "workloads": 0, "systems": row["real"] or row["total"]}
+            found[key] = {"pack_id": key[0], "case": key[1], "workloads": 0, "systems": row["real"] or row["total"],
+                          "imported_from": row["imported_from"] or ""}
         found[key]["workloads"] += 1
     return list(found.values())
 

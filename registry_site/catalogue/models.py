@@ -63,6 +63,9 @@ class PublishedRun(models.Model):
     # run is published only after an operator's written override (a submission event).
     plausibility_status = models.CharField(max_length=12, blank=True, default="")
     plausibility = models.JSONField(null=True, blank=True)
+    # "imported from TOOL VERSION" when the bundle's manifest `source` says it was imported (`benchpack import`,
+    # docs/interop.md): measured by another tool, not by Benchpack. "" for a run Benchpack measured.
+    imported_from = models.CharField(max_length=128, blank=True, default="", db_index=True)
 
     objects = PublishedRunQuerySet.as_manager()
 
@@ -191,6 +194,8 @@ class LeaderboardEntry(models.Model):
     # plausible if every run is, else unchecked; boards rank checked rows ahead (issue 30 item 5).
     plausibility = models.CharField(max_length=12, default="unchecked")
     plausibility_runs = models.JSONField(null=True, blank=True)  # {status: runs behind the row}
+    # The runs' "imported from TOOL VERSION" (one workload = one tool and version), "" when Benchpack measured them.
+    imported_from = models.CharField(max_length=128, blank=True, default="")
     first_published_at = models.DateTimeField()
     last_published_at = models.DateTimeField()
     representative_run = models.ForeignKey(PublishedRun, on_delete=models.PROTECT, related_name="+")

@@ -127,6 +127,14 @@ class Publication:
     provenance: str  # earned (submissions.publication.earned_of)
     provenance_basis: str
     is_demo: bool
+    # The bundle manifest's `source` ({"kind": "imported", "tool", "tool_version", "label", …}; validated by the
+    # bundle check `imported`), None for a run Benchpack measured.
+    source: dict | None = None
+
+    @property
+    def imported_from(self) -> str:
+        source = self.source if isinstance(self.source, dict) else {}
+        return str(source.get("label") or "") if source.get("kind") == "imported" else ""
 
 
 def judge(result: ResultDir) -> tuple[list[plausibility.Verdict], dict]:
@@ -179,6 +187,7 @@ def publish(publication: Publication) -> list[PublishedRun]:
             pack_workload_key=fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else "",
             plausibility_status=judged["verdict"]["status"],
             plausibility=judged,
+            imported_from=clip(publication.imported_from, "imported_from"),
         )
         PublishedRow.objects.bulk_create(
             PublishedRow(run=run, case=typed.case, repetition=_repetition(typed), ok=typed.ok,

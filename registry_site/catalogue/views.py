@@ -24,7 +24,7 @@ def home(request):
     # answered and correct side by side: correct of the scored answers (null: the pack scores nothing)
     runs = (PublishedRun.objects.public().order_by("-pk").defer("hardware", "run_metadata")
             .annotate(correct=case_sum("passed_rows"), scored=case_sum("scored_rows"))[:100])
-    return render(request, "registry_site/home.html", {"runs": runs, "boards": lb.boards()[:30], "tour": tour()})
+    return render(request, "registry_site/home.html", {"runs": runs, "boards": lb.boards(imported="exclude")[:30], "tour": tour()})
 
 
 @cache_control(public=True, max_age=86400)

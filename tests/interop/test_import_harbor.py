@@ -64,6 +64,28 @@ def test_binding_without_exported_re_exports_the_named_pack_version(tmp_path):
     assert len(parts(out)[1]) == 3
 
 
+def test_an_answer_mode_trial_is_bound_to_the_answer_mode_export_and_kept_apart(tmp_path):
+    """A trial of `benchpack/<pack>.<case>.answer` binds only to the answer-mode export's digest (re-exported
+    here in that mode), and its rows are the case `<pack>__<case>__answer`: another workload than agent mode."""
+    from benchpack.interop.harbor_export import export_pack
+
+    answer = next(t for t in export_pack("patch-from-failure@1.1.0", tmp_path / "answer-export", "answer"))
+    job = _job_copy(tmp_path)
+    for trial, digest in ((TRIAL, answer.digest), ("patch-from-failure__fix-split-bill__trial2", "ab" * 32)):
+        _edit(job / trial / "lock.json", lambda d, digest=digest: d["task"].update(name=answer.name, digest=f"sha256:{digest}"))
+        _edit(job / trial / "result.json", lambda d, digest=digest: d.update(task_name=answer.name, task_checksum=digest))
+    out = tmp_path / "bundle"
+    assert main(["import", "harbor", str(job), "--out", str(out)]) == 0
+    _, rows, metadata = parts(out)
+    by_case = {}
+    for r in rows:
+        by_case.setdefault(r["case"], []).append(r["backend"]["imported"]["figures"]["benchpack_mode"])
+    assert by_case == {"patch-from-failure__fix-split-bill__answer": ["answer"],
+                       "patch-from-failure__fix-split-bill": ["agent"]}
+    refused = {r["trial"]: r["reason"] for r in metadata["imported"]["tool_figures"]["refused_trials"]}
+    assert "not the one Benchpack exports" in refused["patch-from-failure__fix-split-bill__trial2"]
+
+
 def _job_copy(tmp_path: Path) -> Path:
     job = tmp_path / "job"
     shutil.copytree(HARBOR / "job-0.25", job)

@@ -92,3 +92,27 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     targets = {folder_of(module) for _, module in imported_modules(sample, tmp_path)}
     order = documented_order()
     assert "run" in targets and order.index("run") > order.index("measurement")
+
+
+SERVICE_PACKAGES = ("django", "rest_framework", "drf_spectacular", "celery", "allauth", "registry_site",
+                    "submissions", "accounts")
+
+
+def test_the_core_never_imports_django_or_the_service():
+    """`benchpack/` runs without the registry: no import of Django, its apps or the service's packages, anywhere
+    in it (a lazy import too). Text that merely names Django (a cheat fixture's source in a string) is no import."""
+    found = []
+    for path in sorted(CORE.rglob("*.py")):
+        if "kits" in path.relative_to(CORE).parts:
+            continue
+        for line, module in imported_modules(path):
+            if module.split(".")[0] in SERVICE_PACKAGES:
+                found.append(f"{path.relative_to(ROOT)}:{line}: imports {module}")
+    assert not found, "the core imports the service:\n" + "\n".join(found)
+
+
+def test_the_service_import_check_sees_a_lazy_django_import(tmp_path):
+    sample = tmp_path / "benchpack" / "interop" / "x.py"
+    sample.parent.mkdir(parents=True)
+    sample.write_text("def f():\n    from django.db import models\n    import submissions.models\n")
+    assert {m.split(".")[0] for _, m in imported_modules(sample, tmp_path)} == {"django", "submissions"}

@@ -35,7 +35,7 @@ ENTRY_FIELDS = [
     "model", "model_family", "model_quantization", "runtime_name", "runtime_version", "hardware_class", "accelerator",
     *[name for metric in METRICS for name in (metric, f"{metric}_min", f"{metric}_max")],
     "run_count", "rows", "answered", "scored", "correct", "plausibility", "plausibility_runs", "provenance", "reproduced", "flagged", "flag_note",
-    "is_demo", "workload_complete", "system_complete", "first_published_at", "last_published_at",
+    "is_demo", "workload_complete", "system_complete", "first_published_at", "last_published_at", "imported_from",
 ]
 
 
@@ -53,6 +53,9 @@ class EntrySerializer(serializers.ModelSerializer):
                                                    "plausible rows first")
     plausibility_runs = serializers.DictField(child=serializers.IntegerField(), allow_null=True,
                                               help_text="runs behind the row per plausibility verdict")
+    imported_from = serializers.CharField(help_text='"imported from TOOL VERSION" when the runs behind the row were '
+                                                    'measured by another tool and imported (`benchpack import`); '
+                                                    '"" when Benchpack measured them')
 
     class Meta:
         model = LeaderboardEntry
@@ -99,6 +102,8 @@ class BoardIndexSerializer(serializers.Serializer):
     case = serializers.CharField(help_text='"" is the whole-pack board')
     workloads = serializers.IntegerField()
     systems = serializers.IntegerField()
+    imported_from = serializers.CharField(help_text='"imported from TOOL VERSION" for a board of runs another tool '
+                                                    'measured; "" for a board of Benchpack-measured runs')
     url = serializers.SerializerMethodField()
 
     def get_url(self, obj) -> str:
@@ -132,13 +137,26 @@ def _filters(params) -> lb.Filters:
 
 
 class BoardIndex(CatalogueListView):
-    """Every (pack, case) that has a leaderboard; case "" is the whole-pack board."""
+    """Every (pack, case) that has a leaderboard; case "" is the whole-pack board. Boards of results imported
+    from other tools are left out unless `imported=include` (or `only`) asks for them."""
 
     serializer_class = BoardIndexSerializer
     queryset = LeaderboardEntry.objects.none()  # for the schema generator only; get_queryset answers
+    extra_query_parameters = frozenset({"imported"})
+
+    @extend_schema(parameters=[OpenApiParameter(
+        "imported", str, enum=list(lb.IMPORTED_CHOICES),
+        description="boards of runs measured by another tool and imported (`benchpack import`): exclude "
+                    "(default), include, or only those")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        return lb.boards()
+        try:
+            imported = lb.imported_choice(self.request.query_params.get("imported"))
+        except lb.QueryError as error:
+            raise ValidationError({error.param: [error.message]}) from None
+        return lb.boards(imported)
 
 
 BOARD_PARAMETERS = [

@@ -50,7 +50,10 @@ class RunSummarySerializer(serializers.ModelSerializer):
         model = PublishedRun
         fields = ["id", "url", "label", "pack_id", "pack_version", "adapter", "model", "runtime", "hardware_class",
                   "provenance", "provenance_basis", "claimed_provenance", "is_demo", "row_count", "ok_count",
-                  "case_count", "published_at", "plausibility_status", "plausibility"]
+                  "case_count", "published_at", "plausibility_status", "plausibility", "imported_from"]
+        extra_kwargs = {"imported_from": {"help_text": '"imported from TOOL VERSION" when another tool measured '
+                                                       'the run and `benchpack import` made its bundle; "" when '
+                                                       'Benchpack measured it'}}
 
     def get_url(self, obj) -> str:
         return f"/api/v1/runs/{obj.pk}/"

@@ -28,6 +28,9 @@ def _path(prefix: str, value: str) -> str:
 
 def badges(e) -> str:
     parts = ['<span class="badge badge-demo">demo data</span>'] if e.is_demo else []
+    if e.imported_from:  # measured by another tool (docs/interop.md): said in words, not only on hover
+        parts.append('<span class="badge badge-imported" title="measured by another tool, not by Benchpack; ranked '
+                     f'only with runs imported from the same tool">{escape(e.imported_from)}</span>')
     parts.append('<span class="badge badge-provenance" title="strongest provenance among the runs behind this row">'
                  f"{escape(e.provenance)}</span>")
     if e.reproduced:

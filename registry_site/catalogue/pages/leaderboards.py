@@ -37,11 +37,23 @@ CODING_SPEEDS = {"decode_rate": ("decode speed (1/TPOT)", "tok/s", True),
 
 
 def index(request):
+    """Boards of Benchpack-measured runs; boards of imported runs (other tools' measurements) only on request,
+    listed apart and labelled (`?imported=include|only`, docs/interop.md)."""
+    try:
+        imported = lb.imported_choice(request.GET.get("imported"))
+    except lb.QueryError as error:
+        return _query_error(request, error)
+    every = lb.boards()
     boards: dict[str, list[dict]] = {}
-    for board in lb.boards():
-        boards.setdefault(board["pack_id"], []).append(board)
+    imported_boards: dict[str, list[dict]] = {}
+    for board in every:
+        into = imported_boards if board["imported_from"] else boards
+        into.setdefault(board["pack_id"], []).append(board)
     return render(request, "registry_site/leaderboards/index.html",
-                  {"boards": boards, "coding_packs": sorted(coding_pack_ids())})
+                  {"boards": boards if imported != "only" else {},
+                   "imported_boards": imported_boards if imported != "exclude" else {},
+                   "imported_hidden": len(imported_boards) if imported == "exclude" else 0,
+                   "coding_packs": sorted(coding_pack_ids())})
 
 
 def _query_error(request, error: lb.QueryError, context: dict | None = None):

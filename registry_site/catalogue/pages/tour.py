@@ -19,7 +19,7 @@ from registry_site.catalogue.pages.leaderboards import PER_PAGE, coding_pack_ids
 
 
 def _biggest_boards(limit: int = 3) -> list[dict]:
-    return list(LeaderboardEntry.objects.filter(case="").values("pack_id")
+    return list(LeaderboardEntry.objects.filter(case="", imported_from="").values("pack_id")
                 .annotate(systems=Count("system_key", distinct=True)).order_by("-systems", "pack_id")[:limit])
 
 
