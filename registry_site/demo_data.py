@@ -209,8 +209,10 @@ def _run_one(run: DemoRun, ref, out: Path) -> None:
                    host_label="demo-host", run_metadata=metadata, probe_server=False)
     if run.lanes:
         options.update(lanes=tuple(run.lanes), max_depth=run.max_depth)
-    if run.agent:  # every repo-task case solved by the scripted agent, measured by the proxy (docs/agents.md)
-        options.update(agent="demo-scripted-agent", external_agent_argv=[sys.executable, str(AGENT_SCRIPT)],
+    # every repo-task case solved by the scripted agent, measured by the proxy (docs/agents.md); -I -S: the
+    # agent needs the standard library only, and its start is part of the time to solution
+    if run.agent:
+        options.update(agent="demo-scripted-agent", external_agent_argv=[sys.executable, "-I", "-S", str(AGENT_SCRIPT)],
                        agent_timeout_s=120)
     outcome = run_pack(pack, RunOptions(**options))
     if getattr(outcome, "interrupted", False):
