@@ -122,7 +122,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("agent_ttft_s", "agent TTFT", "s", LOWER,
            "median TTFT over the agent's streamed turns (agent_session.ttft_p50_s)",
            "repo-task rows whose agent streamed a turn", True, 3, _at("agent_session.ttft_p50_s")),
-    Metric("agent_turns", "turns", "requests", None,
+    Metric("agent_turns", "turns", "", None,
            "model requests the agent made in its session, through the proxy",
            "repo-task rows an external agent solved through the measuring proxy", False, 0,
            _at("agent_session.turns")),

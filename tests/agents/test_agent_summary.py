@@ -21,7 +21,7 @@ def test_the_line_carries_the_one_pass_rate_and_the_registered_agent_figures():
     assert f"{metric('agent_decode_rate').label} 45.0 tok/s" in line
     assert f"{metric('agent_ttft_s').label} 0.300 s" in line
     assert f"{metric('time_to_solution_s').label} 20.0 s" in line
-    assert "turns 3 requests" in line and line.endswith("tokens in 1000 out 90")
+    assert "turns 3, tokens" in line and line.endswith("tokens in 1000 out 90")
 
 
 def test_no_agent_session_no_line_and_unmeasured_figures_say_so():
