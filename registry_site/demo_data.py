@@ -104,7 +104,8 @@ class DemoRun:
                 "prefill_s_per_token_pair": self.prefill_s_per_token_pair,
                 "itl_s_per_context_token": self.itl_s_per_context_token,
                 # an agent re-sends its conversation every turn; a real server serves the shared start from
-                # its prompt cache (llama-server keeps one per slot): the demo's cache-hit share is one a server would show
+                # its prompt cache (llama-server keeps one per slot): the demo's cache-hit share is one a
+                # server would show
                 "prompt_cache": self.agent,
                 # the runner's own request per case, which under an agent only opens the case: one token
                 "default_tokens": 1 if self.agent else 16}

@@ -250,7 +250,8 @@ def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:
             misses.append(Miss("time to first token not measured", 1.0))
         elif ttft > q.max_ttft_s:
             gap = (ttft - q.max_ttft_s) / q.max_ttft_s if q.max_ttft_s else 1.0
-            misses.append(Miss(f"{who}first token after {ttft:.2f} s, {gap:.0%} over {q.max_ttft_s:g} s", min(gap, 1.0)))
+            misses.append(Miss(f"{who}first token after {ttft:.2f} s, {gap:.0%} over {q.max_ttft_s:g} s",
+                               min(gap, 1.0)))
     if q.min_pass_rate is not None:
         rate = pass_rate(entry)
         if rate is None:

@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     workspace = Path(args.workspace)
     code = workspace / READ_FILE
     observation = code.read_text(encoding="utf-8") if code.is_file() else "(no such file)"
-    messages = [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": f"{context['case']['prompt']}\n\n{STEP_MARKERS[0]} What do you look at first?"}]
+    first = f"{context['case']['prompt']}\n\n{STEP_MARKERS[0]} What do you look at first?"
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": first}]
     follow_ups = (f"{STEP_MARKERS[1]} Here is {READ_FILE}:\n\n{observation}\n\nWhat is wrong?",
                   f"{STEP_MARKERS[2]} Answer with the fix as one fenced unified diff.")
     answer = ask(endpoint, model, messages)

@@ -118,7 +118,8 @@ def test_board_page_board_api_and_answer_agree_on_pass_rate_and_agent_decode(
     too_fast = {**question, "min_decode": f"{row['agent_decode_rate'] * 2:.3f}"}
     missed = client.get(f"/api/v1/answer/?{urlencode(too_fast)}").json()
     assert missed["nothing_meets"] is True
-    assert missed["closest"][0]["misses"][0]["text"].startswith(f"the agent decodes {row['agent_decode_rate']:.1f} tok/s")
+    miss = missed["closest"][0]["misses"][0]["text"]
+    assert miss.startswith(f"the agent decodes {row['agent_decode_rate']:.1f} tok/s"), miss
     assert "Nothing meets all of it" in client.get(f"/answer/?{urlencode(too_fast)}").content.decode()
     stricter = client.get(f"/api/v1/answer/?{urlencode({**question, 'min_pass': '60'})}").json()
     assert stricter["meets"] == [] and "passes 50% of tasks" in stricter["closest"][0]["misses"][0]["text"]

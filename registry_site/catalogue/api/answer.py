@@ -1,10 +1,11 @@
 """`/api/v1/answer/`: the answer page's question as JSON (registry_site.catalogue.answer).
 
-For a row whose runs measured an external agent's sessions, `min_decode` and `max_ttft` are judged on
-the agent's figures (`agent_decode_rate`, `agent_ttft_s`; `speed_basis` says which). The same parameters as `/answer/`: `work` (a pack id, or "coding"), `min_decode` (tok/s),
+The same parameters as `/answer/`: `work` (a pack id, or "coding"), `min_decode` (tok/s),
 `max_ttft` (s), `min_pass` (percent), `hardware_class`, `max_memory_gb`. `meets` lists the
 systems meeting every condition, best first; when it is empty, `closest` lists the ones that
-came closest with what each missed (docs/answer.md).
+came closest with what each missed (docs/answer.md). For a row whose runs measured an external
+agent's sessions, `min_decode` and `max_ttft` are judged on the agent's figures (`agent_decode_rate`,
+`agent_ttft_s`; `speed_basis` says which).
 """
 
 from __future__ import annotations

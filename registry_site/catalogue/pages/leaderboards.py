@@ -138,8 +138,9 @@ def _rank_choices(order: str, scored: bool, agent: bool = False) -> list[tuple[s
     if scored:
         choices.insert(1, ("pass_rate", "pass rate (highest first)"))
     if agent:
+        best = {metric_registry.HIGHER: "highest first", metric_registry.LOWER: "lowest first"}
         choices[2:2] = [(name, f"{metric_registry.label(name)} over the agent's turns "
-                               f"({'highest' if metric_registry.metric(name).direction == metric_registry.HIGHER else 'lowest'} first)")
+                               f"({best[metric_registry.metric(name).direction]})")
                         for name in metric_registry.AGENT_METRICS]
     if order not in dict(choices):
         choices.append((order, f"{column_words(order.lstrip('-'))} ({'reversed' if order.startswith('-') else 'best first'})"))
