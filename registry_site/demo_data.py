@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -95,6 +96,9 @@ class DemoRun:
     prefill_s_per_token_pair: float = 0.0
     itl_s_per_context_token: float = 0.0
     quantization: str = "none"
+    # A coding run whose tasks the demo's scripted agent solves through the measuring proxy (its rows
+    # carry an agent_session): registry_site/demo_agent/scripted_agent.py, the endpoint's prompt cache on.
+    agent: bool = False
     days_ago: float = 0.0  # published this long before seeding ends (a timeline spread over weeks)
 
     @property
@@ -106,7 +110,13 @@ class DemoRun:
         return {"responses": list(self.replies), "ttft_s": self.ttft_s, "itl_s": self.itl_s,
                 "prefill_s_per_token": self.prefill_s_per_token,
                 "prefill_s_per_token_pair": self.prefill_s_per_token_pair,
-                "itl_s_per_context_token": self.itl_s_per_context_token}
+                "itl_s_per_context_token": self.itl_s_per_context_token,
+                # an agent re-sends its conversation every turn; a real server serves the shared start from
+                # its prompt cache (llama-server keeps one per slot): the demo's cache-hit share is one a
+                # server would show
+                "prompt_cache": self.agent,
+                # the runner's own request per case, which under an agent only opens the case: one token
+                "default_tokens": 1 if self.agent else 16}
 
 
 def _timed(pack_id: str, model: str, machine: str, slowdown: float = 1.0, **fields) -> DemoRun:
@@ -125,8 +135,9 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
       a board's page);
     - runtime-sweep with its depth and concurrency lanes on four machines (curves for both lanes);
     - tool-json on four machines;
-    - python-regression-fix (a coding pack): four systems, three runs each, a known-good patch in some
-      of them (pass rate against speed, with a dominated system off the Pareto front);
+    - python-regression-fix (a coding pack): four systems, three runs each, solved by the demo's
+      scripted coding agent through the measuring proxy, the known-good patch in some of them (pass
+      rate beside the agent's own speed over its turns, with a dominated system off the Pareto front);
     - a timeline: one system on desktop-django-wrap, six runs on one runtime version and three on a slower one.
     """
     smoke = [DemoRun("smoke-chat", replies=(DEMO_REPLY,))]
@@ -150,7 +161,8 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
             ("demo/scripted-coder-7b", "desktop", (good, good, bad)),
             ("demo/scripted-1b", "server", (good, bad, bad)),
             ("demo/scripted-coder-7b", "gaming-laptop", (good, bad, bad))):
-        coding += [_timed("python-regression-fix", model, machine, replies=(reply,)) for reply in replies]
+        coding += [_timed("python-regression-fix", model, machine, replies=_agent_script(reply), agent=True)
+                   for reply in replies]
     # A timeline over six weeks: six runs of one version, one every four days, then a slower build
     # (decode down by a third), which the timeline's change detection flags.
     timeline = [_timed(BOARD_PACK, TIMELINE_MODEL, TIMELINE_MACHINE, runtime_version="scripted-2",
@@ -177,6 +189,23 @@ def _coding_replies() -> tuple[str, str]:
     return (audit / "known-good.md").read_text(encoding="utf-8"), (audit / "missing-diff.md").read_text(encoding="utf-8")
 
 
+# The scripted agent's own answers, short as an agent's thinking turns are; its last turn gets the fix.
+AGENT_TURNS = ("Reading versionkit/version.py first.", "Prerelease identifiers compare as strings.")
+
+
+def _agent_script(final_reply: str) -> tuple[dict, ...]:
+    """The scripted endpoint's answers for one agent run, picked by the agent's step markers (latest
+    first: a conversation holds every earlier marker). The runner's own request per case matches none
+    and gets the endpoint's short default answer: under an agent, the agent's turns are the work."""
+    from registry_site.demo_agent.scripted_agent import STEP_MARKERS
+
+    replies = (*AGENT_TURNS, final_reply)
+    return tuple({"match": marker, "content": reply} for marker, reply in reversed(list(zip(STEP_MARKERS, replies))))
+
+
+AGENT_SCRIPT = Path(__file__).resolve().parent / "demo_agent" / "scripted_agent.py"
+
+
 def _run_one(run: DemoRun, ref, out: Path) -> None:
     from benchpack.packs.loader import load_pack, resolve_pack_path
     from benchpack.run.runner import RunOptions, run_pack
@@ -189,6 +218,11 @@ def _run_one(run: DemoRun, ref, out: Path) -> None:
                    host_label="demo-host", run_metadata=metadata, probe_server=False)
     if run.lanes:
         options.update(lanes=tuple(run.lanes), max_depth=run.max_depth)
+    # every repo-task case solved by the scripted agent, measured by the proxy (docs/agents.md); -I -S: the
+    # agent needs the standard library only, and its start is part of the time to solution
+    if run.agent:
+        options.update(agent="demo-scripted-agent", external_agent_argv=[sys.executable, "-I", "-S", str(AGENT_SCRIPT)],
+                       agent_timeout_s=120)
     outcome = run_pack(pack, RunOptions(**options))
     if getattr(outcome, "interrupted", False):
         # run_pack keeps its rows on Ctrl-C and returns; seeding must stop here, not start the next run

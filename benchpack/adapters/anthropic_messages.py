@@ -26,6 +26,7 @@ from typing import Any
 from benchpack.adapters.base import AdapterRequest, StreamTrace, int_or_none, text_or_none
 from benchpack.adapters.events import SSEJsonAdapter, StreamState, api_url, common_body, error_event, merge_usage, usage_tokens
 from benchpack.adapters.tools import anthropic_tools
+from benchpack.adapters.transport import header_lines
 
 DEFAULT_MAX_TOKENS = 4096
 
@@ -132,8 +133,15 @@ def _tokens(state: StreamState) -> dict:
     return usage_tokens(state.usage, prompt, int_or_none(usage.get("output_tokens")), read, state.timings)
 
 
+# The API version Anthropic's Messages API requires on every request (it answers 400 without one);
+# llama-server ignores it. No key is ever sent: a local endpoint needs none.
+ANTHROPIC_VERSION = "2023-06-01"
+
+
 class AnthropicMessagesAdapter(SSEJsonAdapter):
     id = "anthropic-messages"
+    request_headers = (("anthropic-version", ANTHROPIC_VERSION),)
+    _header_lines = header_lines(request_headers)
     endpoint_url = staticmethod(messages_url)
     request_body = staticmethod(build_body)
     take_event = staticmethod(_take_event)

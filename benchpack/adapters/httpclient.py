@@ -43,13 +43,18 @@ class LeanClient(httpx.Client):
                 and not any(self.event_hooks.values()) and self.headers.multi_items() == self._default_headers)
 
     @contextmanager
-    def direct_post(self, url: str, payload: bytes, timeout: httpx.Timeout) -> Iterator[httpx.Response]:
+    def direct_post(self, url: str, payload: bytes, timeout: httpx.Timeout,
+                    extra: tuple[tuple[str, str], ...] = ()) -> Iterator[httpx.Response]:
         parsed = self._urls.get(url)
         if parsed is None:
             if len(self._urls) > 64:
                 self._urls.clear()
             parsed = self._urls[url] = httpx.URL(url)
-        request = httpx.Request("POST", parsed, content=payload, headers=self._json_headers,
+        headers = self._json_headers
+        if extra:
+            headers = httpx.Headers(headers)
+            headers.update(dict(extra))
+        request = httpx.Request("POST", parsed, content=payload, headers=headers,
                                 extensions={"timeout": timeout.as_dict()})
         response = self._fast.handle_request(request)
         response.request = request
@@ -62,14 +67,17 @@ class LeanClient(httpx.Client):
 
 
 @contextmanager
-def post_stream(client: httpx.Client, url: str, payload: bytes, timeout_s: float) -> Iterator[httpx.Response]:
-    """POST a JSON body through an httpx client and yield the response with its body not read yet."""
+def post_stream(client: httpx.Client, url: str, payload: bytes, timeout_s: float,
+                extra: tuple[tuple[str, str], ...] = ()) -> Iterator[httpx.Response]:
+    """POST a JSON body through an httpx client and yield the response with its body not read yet;
+    `extra`: an adapter's own headers, after the shared ones."""
     timeout = httpx.Timeout(timeout_s)
     if isinstance(client, LeanClient) and client.can_go_direct(url):
-        with client.direct_post(url, payload, timeout) as response:
+        with client.direct_post(url, payload, timeout, extra) as response:
             yield response
     else:
-        with client.stream("POST", url, content=payload, timeout=timeout, headers=JSON_STREAM_HEADERS) as response:
+        headers = {**JSON_STREAM_HEADERS, **dict(extra)}
+        with client.stream("POST", url, content=payload, timeout=timeout, headers=headers) as response:
             yield response
 
 

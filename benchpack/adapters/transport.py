@@ -61,16 +61,27 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def header_lines(extra: tuple[tuple[str, str], ...] = ()) -> list[tuple[bytes, bytes]]:
+    """The plain client's head for the timed POST with an adapter's own headers after the shared ones
+    (built once per adapter class, not per request)."""
+    return _JSON_HEADER_LINES + [(name.encode(), value.encode()) for name, value in extra]
+
+
 @contextmanager
-def post_stream(client: Any, url: str, payload: bytes, timeout_s: float) -> Iterator[Any]:
-    """POST a JSON body and yield the response with its body not read yet (PlainClient or an httpx client)."""
+def post_stream(client: Any, url: str, payload: bytes, timeout_s: float,
+                headers: tuple[tuple[str, str], ...] = (),
+                lines: list[tuple[bytes, bytes]] = _JSON_HEADER_LINES) -> Iterator[Any]:
+    """POST a JSON body and yield the response with its body not read yet (PlainClient or an httpx client).
+
+    `headers`: an adapter's own headers (anthropic-messages' `anthropic-version`), sent after the shared
+    ones on either path; `lines` is the same set as the plain client's head (`header_lines(headers)`)."""
     if isinstance(client, PlainClient):
-        with client.post_json(url, payload, timeout_s, _JSON_HEADER_LINES) as response:
+        with client.post_json(url, payload, timeout_s, lines) as response:
             yield response
     else:
         from benchpack.adapters.httpclient import post_stream as httpx_post_stream
 
-        with httpx_post_stream(client, url, payload, timeout_s) as response:
+        with httpx_post_stream(client, url, payload, timeout_s, headers) as response:
             yield response
 
 
@@ -195,6 +206,10 @@ class ClientOwningAdapter:
     endpoint_url: Callable[[str], str]
     request_body: Callable[[AdapterRequest], dict]
     new_state: Callable[[], Any]
+    # Headers the API requires beside the shared ones, and the plain client's head with them (a subclass
+    # that names `request_headers` sets `_header_lines = header_lines(request_headers)`).
+    request_headers: tuple[tuple[str, str], ...] = ()
+    _header_lines: list[tuple[bytes, bytes]] = _JSON_HEADER_LINES
 
     def __init__(self, client: Any = None) -> None:
         self._client = client  # injected (httpx), or the httpx client made for an https:// endpoint
@@ -268,7 +283,8 @@ class ClientOwningAdapter:
         with timed_window():
             trace.start = perf_counter()
             try:
-                with post_stream(client, url, payload, request.timeout_s) as response:
+                with post_stream(client, url, payload, request.timeout_s, self.request_headers,
+                                 self._header_lines) as response:
                     # The clock starts when the request's last byte left (the kernel's transmit stamp, or
                     # the reading as sendall() returned), not at the reading above: with many streams in
                     # one process a thread waits for the GIL between the two, and the server never sees

@@ -180,22 +180,26 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def agent_lines(rows: list[dict]) -> list[str]:
-    """Pass rate and speed together, over the rows an agent session was measured for (docs/agents.md)."""
+    """Pass rate and speed together, over the rows an agent session was measured for (docs/agents.md):
+    the pass rate as every surface words it, and the agent's figures with the metric registry's labels
+    and digits (the names the registry's boards and answer use), medians over the tasks."""
     from benchpack.measurement.stats import median
+    from benchpack.results.metrics import AGENT_METRICS, metric, pass_text
 
     sessions = [r for r in rows if isinstance(r.get("agent_session"), dict)]
     if not sessions:
         return []
-    passed = sum(1 for r in sessions if (r.get("scoring") or {}).get("passed") is True)
-    figure = lambda key: median(r["agent_session"].get(key) for r in sessions)  # noqa: E731
-    fmt = lambda value, unit: "n/a" if value is None else f"{value:.3g} {unit}"  # noqa: E731
-    return [
-        f"agent: pass rate {passed}/{len(sessions)} ({100 * passed / len(sessions):.0f} %); "
-        f"median per session: time to solution {fmt(figure('time_to_solution_s'), 's')}, "
-        f"{fmt(figure('turns'), 'turns')}, TTFT p50 {fmt(figure('ttft_p50_s'), 's')}, "
-        f"decode p50 {fmt(figure('decode_tps_p50'), 'tok/s')}, tokens in {fmt(figure('prompt_tokens'), '')}"
-        f"out {fmt(figure('output_tokens'), '')}".replace("  ", " "),
-    ]
+    verdicts = [(r.get("scoring") or {}).get("passed") for r in sessions]
+    scored = [v for v in verdicts if isinstance(v, bool)]
+    figures = []
+    for name in (*AGENT_METRICS, "agent_turns"):
+        m = metric(name)
+        value = median(m.value(r) for r in sessions)
+        figures.append(f"{m.label} {m.display(value)}{' ' + m.unit if value is not None and m.unit else ''}")
+    tokens = lambda key: median(r["agent_session"].get(key) for r in sessions)  # noqa: E731
+    shown = lambda value: "—" if value is None else f"{value:.0f}"  # noqa: E731
+    return [f"agent: pass rate {pass_text(sum(scored), len(scored))}; median per task: {', '.join(figures)}, "
+            f"tokens in {shown(tokens('prompt_tokens'))} out {shown(tokens('output_tokens'))}"]
 
 
 def print_summary(outcome, already_printed: list[str] = ()) -> None:

@@ -389,8 +389,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         prompt = apis.prompt_text(self.path, body)
         config, reply = self.state.next_reply(prompt)
-        record = {"path": self.path, "body": body, "received_at": received, "arrived_at": self.arrived_at,
-                  "status": 200,
+        # the request's headers, names lower-cased (what an API requires, e.g. anthropic-version); never a key
+        headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")}
+        record = {"path": self.path, "body": body, "headers": headers, "received_at": received,
+                  "arrived_at": self.arrived_at, "status": 200,
                   "sends": [], "token_times": [], "content_times": [], "content_done": [], "content_planned": [],
                   "tool_times": [], "end_at": None}
         self.out = self.state.writer.stream(self.connection)

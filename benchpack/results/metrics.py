@@ -110,7 +110,25 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "tasks passed ÷ tasks scored, counted over every run behind the figure (never a median of "
            "runs' own rates), with a 95 % Wilson interval",
            "answered rows of scored packs", True, 2, _pass),
+    # An external agent's session, measured by the proxy over every model request the agent made
+    # (`agent_session`, docs/agents.md): the speed a coding agent actually saw while solving the task.
+    Metric("time_to_solution_s", "time to solution", "s", LOWER,
+           "agent started → agent exited, per task (the agent's own tool and test time included, the verifier's not)",
+           "repo-task rows an external agent solved through the measuring proxy", True, 1,
+           _at("agent_session.time_to_solution_s")),
+    Metric("agent_decode_rate", "agent decode", "tok/s", HIGHER,
+           "1 ÷ the median TPOT over the agent's streamed turns (agent_session.decode_tps_p50)",
+           "repo-task rows whose agent streamed 2+ tokens in a turn", True, 1, _at("agent_session.decode_tps_p50")),
+    Metric("agent_ttft_s", "agent TTFT", "s", LOWER,
+           "median TTFT over the agent's streamed turns (agent_session.ttft_p50_s)",
+           "repo-task rows whose agent streamed a turn", True, 3, _at("agent_session.ttft_p50_s")),
+    Metric("agent_turns", "turns", "", None,
+           "model requests the agent made in its session, through the proxy",
+           "repo-task rows an external agent solved through the measuring proxy", False, 0,
+           _at("agent_session.turns")),
 )}
+# The figures of an agent's session, in the order every surface shows them beside the pass rate.
+AGENT_METRICS = ("agent_decode_rate", "agent_ttft_s", "time_to_solution_s")
 
 # The figure a board ranks by when the request does not name one, best
 # first: decode when every row of the board has it, else TTFT, else the pass

@@ -8,6 +8,11 @@ it, ranked, each with its evidence (runs, spread, reproduced or not, the runs' p
 much they missed. The page (`registry_site.catalogue.pages.answer`) and the API (`registry_site.catalogue.api.answer`)
 both call `answer`; rules and examples: docs/answer.md.
 
+Speed, for a row whose runs had an external agent solve the tasks through the measuring proxy, is the
+agent's own (metrics.AGENT_METRICS: decode and TTFT over the agent's turns, the medians the boards show
+in their agent columns); for any other row it is the runner's request (decode_rate, ttft_s). Each
+candidate says which (`speed_basis`).
+
 Candidates are leaderboard rows (one system on one whole-pack workload, over its public runs), with
 the rankings' demo rule: demo rows leave once real rows exist for the same workload. A figure that
 was not measured (a pack without pass/fail scoring, a row without a decode rate) never meets a
@@ -124,6 +129,19 @@ class Candidate:
         return pass_rate(self.entry)
 
     @property
+    def speed_basis(self) -> str:
+        return speed_basis(self.entry)
+
+    @property
+    def decode(self) -> float | None:
+        """The decode rate the question is judged on (see `speed_basis`)."""
+        return decode_of(self.entry)
+
+    @property
+    def ttft(self) -> float | None:
+        return ttft_of(self.entry)
+
+    @property
     def plausibility(self) -> dict:
         """plausibility status -> runs behind the row (stored on the leaderboard row)."""
         return self.entry.plausibility_runs or {}
@@ -171,6 +189,23 @@ def pass_rate(entry: LeaderboardEntry) -> float | None:
     return metric_registry.pass_rate(entry.correct, entry.scored)
 
 
+AGENT, REQUEST = "agent", "request"
+
+
+def speed_basis(entry: LeaderboardEntry) -> str:
+    """"agent" when the row's runs measured an agent's turns (its decode and TTFT are the agent's), else
+    "request" (the runner's own request per case)."""
+    return AGENT if entry.agent_decode_rate is not None or entry.agent_ttft_s is not None else REQUEST
+
+
+def decode_of(entry: LeaderboardEntry) -> float | None:
+    return entry.agent_decode_rate if speed_basis(entry) == AGENT else entry.decode_rate
+
+
+def ttft_of(entry: LeaderboardEntry) -> float | None:
+    return entry.agent_ttft_s if speed_basis(entry) == AGENT else entry.ttft_s
+
+
 def memory_gb(hardware_class: str) -> int | None:
     """The RAM bucket at the end of a hardware class ("…+64gb", "apple-m5-max-128gb")."""
     found = _RAM.search(hardware_class or "")
@@ -202,18 +237,21 @@ def work_choices() -> list[str]:
 
 def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:
     misses = []
+    who = "the agent " if speed_basis(entry) == AGENT else ""
+    decode, ttft = decode_of(entry), ttft_of(entry)
     if q.min_decode_tps is not None:
-        if entry.decode_rate is None:
+        if decode is None:
             misses.append(Miss("decode rate not measured", 1.0))
-        elif entry.decode_rate < q.min_decode_tps:
-            gap = (q.min_decode_tps - entry.decode_rate) / q.min_decode_tps if q.min_decode_tps else 0.0
-            misses.append(Miss(f"decodes {entry.decode_rate:.1f} tok/s, {gap:.0%} below {q.min_decode_tps:g}", gap))
+        elif decode < q.min_decode_tps:
+            gap = (q.min_decode_tps - decode) / q.min_decode_tps if q.min_decode_tps else 0.0
+            misses.append(Miss(f"{who}decodes {decode:.1f} tok/s, {gap:.0%} below {q.min_decode_tps:g}", gap))
     if q.max_ttft_s is not None:
-        if entry.ttft_s is None:
+        if ttft is None:
             misses.append(Miss("time to first token not measured", 1.0))
-        elif entry.ttft_s > q.max_ttft_s:
-            gap = (entry.ttft_s - q.max_ttft_s) / q.max_ttft_s if q.max_ttft_s else 1.0
-            misses.append(Miss(f"first token after {entry.ttft_s:.2f} s, {gap:.0%} over {q.max_ttft_s:g} s", min(gap, 1.0)))
+        elif ttft > q.max_ttft_s:
+            gap = (ttft - q.max_ttft_s) / q.max_ttft_s if q.max_ttft_s else 1.0
+            misses.append(Miss(f"{who}first token after {ttft:.2f} s, {gap:.0%} over {q.max_ttft_s:g} s",
+                               min(gap, 1.0)))
     if q.min_pass_rate is not None:
         rate = pass_rate(entry)
         if rate is None:
@@ -228,7 +266,9 @@ def _sort_key(candidate: Candidate, q: Question):
     # Correct enough first when correctness was asked for, then fastest decode, then quickest first token.
     passed = -(pass_rate(e) or 0.0) if q.min_pass_rate is not None else 0.0
     # Checked rows first: an unchecked row with an invented GPU never heads the answer.
-    return (PLAUSIBILITY_TIER.get(candidate.plausibility_verdict, 1), passed, -(e.decode_rate or 0.0), e.ttft_s if e.ttft_s is not None else float("inf"), e.pk)
+    decode, ttft = decode_of(e), ttft_of(e)
+    return (PLAUSIBILITY_TIER.get(candidate.plausibility_verdict, 1), passed, -(decode or 0.0),
+            ttft if ttft is not None else float("inf"), e.pk)
 
 
 def answer(q: Question) -> Answer:

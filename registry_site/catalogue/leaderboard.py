@@ -41,7 +41,8 @@ SORTABLE = (
     "runtime_version", "hardware_class", "accelerator", "provenance", "first_published_at", "last_published_at",
 )
 DEFAULT_ORDER = "decode_rate"
-CASE_METRIC_FIELDS = ("decode_rate", "decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s")
+CASE_METRIC_FIELDS = ("decode_rate", "decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s",
+                      *metric_registry.AGENT_METRICS)
 
 
 class QueryError(ValueError):
@@ -99,6 +100,9 @@ class RunFigures:
     prefill_tps: float | None = None
     tpot_s: float | None = None
     wall_s: float | None = None
+    agent_decode_rate: float | None = None
+    agent_ttft_s: float | None = None
+    time_to_solution_s: float | None = None
     workload_fields: dict | None = None
     cache_state: str = ""
 
@@ -109,9 +113,8 @@ class RunFigures:
 
 def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
     return RunFigures(run=run, rows=case.rows, answered=case.ok_rows, scored=case.scored_rows,
-                      correct=case.passed_rows, decode_rate=case.decode_rate, decode_tps=case.decode_tps, ttft_s=case.ttft_s,
-                      prefill_tps=case.prefill_tps, tpot_s=case.tpot_s, wall_s=case.wall_s,
-                      workload_fields=case.workload_fields, cache_state=case.cache_state)
+                      correct=case.passed_rows, workload_fields=case.workload_fields, cache_state=case.cache_state,
+                      **{name: getattr(case, name, None) for name in CASE_METRIC_FIELDS})
 
 
 def _is_lane_case(case) -> bool:

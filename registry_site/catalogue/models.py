@@ -116,6 +116,11 @@ class PublishedCase(models.Model):
     prompt_tokens = models.FloatField(null=True)
     cached_prompt_tokens = models.FloatField(null=True)
     scored_rows = models.PositiveIntegerField(null=True)  # ok rows with a pass/fail verdict
+    # An external agent's sessions (the rows' `agent_session`, docs/agents.md): medians over the ok rows
+    # that carry one, so the pass rate above has the speed the agent saw beside it. Null: no agent session.
+    time_to_solution_s = models.FloatField(null=True)
+    agent_decode_rate = models.FloatField(null=True)
+    agent_ttft_s = models.FloatField(null=True)
 
     objects = PublishedCaseQuerySet.as_manager()
 
@@ -138,7 +143,9 @@ class PublishedRow(models.Model):
 
 
 # Names from benchpack.results.metrics; decode_tps (legacy) is kept as a column but never ranked.
-METRICS = ("decode_rate", "decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s", "pass_rate")
+# The agent figures (metrics.AGENT_METRICS) come from the agent sessions of repo-task rows.
+METRICS = ("decode_rate", "decode_tps", "ttft_s", "prefill_tps", "tpot_s", "wall_s", "pass_rate",
+           "agent_decode_rate", "agent_ttft_s", "time_to_solution_s")
 
 
 def _metric_fields():

@@ -237,6 +237,7 @@ def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system
         cache_state = workload.fields["cache_state"]
         timings = [r.timing or _NO_TIMING for r in ok_rows]
         tokens = [r.tokens or _NO_TOKENS for r in ok_rows]
+        sessions = [r.agent_session for r in ok_rows if r.agent_session is not None]
         cases.append(
             PublishedCase(
                 run=run,
@@ -260,6 +261,10 @@ def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system
                 total_tps=stats.median(t.total_tps for t in timings),
                 prompt_tokens=stats.median(k.prompt for k in tokens),
                 cached_prompt_tokens=stats.median(k.cached_prompt for k in tokens),
+                # metrics.AGENT_METRICS, typed: the agent's own speed beside the verdict (docs/agents.md)
+                time_to_solution_s=stats.median(s.time_to_solution_s for s in sessions),
+                agent_decode_rate=stats.median(s.decode_tps_p50 for s in sessions),
+                agent_ttft_s=stats.median(s.ttft_p50_s for s in sessions),
             )
         )
     return cases

@@ -13,6 +13,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 
+from benchpack.adapters import ADAPTER_IDS
 from submissions.runqueue import states
 from submissions.runqueue.querysets import RunnerHostQuerySet, RunRequestQuerySet
 
@@ -20,7 +21,8 @@ HOST_NAME_RE = r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$"
 host_name_validator = RegexValidator(
     HOST_NAME_RE, "lower-case letters, digits and '-', at most 40 characters (it becomes the queue runs.<name>)"
 )
-ADAPTER_CHOICES = [("openai-chat", "openai-chat"), ("ollama-generate", "ollama-generate")]
+# Every adapter the runner has (benchpack.adapters): a queued run can speak what coding agents speak.
+ADAPTER_CHOICES = [(adapter_id, adapter_id) for adapter_id in ADAPTER_IDS]
 STREAM_USAGE_CHOICES = [("include", "include"), ("omit", "omit")]
 
 

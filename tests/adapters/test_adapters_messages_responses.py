@@ -150,3 +150,22 @@ def test_malformed_tool_arguments_are_kept_as_text():
                                                                     stream=True, tools=TOOLS))
     assert result.ok and result.tool_calls == [{"id": "t", "name": "f", "arguments": '{"a": '}]
     assert result.finish_reason == "tool_use" and result.tokens["output"] == 2
+
+
+@pytest.mark.parametrize("client", ["plain", "httpx"])
+@pytest.mark.parametrize("stream", [True, False])
+def test_anthropic_messages_sends_the_api_version_anthropic_requires(srv, client, stream):
+    """Anthropic's API answers 400 without `anthropic-version`; llama-server ignores it. Sent on the plain
+    client's path (an http:// endpoint) and on the httpx path (an injected client, as a runner host's);
+    the other adapters send no such header."""
+    from benchpack.adapters.httpclient import LeanClient
+
+    made = None if client == "plain" else LeanClient()
+    for adapter_id in ("anthropic-messages", "openai-responses", "openai-chat"):
+        srv.reset()
+        result = get_adapter(adapter_id, made).run(request(srv, stream))
+        assert result.ok, result.error
+        [record] = srv.log()
+        expected = "2023-06-01" if adapter_id == "anthropic-messages" else None
+        assert record["headers"].get("anthropic-version") == expected, adapter_id
+        assert record["headers"]["content-type"] == "application/json"

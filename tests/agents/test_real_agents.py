@@ -77,7 +77,7 @@ def test_real_mini_swe_agent_solves_a_bundled_task_replayed_by_the_scripted_endp
     assert session["ttft_p50_s"] == pytest.approx(0.02, abs=0.03)
     assert session["prompt_growth_per_turn"] > 0
     assert session["time_to_solution_s"] > session["model_time_s"] > 0
-    assert "agent: pass rate 1/1 (100 %)" in printed
+    assert "agent: pass rate 100 % (1 of 1 task; 95 % interval 21–100 %); median per task: agent decode " in printed
 
 
 @pytest.mark.slow
@@ -141,4 +141,4 @@ def test_real_aider_solves_a_bundled_task_replayed_by_the_scripted_endpoint(tmp_
     recorded = turns(out)
     assert len(recorded) >= 1 and all(t["ok"] for t in recorded), recorded
     assert row["agent_session"]["turns"] == len(recorded)
-    assert "agent: pass rate 1/1 (100 %)" in capsys.readouterr().out
+    assert "agent: pass rate 100 % (1 of 1 task; 95 % interval 21–100 %)" in capsys.readouterr().out

@@ -3,7 +3,9 @@
 The same parameters as `/answer/`: `work` (a pack id, or "coding"), `min_decode` (tok/s),
 `max_ttft` (s), `min_pass` (percent), `hardware_class`, `max_memory_gb`. `meets` lists the
 systems meeting every condition, best first; when it is empty, `closest` lists the ones that
-came closest with what each missed (docs/answer.md).
+came closest with what each missed (docs/answer.md). For a row whose runs measured an external
+agent's sessions, `min_decode` and `max_ttft` are judged on the agent's figures (`agent_decode_rate`,
+`agent_ttft_s`; `speed_basis` says which).
 """
 
 from __future__ import annotations
@@ -37,6 +39,18 @@ class AnswerSystemSerializer(serializers.Serializer):
     ttft_s = serializers.FloatField(source="entry.ttft_s", allow_null=True)
     ttft_s_min = serializers.FloatField(source="entry.ttft_s_min", allow_null=True)
     ttft_s_max = serializers.FloatField(source="entry.ttft_s_max", allow_null=True)
+    agent_decode_rate = serializers.FloatField(
+        source="entry.agent_decode_rate", allow_null=True,
+        help_text="the agent's decode over its turns, tok/s: median over the runs of 1 / the median TPOT of each "
+                  "task's turns (null: no agent session measured)")
+    agent_decode_rate_min = serializers.FloatField(source="entry.agent_decode_rate_min", allow_null=True)
+    agent_decode_rate_max = serializers.FloatField(source="entry.agent_decode_rate_max", allow_null=True)
+    agent_ttft_s = serializers.FloatField(source="entry.agent_ttft_s", allow_null=True,
+                                          help_text="the agent's median TTFT over its turns, s (median over the runs)")
+    time_to_solution_s = serializers.FloatField(source="entry.time_to_solution_s", allow_null=True,
+                                                help_text="agent started → agent exited per task, s (median)")
+    speed_basis = serializers.CharField(help_text='"agent": min_decode and max_ttft were judged on the agent\'s '
+                                                  'figures; "request": on the runner\'s own request per case')
     pass_rate = serializers.FloatField(allow_null=True, help_text="tasks passed / tasks scored over every run "
                                                                   "behind the row (the boards' figure)")
     pass_interval = serializers.ListField(source="entry.pass_interval", child=serializers.FloatField(), allow_null=True,

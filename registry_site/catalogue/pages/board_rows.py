@@ -88,7 +88,8 @@ def phone_figure(e, ranked: str | None) -> str:
     return f'<span class="phone-figure">{escape(metric.label)} {escape(text)}</span>'
 
 
-def row(e, rank: int, metric_names: list[str], scored: bool, ranked: str | None = None) -> str:
+def row(e, rank: int, metric_names: list[str], scored: bool, ranked: str | None = None,
+        agent_names: tuple[str, ...] = ()) -> str:
     multi = e.run_count > 1
     quantization = f" <small>{escape(e.model_quantization)}</small>" if e.model_quantization else ""
     quantization += phone_figure(e, ranked)
@@ -105,6 +106,8 @@ def row(e, rank: int, metric_names: list[str], scored: bool, ranked: str | None 
     if scored:
         correct = "—" if e.scored is None else f"{e.correct}/{e.scored}"
         cells.append(f'<td class="num">{correct}</td><td class="num">{pass_cell(e)}</td>')
+    # the agent's speed over its turns, beside the pass rate of the same runs (metrics.AGENT_METRICS)
+    cells.extend(_metric_cell(e, name, multi) for name in agent_names)
     cells.append(f'<td class="num">{e.run_count}</td>')
     cells.append(f"<td>{verdict(e)}</td>")
     cells.append(f"<td>{badges(e)}</td>")
@@ -128,11 +131,12 @@ TIER_HEADINGS = {
 }
 
 
-def rows(entries, first_rank: int, metric_names: list[str], scored: bool, ranked: str | None = None) -> SafeString:
+def rows(entries, first_rank: int, metric_names: list[str], scored: bool, ranked: str | None = None,
+         agent_names: tuple[str, ...] = ()) -> SafeString:
     """The ranked rows, checked ones first (leaderboard.checked_first), with a heading row where the
     unchecked and implausible groups begin, so they read apart rather than as lower ranks of one list."""
     html, previous = [], None
-    width = 8 + len(metric_names) + (2 if scored else 0)
+    width = 8 + len(metric_names) + (2 if scored else 0) + len(agent_names)
     for i, e in enumerate(entries):
         status = e.plausibility or "unchecked"
         if status != previous and status in TIER_HEADINGS and (previous is not None or first_rank > 1 or
@@ -140,8 +144,12 @@ def rows(entries, first_rank: int, metric_names: list[str], scored: bool, ranked
             html.append(f'<tr class="tier-row tier-{status}"><td colspan="{width + 1}">{TIER_HEADINGS[status]}'
                         "</td></tr>")
         previous = status
-        html.append(row(e, first_rank + i, metric_names, scored, ranked))
+        html.append(row(e, first_rank + i, metric_names, scored, ranked, agent_names))
     return mark_safe("".join(html))
+
+
+# The coding table's speeds, in its header's order: the agent's over its turns, then the runner's request.
+CODING_TABLE_SPEEDS = (*metric_registry.AGENT_METRICS, "decode_rate", "wall_s")
 
 
 def coding_rows(rows: list[dict]) -> SafeString:
@@ -153,7 +161,7 @@ def coding_rows(rows: list[dict]) -> SafeString:
             f'<tr><td><a href="/runs/{e.representative_run_id}/">{escape(e.model)}</a></td>'
             f"<td>{escape(e.runtime_name)} {escape(e.runtime_version)}</td><td>{escape(e.hardware_class or '—')}</td>"
             f'<td class="num">{pass_cell(e)}</td><td class="num">{e.correct}/{e.scored}</td>'
-            f'<td class="num">{sig(e.decode_rate)}</td><td class="num">{sig(e.wall_s)}</td>'
+            + "".join(f'<td class="num">{sig(getattr(e, name))}</td>' for name in CODING_TABLE_SPEEDS) +
             f'<td class="num">{e.run_count}</td><td>{"on the front" if item["on_front"] else ""}</td>'
             f"<td>{verdict(e)}</td><td>{badges(e)}</td></tr>")
     return mark_safe("".join(html))

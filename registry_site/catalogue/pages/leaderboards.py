@@ -12,6 +12,7 @@ import functools
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
@@ -32,8 +33,16 @@ CHOICE_FILTERS = (("model_family", "Model family", "model_family"),
                   ("quantization", "Quantization", "model_quantization"),
                   ("runtime", "Runtime", "runtime_name"), ("runtime_version", "Runtime version", "runtime_version"),
                   ("hardware_class", "Hardware class", "hardware_class"))
-CODING_SPEEDS = {"decode_rate": ("decode speed (1/TPOT)", "tok/s", True),
+# The agent's figures over its turns (metrics.AGENT_METRICS), shown beside the pass rate on a board
+# whose runs measured an external agent's sessions (issue 29 item 5).
+AGENT_COLUMNS = tuple((name, metric_registry.label(name), metric_registry.metric(name).unit)
+                      for name in metric_registry.AGENT_METRICS)
+CODING_SPEEDS = {"agent_decode_rate": ("agent decode over its turns (1/TPOT)", "tok/s", True),
+                 "time_to_solution_s": ("agent's time to solution per task", "s", False),
+                 "decode_rate": ("decode speed (1/TPOT)", "tok/s", True),
                  "wall_s": ("wall time per task", "s", False)}
+CODING_TABLE_COLUMNS = tuple((metric_registry.label(name), metric_registry.metric(name).unit)
+                             for name in board_rows.CODING_TABLE_SPEEDS)
 
 
 def index(request):
@@ -78,11 +87,13 @@ def board(request, pack_id: str, case: str = ""):
         request.GET.get("page"))
     kept = {k: v for k, v in request.GET.items() if k not in ("page", "order") and v}
     scored = found.entries.filter(scored__isnull=False).exists()
+    agent = has_agent_figures(found.entries)
+    agent_columns = AGENT_COLUMNS if agent else ()
     first_rank = page.start_index() if page.paginator.count else 1
     cases = _cases_of(pack_id)
     return render(request, "registry_site/leaderboards/board.html", {
         "rows": board_rows.rows(page.object_list, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored,
-                                ranked=order),
+                                ranked=order, agent_names=tuple(name for name, _, _ in agent_columns)),
         # the filters fold away (a phone saw ~700 px of them before the table) unless one is in use
         "filtered": any(k not in ("workload",) for k in kept) or "order" in request.GET,
         "board": found,
@@ -91,13 +102,14 @@ def board(request, pack_id: str, case: str = ""):
         "page": page,
         "columns": _sort_links(kept, order),
         "metric_columns": METRIC_COLUMNS,
+        "agent_columns": agent_columns,
         "filters": filters,
         "choices": _choices(pack_id, case, found.workload.key),
         "provenances": lb.PROVENANCES,
         "query": urlencode({**kept, "order": order}),
         "params": request.GET,
         "scored": scored,
-        "rank_choices": _rank_choices(order, scored),
+        "rank_choices": _rank_choices(order, scored, agent),
         "order_label": lb.order_label(order),
         "cases": cases,
         "has_depth_lane": any(DEPTH_MARK in c for c in cases),
@@ -114,7 +126,8 @@ WORDS = {"decode_tps": "decode speed", "ttft_s": "time to first token", "prefill
          "tpot_s": "time per output token", "wall_s": "wall time", "pass_rate": "pass rate", "run_count": "runs",
          "model_family": "model family", "model_quantization": "quantization", "runtime_name": "runtime",
          "runtime_version": "runtime version", "hardware_class": "hardware class",
-         "first_published_at": "first run", "last_published_at": "latest run"}
+         "first_published_at": "first run", "last_published_at": "latest run",
+         **{name: metric_registry.label(name) for name in metric_registry.AGENT_METRICS}}
 
 
 def column_words(name: str) -> str:
@@ -125,11 +138,22 @@ def column_words(name: str) -> str:
     return WORDS.get(name, name.replace("_", " "))
 
 
-def _rank_choices(order: str, scored: bool) -> list[tuple[str, str]]:
+def has_agent_figures(entries) -> bool:
+    """Whether any row of a board has an agent session's figures (its runs had an agent solve the tasks)."""
+    return entries.filter(Q(agent_decode_rate__isnull=False) | Q(agent_ttft_s__isnull=False) |
+                          Q(time_to_solution_s__isnull=False)).exists()
+
+
+def _rank_choices(order: str, scored: bool, agent: bool = False) -> list[tuple[str, str]]:
     """The metrics a board is usually ranked by; a column sorted from its header is kept as an option."""
     choices = list(RANK_CHOICES)
     if scored:
         choices.insert(1, ("pass_rate", "pass rate (highest first)"))
+    if agent:
+        best = {metric_registry.HIGHER: "highest first", metric_registry.LOWER: "lowest first"}
+        choices[2:2] = [(name, f"{metric_registry.label(name)} over the agent's turns "
+                               f"({best[metric_registry.metric(name).direction]})")
+                        for name in metric_registry.AGENT_METRICS]
     if order not in dict(choices):
         choices.append((order, f"{column_words(order.lstrip('-'))} ({'reversed' if order.startswith('-') else 'best first'})"))
     return choices
@@ -181,12 +205,17 @@ def coding_pack_ids() -> frozenset[str]:
 
 
 def _default_speed(packs: list[str], pack_id: str) -> str:
-    """Decode speed, unless no system of the pack has one (a pack that does not stream measures no
-    decode rate): then wall time per task, so the chart has points rather than an empty frame."""
+    """The agent's decode over its turns when a system of the pack has one (an agent solved its tasks),
+    else decode speed, unless no system has one either (a pack that does not stream measures no decode
+    rate): then wall time per task, so the chart has points rather than an empty frame."""
     from registry_site.catalogue.models import LeaderboardEntry
 
-    if pack_id in packs and not LeaderboardEntry.objects.filter(pack_id=pack_id, case="",
-                                                                decode_rate__isnull=False).exists():
+    if pack_id not in packs:
+        return "decode_rate"
+    entries = LeaderboardEntry.objects.filter(pack_id=pack_id, case="")
+    if entries.filter(agent_decode_rate__isnull=False).exists():
+        return "agent_decode_rate"
+    if not entries.filter(decode_rate__isnull=False).exists():
         return "wall_s"
     return "decode_rate"
 
@@ -228,4 +257,5 @@ def coding(request):
     hardware = sorted(h for h in every.values_list("hardware_class", flat=True).distinct() if h)
     return render(request, "registry_site/leaderboards/coding.html",
                   {**context, "board": found, "chart": chart, "rows": rows, "table_rows": board_rows.coding_rows(rows),
+                   "table_columns": CODING_TABLE_COLUMNS,
                    "hardware_classes": hardware})

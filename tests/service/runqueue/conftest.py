@@ -37,12 +37,13 @@ def make_host(host_owner, ref):
     from submissions.runqueue import tokens
     from submissions.runqueue.models import RunnerHost
 
-    def make(name="gpu-a", url=None, owner=None, packs=("smoke-chat", "runtime-sweep"), approved=True):
+    def make(name="gpu-a", url=None, owner=None, packs=("smoke-chat", "runtime-sweep"), approved=True,
+             adapter="openai-chat"):
         host = RunnerHost.objects.create(name=name, owner=owner or host_owner)
         if approved:  # an operator approved this machine's class (the workers here run on it)
             approve_hardware(host, this_machine_class())
         tokens.issue(host)  # as `runner_host add` does (a host without a token can never take a request)
-        allow_endpoint(host, "ref", **endpoint_fields(url or ref.url + "/v1", "openai-chat", [f"{MODEL}=none"],
+        allow_endpoint(host, "ref", **endpoint_fields(url or ref.url + "/v1", adapter, [f"{MODEL}=none"],
                                                       "benchpack-refserver", "scripted", ["127.0.0.1"]))
         for pack in packs:
             allow_pack(host, **pack_entry_fields(pack))

@@ -167,3 +167,20 @@ def test_a_registry_error_on_a_progress_call_does_not_end_the_benchmark(host, qu
     assert _run(run_as, host, request) == states.FINISHED
     assert len(calls) > 1 and request.rows.count() == 9
     assert request.submission.files.filter(path__endswith="run.jsonl").get().content.count("\n") == 9
+
+
+@pytest.mark.parametrize("adapter, path", [("anthropic-messages", "/v1/messages"),
+                                           ("openai-responses", "/v1/responses")])
+def test_a_queued_run_speaks_the_endpoints_agent_protocol(make_host, queue, run_as, ref, adapter, path):
+    """Issue 29: an endpoint registered with a coding agent's protocol is run with that adapter (the runner
+    takes the adapter from the endpoint entry), and its rows say so."""
+    from submissions.runqueue.models import ADAPTER_CHOICES, HostEndpoint
+
+    assert (adapter, adapter) in ADAPTER_CHOICES
+    host = make_host(adapter=adapter)
+    HostEndpoint.objects.get(host=host).full_clean()  # the stored choice is a valid one
+    request = queue(host)
+    assert _run(run_as, host, request) == states.FINISHED, request.failure_reason
+    assert {entry["path"] for entry in ref.log()} == {path}
+    assert request.rows.count() >= 1 and all(row.ok for row in request.rows.all())
+    assert {row.raw["adapter"] for row in request.rows.all()} == {adapter}
