@@ -1,28 +1,39 @@
 """Secrets in other clothes: the secret scan run again on what a file's text decodes to.
 
 `secrets_scan` reads a file as written (and, for JSON, with its escapes
-decoded). A credential written some other way passes it: base64 or hex of
-`sk-…`, `%73k-…`, the key written backwards, zero-width characters inside
-it, or its halves in two adjacent JSON strings. As established scanners do
-(trufflehog's decoders, GitHub secret scanning's base64 variants), this
-module decodes such layers and scans what they stand for:
+decoded). A credential written some other way passes it: base64, base32 or
+hex of `sk-…`, `%73k-…`, `&#115;k-…`, `\\x73k-…`, rot13, the key written
+backwards or with its letters spaced out, with Cyrillic or fullwidth
+look-alikes, zero-width characters inside it, or its halves in two adjacent
+JSON strings or two adjacent rows. As established scanners do (trufflehog's
+decoders, GitHub secret scanning's base64 variants), this module decodes such
+layers and scans what they stand for:
 
-- base64 / base64url runs of at least MIN_BASE64 characters, hex runs of at
-  least MIN_HEX digits and %-encoded runs, each decoded when the result is
-  printable UTF-8 text (random bytes, digests and ids are not text);
-- the text with zero-width and invisible formatting characters removed;
-- the text reversed (line by line, so each hit keeps its line);
-- for JSON and JSON Lines, the string values of each object or array joined
-  end to end, so `["sk-proj-", "Zx9Yw8…"]` reads as one key.
+- runs decoded in place: base64 / base64url (>= MIN_BASE64 characters), base32
+  (>= MIN_BASE32, one case), hex (>= MIN_HEX digits) and %-encoded runs, each
+  kept when the result is printable UTF-8 text (digests and ids are not text);
+- views of the whole line: HTML character references (named, decimal, hex),
+  `\\xNN` / octal `\\NNN` / `\\uNNNN` escapes, letters spaced out with one
+  repeated separator (`s k - p r o j`, `s.k.-.p`), rot13, Unicode look-alikes
+  mapped to ASCII (confusables_table, Unicode's confusables.txt; Unicode tag
+  characters as the ASCII they mirror), zero-width characters removed, each
+  line backwards;
+- for JSON and JSON Lines, string values joined end to end: the values after
+  one that ends in a cut-short credential (a vendor prefix, or part of one),
+  in the same document and in the next row.
 
-Layers nest up to MAX_DEPTH deep (base64 of a reversed key, %-encoded
-base64). A hit names its layer ("base64", "reversed+base64", …) and, as
+Layers nest up to MAX_DEPTH deep (base64 of a reversed key, HTML entities of
+rot13). Decoding is bounded: each call may decode at most
+DECODE_BUDGET_FACTOR x the input plus DECODE_BUDGET_FLOOR characters in all;
+past that it stops and reports `decode-budget`, so a file built to make the
+decoding explode (nested encodings, a gate firing on every line) is refused
+rather than published unscanned, and costs at most that much. A hit names its
+layer ("base64", "reversed+base64", …) and the JSON field it sits in and, as
 every secret finding does, never the text.
 
 Cost: one RE2 pass over the bytes decides which layers can apply at all
-(`_gates()`); only files that pass a gate are decoded. Ordinary result files
-(rows, metadata, manifests) pass none, so for them the layers cost that one
-pass: figures in docs/bundles.md ("Secrets in other clothes").
+(`_gates()`); only lines where a gate matches are decoded. Ordinary result
+files pass few gates: figures in docs/bundles.md ("Secrets in other clothes").
 """
 
 from __future__ import annotations
@@ -31,38 +42,86 @@ import base64
 import binascii
 import bisect
 import functools
+import html
 import json
 import re
 import urllib.parse
 from dataclasses import dataclass
 
-from benchpack.bundles.secrets_scan import SecretHit, _line_starts, scan_text
+from benchpack.bundles.confusables_table import LOOKALIKES
+from benchpack.bundles.secrets_scan import VENDOR_ANCHORS, SecretHit, _line_starts, scan_text, without_surrogates
 
 MIN_BASE64 = 20  # 15 bytes: shorter than any credential the detectors know
+MIN_BASE32 = 24  # 15 bytes
 MIN_HEX = 32  # 16 bytes
-MAX_DEPTH = 2
+MIN_SPACED = 15  # spaced-out characters: the shortest credential the detectors know has 15
+MAX_DEPTH = 3
 MAX_DECODED_RUN = 1 << 20  # a run longer than 1 MiB is data, not a hidden key
+DECODE_BUDGET_FACTOR = 16  # characters decoded, in all layers together, per character of input ...
+DECODE_BUDGET_FLOOR = 1 << 20  # ... plus this much
+JOIN_WINDOW = 256  # characters of each side a join looks at
+JOIN_PARTNERS = 64  # strings after a cut-short one that it is joined with
 
-# Zero-width and invisible formatting characters (Unicode Cf ones that render as nothing), and the soft hyphen.
-ZERO_WIDTH = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+# Zero-width and invisible formatting characters (Unicode Cf ones that render as nothing), the soft hyphen,
+# the combining grapheme joiner, Hangul fillers and variation selectors.
+ZERO_WIDTH = ("\u00ad\u034f\u115f\u1160\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u3164\ufeff\uffa0"
+              + "".join(map(chr, range(0xFE00, 0xFE10))))
 _ZERO_WIDTH_TABLE = dict.fromkeys(map(ord, ZERO_WIDTH))
+# Look-alike -> ASCII, one character for one (offsets and JSON structure hold). Unicode tag characters
+# (U+E0020-E007E) mirror printable ASCII invisibly ("ASCII smuggling"): mapped to what they mirror.
+HOMOGLYPHS = {ord(c): target for target, sources in LOOKALIKES.items() for c in sources}
+HOMOGLYPHS.update({0xE0000 + code: chr(code) for code in range(0x20, 0x7F)})
+# Fullwidth forms of the characters keys are made of (confusables.txt lists the letters, not all of these).
+HOMOGLYPHS.update({code + 0xFEE0: chr(code) for code in range(0x21, 0x7F) if chr(code).isalnum() or chr(code) in "-_."})
+_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 
+
+def _rot13(text: str) -> str:
+    return text.translate(_ROT13)
+
+
+_FOLLOW = r"[A-Za-z0-9_+/=.-]{6}"  # what follows an anchor in any credential: keeps "fx-" (rot13 of sk-) in prose out
 # The detectors' anchors written backwards: `sk-` is `-ks`, `ghp_` is `_phg`, `Bearer ` is ` reraeB`.
 _REVERSED_ANCHORS = (
-    r"-ks", r"_[pousr]hg", r"_tap_buhtig", r"A(?:IKA|ISA|PGA|ADIA|ORA|PNA)", r"-[abposre]xox", r"azIA",
-    r"(?i:\sreraeb|\scisab)", r"NIGEB-----", r"@[^\s/?#@\"'<>]+:[^\s/?#@:\"'<>]*//:", r'"\s*:\s*"[a-z_]*(?:yek|terces|drowssap|nekot)"',
+    r"(?:%s)" % "|".join(sorted({re.escape(anchor[::-1]) for anchor in VENDOR_ANCHORS if len(anchor) >= 3})),
+    r"(?i:\sreraeb|\scisab)", r"@[^\s/?#@\"'<>]+:[^\s/?#@:\"'<>]*//:", r'"\s*:\s*"[a-z_]*(?:yek|terces|drowssap|nekot)"',
+)
+_ROT13_ANCHORS = (
+    r"(?:%s)%s" % ("|".join(sorted({re.escape(_rot13(anchor)) for anchor in VENDOR_ANCHORS if len(anchor) >= 3})), _FOLLOW),
+    r"(?i:oreere|onfvp)\s+[a-z0-9._~+/=-]{8}", r'"\s*:\s*"[a-z_]*(?:xrl|frperg|cnffjbeq|gbxra)"',
 )
 _B64_RUN = r"[A-Za-z0-9+/]{%d,}={0,2}|[A-Za-z0-9_-]{%d,}={0,2}" % (MIN_BASE64, MIN_BASE64)
+_B32_RUN = r"[A-Z2-7]{%d,}={0,6}|[a-z2-7]{%d,}={0,6}" % (MIN_BASE32, MIN_BASE32)
 _HEX_RUN = r"[0-9a-fA-F]{%d,}" % MIN_HEX
 _URL_RUN = r"""[^\s"'<>%]*(?:%[0-9A-Fa-f]{2}[^\s"'<>%]*)+"""
+_HTML_GATE = r"&#[0-9]{2,7}|&#[xX][0-9a-fA-F]{1,6}|&[A-Za-z][A-Za-z0-9]{1,31};"
+# One backslash or more (JSON writes `\x73` as `\\x73`); `\uNNNN` only after two (one is JSON's own escape,
+# which secrets_scan.scan_decoded_json decodes).
+_ESCAPE_GATE = r"\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}"
+_ESCAPE = re.compile(r"\\+(?:x([0-9a-fA-F]{2})|([0-7]{3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))")
+_SPACE_SEPARATORS = r"[ \t.,;:|/*~+_-]"
+_SPACED_GATE = r"[A-Za-z0-9](?:%s{1,3}[A-Za-z0-9]){%d,}" % (_SPACE_SEPARATORS, MIN_SPACED - 1)
+# A character, a separator of 1-3 characters, and the same separator between every later character.
+_SPACED = re.compile(r"[A-Za-z0-9_-](%s{1,3})(?:[A-Za-z0-9_-]\1){%d,}[A-Za-z0-9_-]" % (_SPACE_SEPARATORS, MIN_SPACED - 2))
+
+
+def _class_of(codes) -> str:
+    """A character class of the characters themselves (RE2 and Python's re both read them, str or UTF-8)."""
+    return "[" + "".join(chr(code) for code in sorted(codes)) + "]"
+
+
 # An anchor whose key is cut short by the end of a JSON string: the rest may be in the next one. A URL
-# cut after `user:` counts only when what follows the colon is not all digits (`http://host:8080` is a port).
+# cut after `user:` counts only when what follows the colon is not all digits (`http://host:8080` is a port);
+# so does a string that ends in the first characters of a vendor prefix (`s` + `k-…`), after a non-word character.
+_PREFIXES = sorted({anchor[:n] for anchor in VENDOR_ANCHORS for n in range(1, len(anchor))}, key=len, reverse=True)
 _ANCHOR_AT_END = (
-    r"""(?:sk-|gh[pousr]_|github_pat_|A(?:KIA|SIA|GPA|IDA|ROA|NPA)|xox[abposre]-|AIza|-----BEGIN|"""
-    r"""(?i:bearer|basic)\s+)[^"\s]{0,40}|://[^\s/?#@:"'<>]*:(?:[^"\s/@]{0,40}[^0-9"\s/@][^"\s/@]{0,40})?"""
+    r"""(?:%s|(?i:bearer|basic)\s+)[^"\s]{0,80}|://[^\s/?#@:"'<>]*:(?:[^"\s/@]{0,40}[^0-9"\s/@][^"\s/@]{0,40})?"""
+    % "|".join(re.escape(anchor) for anchor in sorted(VENDOR_ANCHORS, key=len, reverse=True))
 )
-_SPLIT_ANCHOR = r"""(?:%s)\\?"\s*[,:\]}]""" % _ANCHOR_AT_END
-_SPLIT_END = re.compile("(?:%s)$" % _ANCHOR_AT_END)
+_PREFIX_AT_END = r"""(?:^|[^A-Za-z0-9_])(?:%s)""" % "|".join(re.escape(prefix) for prefix in _PREFIXES)
+_SPLIT_ANCHOR = r"""(?:%s|%s)\\?"\s*[,:\]}]""" % (_ANCHOR_AT_END, _PREFIX_AT_END.replace("^|", ""))
+_SPLIT_END = re.compile("(?:%s|%s)$" % (_ANCHOR_AT_END, _PREFIX_AT_END))
 
 
 def _base64_gate() -> str:
@@ -78,11 +137,19 @@ _GATE_PATTERNS = (
     ("base64", _base64_gate()),
     ("hex", _HEX_RUN),
     ("url", r"%[0-9A-Fa-f]{2}"),
+    ("base32", r"[A-Z2-7]{%d}|[a-z2-7]{%d}" % (MIN_BASE32, MIN_BASE32)),
+    ("html", _HTML_GATE),
+    ("escapes", _ESCAPE_GATE),
+    ("spaced", _SPACED_GATE),
+    ("rot13", "|".join(_ROT13_ANCHORS)),
+    ("homoglyph", _class_of(HOMOGLYPHS)),
     # The characters themselves, as alternatives: RE2 reads them in str and UTF-8 bytes patterns alike.
     ("zero-width", "|".join(ZERO_WIDTH)),
     ("reversed", "|".join(_REVERSED_ANCHORS)),
     ("joined", _SPLIT_ANCHOR),
 )
+# Layers that give the same text when applied twice (or undo themselves): never applied again below themselves.
+_IDEMPOTENT = frozenset({"zero-width", "reversed", "rot13", "homoglyph", "spaced"})
 
 
 @functools.cache
@@ -102,20 +169,59 @@ def _gates():
     return gates
 
 
-_PY_GATES = tuple((name, re.compile(pattern)) for name, pattern in _GATE_PATTERNS)
+@functools.cache
+def _py_gates():
+    return tuple((name, re.compile(pattern)) for name, pattern in _GATE_PATTERNS)
+
+
 _B64 = re.compile(_B64_RUN)
+_B32 = re.compile(_B32_RUN)
 _HEX = re.compile(_HEX_RUN)
 _URL = re.compile(_URL_RUN)
+_JOIN_GATE = re.compile(_SPLIT_ANCHOR)
+
+
+class DecodeBudgetExceeded(Exception):
+    """More was decoded than the budget allows: the scan stops and the file is refused."""
+
+
+class _Budget:
+    def __init__(self, characters: int):
+        self.left = characters
+
+    def spend(self, characters: int) -> None:
+        self.left -= characters
+        if self.left < 0:
+            raise DecodeBudgetExceeded
+
+
+def budget_for(data_length: int) -> _Budget:
+    return _Budget(DECODE_BUDGET_FACTOR * data_length + DECODE_BUDGET_FLOOR)
 
 
 @dataclass(frozen=True)
 class LayeredHit:
     hit: SecretHit
-    layer: str  # "base64", "reversed", "zero-width+hex", ...
+    layer: str  # "base64", "reversed", "zero-width+hex", "joined fields", "nested layers", ...
+    field: str | None = None  # where, for JSON: "/error", "/prompt and /prompt of the next row"
 
     @property
     def description(self) -> str:
-        return f"{self.hit.description} hidden as {self.layer.replace('+', ' of ')}"
+        if self.hit.kind == "decode-budget":
+            return ("text nested in more encodings than the secret scan decodes "
+                    f"(over {DECODE_BUDGET_FACTOR}x its size), so it cannot be shown to be free of secrets")
+        where = f" in field {self.field}" if self.field and self.layer != "joined fields" else ""
+        if self.layer == "joined fields":
+            return f"{self.hit.description} split across {self.field or 'adjacent JSON strings'}"
+        named = " of ".join(LAYER_NAMES.get(layer, layer) for layer in self.layer.split("+"))
+        return f"{self.hit.description} hidden as {named}{where}"
+
+
+LAYER_NAMES = {
+    "url": "%-encoding", "html": "HTML character references", "escapes": "backslash escapes (\\x, octal, \\u)",
+    "spaced": "spaced-out characters", "homoglyph": "look-alike characters", "zero-width": "zero-width characters",
+    "reversed": "reversed text", "joined fields": "joined fields",
+}
 
 
 def layers_that_apply(data: str | bytes) -> set[str]:
@@ -123,7 +229,12 @@ def layers_that_apply(data: str | bytes) -> set[str]:
     gates = _gates()
     if gates is None:
         sample = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-        return {name for name, pattern in _PY_GATES if pattern.search(sample)}
+        return {name for name, pattern in _py_gates() if pattern.search(sample)}
+    if isinstance(data, str):
+        try:
+            return {_GATE_PATTERNS[index][0] for index in (gates.Match(data) or ())}
+        except UnicodeEncodeError:
+            data = without_surrogates(data)
     return {_GATE_PATTERNS[index][0] for index in (gates.Match(data) or ())}
 
 
@@ -131,30 +242,48 @@ def scan_layers(data: bytes, *, json_documents: str | None = None, applying: set
     """Secrets hidden in a decoded layer of `data`, one hit per (line, kind, layer).
 
     `json_documents`: "lines" (JSON Lines), "document" (one JSON document) or None (not JSON: no
-    joined-fields layer). Hits carry the line of the encoded text in `data`. `applying`: the result of
-    `layers_that_apply(data)` when the caller has it already (validation computes it on a background thread).
+    joined-fields layer). Hits carry the line of the encoded text in `data` and, in JSON, the field.
+    `applying`: the result of `layers_that_apply(data)` when the caller has it already (validation
+    computes it on a background thread).
 
     Only the lines where a gate matches are decoded (a credential in any of these forms sits on one
-    line), so a large file with a few odd lines costs one gate pass, one search and those lines.
+    line, or on two adjacent rows for a join), so a large file with a few odd lines costs one gate
+    pass, one search and those lines. Past the decode budget the result is one `decode-budget` hit.
     """
     applying = layers_that_apply(data) if applying is None else applying
     if not applying:
         return []
-    # Byte offsets throughout: RE2 maps every match on a str back to character offsets, a pass each.
-    starts = _byte_line_starts(data)
-    candidates = sorted({bisect.bisect_right(starts, match.start()) - 1 for match in _line_finder().finditer(data)})
+    budget = budget_for(len(data))
     found: dict[tuple, LayeredHit] = {}
-    for index in candidates:
-        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(data)
-        line = data[starts[index]:end].decode("utf-8", errors="replace")
+    line = 1
+    try:
+        # Byte offsets throughout: RE2 maps every match on a str back to character offsets, a pass each.
+        starts = _byte_line_starts(data)
+        candidates = sorted({bisect.bisect_right(starts, match.start()) - 1 for match in _line_finder().finditer(data)})
         per_line = "lines" if json_documents == "lines" else None
-        for hit in _scan(line, layers_that_apply(line), per_line, depth=1, trail=""):
-            at = LayeredHit(SecretHit(hit.hit.kind, index + 1, hit.hit.column), hit.layer)
-            found.setdefault((at.hit.line, at.hit.kind, at.layer), at)
-    if json_documents == "document" and "joined" in applying:
-        for hit in _joined_fields(data.decode("utf-8", errors="replace"), "document", ""):
-            found.setdefault((hit.hit.line, hit.hit.kind, hit.layer), hit)
-    return sorted(found.values(), key=lambda h: (h.hit.line, h.hit.column, h.hit.kind, h.layer))
+        for index in candidates:
+            line = index + 1
+            text = _line_text(data, starts, index)
+            budget.spend(len(text))
+            for hit in _scan(text, layers_that_apply(text) - {"joined"}, per_line, 1, "", budget):
+                at = LayeredHit(SecretHit(hit.hit.kind, line, hit.hit.column), hit.layer)
+                found.setdefault((at.hit.line, at.hit.kind, at.layer), at)
+        if "joined" in applying and json_documents is not None:
+            text = data.decode("utf-8", errors="replace")
+            budget.spend(len(text))
+            for hit in _joined_fields(text, json_documents, "", budget):
+                found.setdefault((hit.hit.line, hit.hit.kind, hit.layer), hit)
+    except DecodeBudgetExceeded:
+        return [LayeredHit(SecretHit("decode-budget", line, 1), "nested layers")]
+    hits = sorted(found.values(), key=lambda h: (h.hit.line, h.hit.column, h.hit.kind, h.layer))
+    if json_documents is not None:
+        hits = _with_fields(data, starts, hits, json_documents)
+    return hits
+
+
+def _line_text(data: bytes, starts: list[int], index: int) -> str:
+    end = starts[index + 1] - 1 if index + 1 < len(starts) else len(data)
+    return data[starts[index]:end].decode("utf-8", errors="replace")
 
 
 def _byte_line_starts(data: bytes) -> list[int]:
@@ -169,19 +298,20 @@ def _byte_line_starts(data: bytes) -> list[int]:
 @functools.cache
 def _line_finder():
     """Every gate as one search pattern, to find the lines a gate matched on."""
-    combined = "|".join(f"(?:{pattern})" for _, pattern in _GATE_PATTERNS).encode()  # UTF-8, as RE2 reads it
+    combined = "|".join(f"(?:{pattern})" for _, pattern in _GATE_PATTERNS)
     try:
         import re2
     except ImportError:
-        return re.compile(combined)
+        return re.compile(combined.encode())
     options = re2.Options()
     options.max_mem = 64 << 20
-    return re2.compile(combined, options=options)
+    return re2.compile(combined.encode(), options=options)  # UTF-8, as RE2 reads it
 
 
-def _scan(text: str, applying: set[str], json_documents: str | None, depth: int, trail: str):
+def _scan(text: str, applying: set[str], json_documents: str | None, depth: int, trail: str, budget: _Budget):
     """Hits in each applying layer of `text`, with line numbers of `text`."""
     starts = None
+    used = set(trail.split("+"))
 
     def line_of(offset: int) -> tuple[int, int]:
         nonlocal starts
@@ -191,72 +321,224 @@ def _scan(text: str, applying: set[str], json_documents: str | None, depth: int,
 
     def decoded(layer: str, plain: str, line: int, column: int):
         """`plain` (decoded from one run on `line`) scanned as is, and its own layers while depth allows."""
+        budget.spend(len(plain))
         name = f"{trail}+{layer}" if trail else layer
         for hit in scan_text(plain):
             yield LayeredHit(SecretHit(hit.kind, line, column), name)
         if depth < MAX_DEPTH:
             inner = layers_that_apply(plain) - {"joined"}
-            for deeper in _scan(plain, inner, None, depth + 1, name):
+            for deeper in _scan(plain, inner, None, depth + 1, name, budget):
                 yield LayeredHit(SecretHit(deeper.hit.kind, line, column), deeper.layer)
 
-    for layer, pattern, decode in (("base64", _B64, _from_base64), ("hex", _HEX, _from_hex),
-                                   ("url", _URL, _from_url)):
+    for layer, pattern, decode in (("base64", _B64, _from_base64), ("base32", _B32, _from_base32),
+                                   ("hex", _HEX, _from_hex), ("url", _URL, _from_url)):
         if layer not in applying:
             continue
         for match in pattern.finditer(text):
             run = match.group()
+            budget.spend(len(run))
             plain = decode(run)
             if plain is not None:
                 yield from decoded(layer, plain, *line_of(match.start()))
             elif layer != "url" and (plain := decode(run[::-1])) is not None:  # the encoding written backwards
                 yield from decoded(f"reversed+{layer}", plain, *line_of(match.start()))
-    if "zero-width" in applying:
-        stripped = text.translate(_ZERO_WIDTH_TABLE)  # removes characters only: every line keeps its number
-        if stripped != text:
-            yield from _whole(stripped, "zero-width", trail, depth, json_documents)
-    if "reversed" in applying:
-        reversed_lines = "\n".join(line[::-1] for line in text.split("\n"))
-        yield from _whole(reversed_lines, "reversed", trail, depth, None)
+    for layer, view_of in _VIEWS:
+        if layer not in applying or (layer in _IDEMPOTENT and layer in used):
+            continue
+        budget.spend(len(text))
+        view = view_of(text)
+        if view != text:
+            keeps_json = json_documents if layer in _KEEPS_JSON else None
+            yield from _whole(view, layer, trail, depth, keeps_json, budget)
     if "joined" in applying and json_documents is not None:
-        yield from _joined_fields(text, json_documents, trail)
+        yield from _joined_fields(text, json_documents, trail, budget)
 
 
-def _whole(view: str, layer: str, trail: str, depth: int, json_documents: str | None):
-    """A view of the whole text that keeps its lines (stripped, reversed): scanned, and its layers."""
+def _from_html(text: str) -> str:
+    return html.unescape(text)
+
+
+def _from_escapes(text: str) -> str:
+    def one(match: re.Match) -> str:
+        code = int(next(group for group in match.groups() if group is not None), 16 if match.group(2) is None else 8)
+        return chr(code) if code < 0x110000 and not 0xD800 <= code < 0xE000 else "\ufffd"
+
+    return _ESCAPE.sub(one, text)
+
+
+def _from_spaced(text: str) -> str:
+    return _SPACED.sub(lambda match: match.group()[:: len(match.group(1)) + 1], text)
+
+
+def _reversed_lines(text: str) -> str:
+    return "\n".join(line[::-1] for line in text.split("\n"))
+
+
+# Whole-line views, in this order. Those in _KEEPS_JSON leave JSON's structure alone (they only change
+# or remove characters inside strings), so a joined-fields scan still reads the view as JSON.
+_VIEWS = (
+    ("html", _from_html),
+    ("escapes", _from_escapes),
+    ("spaced", _from_spaced),
+    ("rot13", _rot13),
+    ("homoglyph", lambda text: text.translate(HOMOGLYPHS)),
+    ("zero-width", lambda text: text.translate(_ZERO_WIDTH_TABLE)),  # removes characters only: lines keep their numbers
+    ("reversed", _reversed_lines),
+)
+_KEEPS_JSON = frozenset({"rot13", "homoglyph", "zero-width"})
+
+
+def _whole(view: str, layer: str, trail: str, depth: int, json_documents: str | None, budget: _Budget):
+    """A view of the whole text that keeps its lines (stripped, reversed, ...): scanned, and its layers."""
     name = f"{trail}+{layer}" if trail else layer
     for hit in scan_text(view):
         yield LayeredHit(hit, name)
     if depth < MAX_DEPTH:
-        yield from _scan(view, layers_that_apply(view) - {layer}, json_documents, depth + 1, name)
+        yield from _scan(view, layers_that_apply(view), json_documents, depth + 1, name, budget)
 
 
-def _joined_fields(text: str, json_documents: str, trail: str):
-    name = f"{trail}+joined fields" if trail else "joined fields"
-    documents = enumerate(text.split("\n"), start=1) if json_documents == "lines" else [(1, text)]
-    for number, document in documents:
-        if json_documents == "lines" and not _PY_GATES[-1][1].search(document):
-            continue
-        try:
-            value = json.loads(document)
-        except (ValueError, RecursionError):
-            continue
-        for joined in _sibling_strings(value):
-            for hit in scan_text(joined):
-                yield LayeredHit(SecretHit(hit.kind, number if json_documents == "lines" else hit.line,
-                                           hit.column), name)
+# --- joined fields --------------------------------------------------------------------------------------
 
 
-def _sibling_strings(value) -> list[str]:
-    """In each object and array, every string value that ends in a cut-short anchor joined end to end with
-    the string values after it (joining only there keeps `"http://host:1"` + `"a@b"` from reading as one)."""
-    joined, stack = [], [value]
+def string_fields(value) -> list[tuple[str, str]]:
+    """(JSON pointer, string) for every string value of a decoded JSON document, in document order,
+    without recursion (a document nested thousands deep is fine)."""
+    found, stack = [], [("", value)]
     while stack:
-        item = stack.pop()
-        children = list(item.values()) if isinstance(item, dict) else item if isinstance(item, list) else []
-        strings = [child for child in children if isinstance(child, str)]
-        joined += ["".join(strings[i:]) for i in range(len(strings) - 1) if _SPLIT_END.search(strings[i])]
-        stack.extend(child for child in children if isinstance(child, (dict, list)))
-    return joined
+        pointer, item = stack.pop()
+        if isinstance(item, str):
+            found.append((pointer or "/", item))
+        elif isinstance(item, dict):
+            stack.extend((f"{pointer}/{_escape_pointer(key)}", child) for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((f"{pointer}/{index}", child) for index, child in reversed(list(enumerate(item))))
+    return found
+
+
+def _escape_pointer(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _joined_fields(text: str, json_documents: str, trail: str, budget: _Budget):
+    """A string that ends in a cut-short credential joined with each of the strings after it (in the same
+    document, then in the next row), scanned where the join spans the cut. Joining only after such a
+    string keeps `"http://host:1"` + `"a@b"` from reading as one."""
+    name = f"{trail}+joined fields" if trail else "joined fields"
+    lines = text.split("\n") if json_documents == "lines" else [text]
+    parsed: dict[int, list[tuple[str, str]] | None] = {}
+
+    def fields(index: int):
+        if index not in parsed:
+            parsed[index] = None
+            if index < len(lines) and lines[index].strip():
+                try:
+                    parsed[index] = string_fields(json.loads(lines[index]))
+                except (ValueError, RecursionError):
+                    pass
+        return parsed[index]
+
+    for index, document in enumerate(lines):
+        if not _JOIN_GATE.search(document) or not (own := fields(index)):
+            continue
+        following = (own, (fields(index + 1) or []) if json_documents == "lines" else [])
+        for position, (pointer, value) in enumerate(own):
+            if not _SPLIT_END.search(value[-JOIN_WINDOW:]):
+                continue
+            tail = value[-JOIN_WINDOW:]
+            partners = [(p, v, "") for p, v in following[0][position + 1:]]
+            partners += [(p, v, " of the next row") for p, v in following[1]]
+            partners = partners[:JOIN_PARTNERS]
+            tail_kinds = {hit.kind for hit in scan_text(tail)}
+            # kind -> (hit, partner): the last partner whose join still shows the key is the one it
+            # continues in (joining from an earlier one only puts other strings in between).
+            spans: dict[str, tuple[SecretHit, int]] = {}
+            for start in range(len(partners)):
+                rest = ""
+                for _, piece, _ in partners[start:]:
+                    rest += piece[: JOIN_WINDOW - len(rest)]
+                    if len(rest) >= JOIN_WINDOW:
+                        break
+                window = tail + rest
+                budget.spend(len(window))
+                for hit in scan_text(window):
+                    if hit.column - 1 < len(tail) and hit.kind not in tail_kinds:
+                        spans[hit.kind] = (hit, start)
+            for kind, (hit, start) in spans.items():
+                other, _, where = partners[start]
+                line = index + 1 if json_documents == "lines" else _line_of_field(text, value, hit.line)
+                yield LayeredHit(SecretHit(kind, line, hit.column), name,
+                                 f"fields {_safe_pointer(pointer)} and {_safe_pointer(other)}{where}")
+
+
+def _line_of_field(text: str, value: str, fallback: int) -> int:
+    """The line of a JSON document on which a string value is written (its JSON spelling), else `fallback`."""
+    for spelling in (json.dumps(value, ensure_ascii=False), json.dumps(value)):
+        at = text.find(spelling)
+        if at != -1:
+            return text.count("\n", 0, at) + 1
+    return fallback
+
+
+# --- naming the field -----------------------------------------------------------------------------------
+
+_SAFE_SEGMENT = re.compile(r"[A-Za-z0-9_.-]{1,40}")
+_STRING_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+def _safe_pointer(pointer: str) -> str:
+    """A JSON pointer fit for a message: a segment that is not a plain short name, or that itself scans as a
+    secret in any layer (a key *named* with the secret), is shown as `*`."""
+    shown = []
+    for segment in pointer.split("/")[1:]:
+        plain = _SAFE_SEGMENT.fullmatch(segment) and not scan_text(segment) and not _layer_kinds(segment)
+        shown.append(segment if plain else "*")
+    return "/" + "/".join(shown)
+
+
+def _layer_kinds(text: str) -> set[str]:
+    # A JSON string holding `\u0073` was `\\u0073` in the file, which is what the escapes gate asks for.
+    applying = (layers_that_apply(text) | ({"escapes"} if "\\u" in text else set())) - {"joined"}
+    try:
+        return {hit.hit.kind for hit in _scan(text, applying, None, 1, "", budget_for(len(text)))}
+    except DecodeBudgetExceeded:
+        return {"decode-budget"}
+
+
+def field_of(data: bytes, line: int, kind: str, json_documents: str) -> str | None:
+    """The JSON field (a pointer fit for a message) on `line` of `data` whose string shows a `kind` secret
+    as written or in a decoded layer, or None (not JSON, or the secret spans fields or is in a key's name)."""
+    hit = LayeredHit(SecretHit(kind, line, 1), "")
+    return _with_fields(data, _byte_line_starts(data), [hit], json_documents)[0].field
+
+
+def _with_fields(data: bytes, starts: list[int], hits: list[LayeredHit], json_documents: str) -> list[LayeredHit]:
+    """Each hit with the JSON field its line's strings show it in (found again, string by string)."""
+    document_fields = None
+    named = []
+    for hit in hits:
+        if hit.field is not None or hit.hit.kind == "decode-budget":
+            named.append(hit)
+            continue
+        line = _line_text(data, starts, hit.hit.line - 1) if hit.hit.line - 1 < len(starts) else ""
+        try:
+            if json_documents == "lines":
+                candidates = string_fields(json.loads(line))
+            else:
+                if document_fields is None:
+                    document_fields = string_fields(json.loads(data.decode("utf-8", errors="replace")))
+                literals = set()
+                for match in _STRING_LITERAL.finditer(line):
+                    try:
+                        literals.add(json.loads(match.group()))
+                    except ValueError:
+                        pass
+                candidates = [(p, v) for p, v in document_fields if v in literals]
+        except (ValueError, RecursionError):
+            candidates = []
+        field = next((pointer for pointer, value in candidates
+                      if hit.hit.kind in {found.kind for found in scan_text(value)} | _layer_kinds(value)), None)
+        named.append(LayeredHit(hit.hit, hit.layer, _safe_pointer(field) if field else None))
+    return named
 
 
 def _text_or_none(raw: bytes) -> str | None:
@@ -299,3 +581,15 @@ def _from_url(run: str) -> str | None:
     except UnicodeDecodeError:
         return None
     return plain if plain != run else None
+
+
+def _from_base32(run: str) -> str | None:
+    if len(run) > MAX_DECODED_RUN:
+        return None
+    body = run.rstrip("=")
+    body = body[: len(body) - len(body) % 8 if len(body) % 8 in (1, 3, 6) else len(body)]
+    try:
+        raw = base64.b32decode(body + "=" * (-len(body) % 8), casefold=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _text_or_none(raw)
