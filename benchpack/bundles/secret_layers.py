@@ -45,6 +45,7 @@ import functools
 import html
 import json
 import re
+import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 
@@ -71,8 +72,13 @@ _ZERO_WIDTH_TABLE = dict.fromkeys(map(ord, ZERO_WIDTH))
 # (U+E0020-E007E) mirror printable ASCII invisibly ("ASCII smuggling"): mapped to what they mirror.
 HOMOGLYPHS = {ord(c): target for target, sources in LOOKALIKES.items() for c in sources}
 HOMOGLYPHS.update({0xE0000 + code: chr(code) for code in range(0x20, 0x7F)})
-# Fullwidth forms of the characters keys are made of (confusables.txt lists the letters, not all of these).
-HOMOGLYPHS.update({code + 0xFEE0: chr(code) for code in range(0x21, 0x7F) if chr(code).isalnum() or chr(code) in "-_."})
+# Compatibility forms whose NFKC is one ASCII letter, digit, `-`, `_` or `.`: fullwidth, mathematical
+# alphanumerics, letterlike and enclosed forms, super- and subscripts. NFKC is exact where confusables.txt
+# gives the look-alike prototype (𝟏 is "l" there, `1` here; 𝐦 is "rn" there, so absent).
+_COMPATIBILITY_BLOCKS = ((0x2070, 0x218F), (0x2460, 0x24FF), (0xFF00, 0xFFEF), (0x1D400, 0x1D7FF), (0x1F100, 0x1F1FF))
+HOMOGLYPHS.update({code: folded for low, high in _COMPATIBILITY_BLOCKS for code in range(low, high + 1)
+                   if len(folded := unicodedata.normalize("NFKC", chr(code))) == 1
+                   and (folded.isascii() and (folded.isalnum() or folded in "-_."))})
 _ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 
