@@ -911,8 +911,11 @@ def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
         role = listed.role if listed else "manifest"
         documents = "lines" if role in _JSON_LINE_ROLES else "document" if role in (*_JSON_FILE_ROLES, "manifest") else None
 
+        named = []  # each lookup scans the line again: only the first MAX_NAMED_FIELDS findings get a field
+
         def where(kind: str, line: int) -> str:
-            field = secret_layers.field_of(data, line, kind, documents) if documents else None
+            named.append(line)
+            field = secret_layers.field_of(data, line, kind, documents) if documents and len(named) <= secret_layers.MAX_NAMED_FIELDS else None
             return f" in field {field}" if field else ""
 
         raw_hits = secrets_scan.scan_bytes(data) if ctx.might_hold_secret(path) else []

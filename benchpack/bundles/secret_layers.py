@@ -62,6 +62,8 @@ DECODE_BUDGET_FACTOR = 16  # characters decoded, in all layers together, per cha
 DECODE_BUDGET_FLOOR = 1 << 20  # ... plus this much
 JOIN_WINDOW = 256  # characters of each side a join looks at
 JOIN_PARTNERS = 64  # strings after a cut-short one that it is joined with
+JOIN_PREFIX_PARTNERS = 8  # ... when it is cut inside the vendor prefix
+MAX_NAMED_FIELDS = 20  # findings per file whose JSON field is looked up (each costs a scan of its line)
 
 # Zero-width and invisible formatting characters (Unicode Cf ones that render as nothing), the soft hyphen,
 # the combining grapheme joiner, Hangul fillers and variation selectors.
@@ -128,6 +130,7 @@ _ANCHOR_AT_END = (
 _PREFIX_AT_END = r"""(?:^|[^A-Za-z0-9_\\])(?:%s)""" % "|".join(re.escape(prefix) for prefix in _PREFIXES)
 _SPLIT_ANCHOR = r"""(?:%s|%s)\\?"\s*[,:\]}]""" % (_ANCHOR_AT_END, _PREFIX_AT_END.replace("^|", ""))
 _SPLIT_END = re.compile("(?:%s|%s)$" % (_ANCHOR_AT_END, _PREFIX_AT_END))
+_ANCHORED_END = re.compile("(?:%s)$" % _ANCHOR_AT_END)
 
 
 def _base64_gate() -> str:
@@ -513,9 +516,15 @@ def _joined_fields(text: str, json_documents: str, trail: str, budget: _Budget):
             if not _SPLIT_END.search(value[-JOIN_WINDOW:]):
                 continue
             tail = value[-JOIN_WINDOW:]
-            partners = [(p, v, "") for p, v in following[0][position + 1:]]
-            partners += [(p, v, " of the next row") for p, v in following[1]]
-            partners = partners[:JOIN_PARTNERS]
+            # The same field of the next row first (a prompt continued in the next case's prompt), then
+            # the strings after this one, then the next row's others. A string cut inside a vendor prefix
+            # (`"… s"`, `"A"`: lists of letters have thousands) is joined with the next few only.
+            next_row = [(p, v, " of the next row") for p, v in following[1]]
+            partners = [partner for partner in next_row if partner[0] == pointer]
+            partners += [(p, v, "") for p, v in following[0][position + 1:]]
+            partners += [partner for partner in next_row if partner[0] != pointer]
+            cut_in_prefix = not _ANCHORED_END.search(tail)
+            partners = partners[: JOIN_PREFIX_PARTNERS if cut_in_prefix else JOIN_PARTNERS]
             tail_kinds = {hit.kind for hit in scan_text(tail)}
             # kind -> (hit, partner): the last partner whose join still shows the key is the one it
             # continues in (joining from an earlier one only puts other strings in between).
@@ -583,8 +592,8 @@ def _with_fields(data: bytes, starts: list[int], hits: list[LayeredHit], json_do
     """Each hit with the JSON field its line's strings show it in (found again, string by string)."""
     document_fields = None
     named = []
-    for hit in hits:
-        if hit.field is not None or hit.hit.kind == "decode-budget":
+    for number, hit in enumerate(hits):
+        if hit.field is not None or hit.hit.kind == "decode-budget" or number >= MAX_NAMED_FIELDS:
             named.append(hit)
             continue
         line = _line_text(data, starts, hit.hit.line - 1) if hit.hit.line - 1 < len(starts) else ""

@@ -282,3 +282,10 @@ def test_the_decode_budget_is_a_finding_of_its_own(tmp_path, template):
 def test_homoglyphs_map_one_character_to_one_ascii_character():
     assert all(len(target) == 1 and target.isascii() and chr(code) != target for code, target in HOMOGLYPHS.items())
     assert HOMOGLYPHS[ord("\u0430")] == "a" and HOMOGLYPHS[ord("\u03bf")] == "o" and HOMOGLYPHS[0xFF53] == "s"
+
+
+def test_thousands_of_single_letters_are_joined_cheaply_and_not_refused():
+    """Answers of a multiple-choice pack: every "A" is the start of `AKIA`, so each is joined with what
+    follows; a list of 10,000 of them stays well inside the decode budget."""
+    rows = [json.dumps({"case": f"q{i}", "answer": "ABCD"[i % 4], "choices": list("ABCD") * 500}) for i in range(20)]
+    assert scan_layers("\n".join(rows).encode(), json_documents="lines") == []
