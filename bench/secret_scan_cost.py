@@ -14,7 +14,8 @@ median CPU seconds (all threads: the layer gates run on validation's background 
   secrets    the `secrets` check alone, after the checks it needs
   layers     secret_layers.scan_layers over every file (the decoded layers alone)
 
-Run it on two checkouts (before/after) to compare; figures in docs/bundles.md.
+`--plain` makes the rows as real results have them (no answer text). Run it on two checkouts
+(before/after) to compare; figures in docs/bundles.md.
 """
 
 from __future__ import annotations
@@ -61,10 +62,11 @@ def _case_row(rng: random.Random, index: int) -> str:
     return json.dumps(row, ensure_ascii=rng.random() < 0.5) + "\n"
 
 
-def generate(root: Path, cases: int, seed: int = 5) -> Path:
+def generate(root: Path, cases: int, seed: int = 5, plain: bool = False) -> Path:
     rng = random.Random(seed)
     label = "run-000"
-    files = {"run.jsonl": "".join(_case_row(rng, i) for i in range(cases)),
+    row = (lambda rng, i: _row(rng, i)) if plain else _case_row
+    files = {"run.jsonl": "".join(row(rng, i) for i in range(cases)),
              "hardware.json": json.dumps({"platform": "linux", "cpu_count": 2, "gpus": []}, indent=2)}
     for case in range(cases):
         files[f"patch/case-{case:04d}/rep-001.diff"] = _diff(rng, rng.randint(2_000, 12_000))
@@ -114,11 +116,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--plain", action="store_true", help="rows as real results have them: no answer text")
     args = parser.parse_args()
     secret_layers.layers_that_apply(b"warm up: build the gates")
     limits = BundleLimits()
     with tempfile.TemporaryDirectory() as tmp:
-        root = generate(Path(tmp) / "bundle", args.cases)
+        root = generate(Path(tmp) / "bundle", args.cases, plain=args.plain)
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
         count = sum(1 for p in root.rglob("*") if p.is_file())
         times: dict[str, list[float]] = {"validate": [], "secrets": [], "layers": []}
@@ -135,7 +138,7 @@ def main() -> None:
             start_cpu = time.process_time()
             times["layers"].append(layers_seconds(root))
             cpu["layers"].append(time.process_time() - start_cpu)
-    print(f"python {platform.python_version()}, {platform.machine()}, {args.cases} cases, {count} files, "
+    print(f"python {platform.python_version()}, {platform.machine()}, {args.cases} {'plain ' if args.plain else ''}cases, {count} files, "
           f"{size / 1e6:.1f} MB, {args.rounds} rounds (wall median, wall min, CPU median)")
     for name, samples in times.items():
         print(f"  {name:9s} {statistics.median(samples):7.3f} s  {min(samples):7.3f} s  {statistics.median(cpu[name]):7.3f} s")
