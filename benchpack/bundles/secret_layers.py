@@ -298,7 +298,7 @@ def scan_layers(data: bytes, *, json_documents: str | None = None, applying: set
     pass, one search and those lines. Past the decode budget the result is one `decode-budget` hit.
     """
     applying = layers_that_apply(data) if applying is None else applying
-    if not applying:
+    if not applying and (json_documents is None or not _ESCAPED_NON_ASCII.search(data)):
         return []
     budget = budget_for(len(data))
     found: dict[tuple, LayeredHit] = {}
@@ -308,14 +308,19 @@ def scan_layers(data: bytes, *, json_documents: str | None = None, applying: set
         starts = _byte_line_starts(data)
         candidates = _gated_lines(data, starts)
         per_line = "lines" if json_documents == "lines" else None
-        for index in candidates:
+        escaped = set(_lines_with_escaped_unicode(data, starts)) if json_documents is not None else set()
+        for index in sorted(set(candidates) | escaped):
             line = index + 1
             text = _line_text(data, starts, index)
             budget.spend(len(text))
             budget.seen.clear()
-            for hit in _scan(text, layers_that_apply(text) - {"joined"}, per_line, 1, "", budget):
-                at = LayeredHit(SecretHit(hit.hit.kind, line, hit.hit.column), hit.layer)
-                found.setdefault((at.hit.line, at.hit.kind, at.layer), at)
+            # JSON writes `ѕ`, a zero-width space, a tag character as `\u0455`, `\u200b`, `\udb40\udc73`:
+            # the look-alike and zero-width gates see them only in the line with its strings decoded.
+            views = [text, _unescaped_strings(text)] if index in escaped else [text]
+            for view in views:
+                for hit in _scan(view, layers_that_apply(view) - {"joined"}, per_line, 1, "", budget):
+                    at = LayeredHit(SecretHit(hit.hit.kind, line, hit.hit.column), hit.layer)
+                    found.setdefault((at.hit.line, at.hit.kind, at.layer), at)
         if "joined" in applying and json_documents is not None:
             text = data.decode("utf-8", errors="replace")
             budget.spend(len(text))
@@ -327,6 +332,33 @@ def scan_layers(data: bytes, *, json_documents: str | None = None, applying: set
     if json_documents is not None:
         hits = _with_fields(data, starts, hits, json_documents)
     return hits
+
+
+_ESCAPED_NON_ASCII = re.compile(rb"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})")
+
+
+def _lines_with_escaped_unicode(data: bytes, starts: list[int]) -> list[int]:
+    """Indices of the lines holding a JSON `\\uXXXX` escape of a non-ASCII character."""
+    found, position = [], 0
+    while (match := _ESCAPED_NON_ASCII.search(data, position)) is not None:
+        index = bisect.bisect_right(starts, match.start()) - 1
+        found.append(index)
+        position = starts[index + 1] if index + 1 < len(starts) else len(data)
+    return found
+
+
+def _unescaped_strings(line: str) -> str:
+    """`line` with each JSON string literal holding a `\\u` escape written out (JSON's own escapes kept)."""
+    def written_out(match: re.Match) -> str:
+        literal = match.group()
+        if "\\u" not in literal:
+            return literal
+        try:
+            return json.dumps(json.loads(literal), ensure_ascii=False)
+        except ValueError:
+            return literal
+
+    return _STRING_LITERAL.sub(written_out, line)
 
 
 def _line_text(data: bytes, starts: list[int], index: int) -> str:

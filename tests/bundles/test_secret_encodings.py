@@ -105,10 +105,10 @@ def template(tmp_path_factory):
     return template_bundle(tmp_path_factory.mktemp("template"))
 
 
-def _bundle_with_rows(tmp_path, template, rows: list[dict]):
+def _bundle_with_rows(tmp_path, template, rows: list[dict], ascii_only: bool = False):
     bundle = tmp_path / "bundle"
     shutil.copytree(template, bundle)
-    _put(bundle, "run.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
+    _put(bundle, "run.jsonl", "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in rows).encode())
     return bundle
 
 
@@ -120,10 +120,11 @@ def _secret_findings(bundle):
     return [f for f in report.findings if f.code.startswith("secret.")]
 
 
+@pytest.mark.parametrize("ascii_only", [False, True], ids=["utf8-rows", "ascii-rows"])  # ѕ as `\u0455` too
 @pytest.mark.parametrize("name", sorted(ENCODED))
-def test_each_encoding_of_a_planted_key_is_one_clear_finding(tmp_path, template, name):
+def test_each_encoding_of_a_planted_key_is_one_clear_finding(tmp_path, template, name, ascii_only):
     extra, kind, layer, field = ENCODED[name]
-    bundle = _bundle_with_rows(tmp_path, template, [row(), row(repetition=2, **extra), row(repetition=3)])
+    bundle = _bundle_with_rows(tmp_path, template, [row(), row(repetition=2, **extra), row(repetition=3)], ascii_only)
     findings = _secret_findings(bundle)
     assert [(f.code, f.path, f.line) for f in findings] == [(f"secret.{kind}", f"{RUN}/run.jsonl", 2)], findings
     message = findings[0].message
