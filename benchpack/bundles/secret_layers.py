@@ -322,9 +322,8 @@ def scan_layers(data: bytes, *, json_documents: str | None = None, applying: set
                     at = LayeredHit(SecretHit(hit.hit.kind, line, hit.hit.column), hit.layer)
                     found.setdefault((at.hit.line, at.hit.kind, at.layer), at)
         if "joined" in applying and json_documents is not None:
-            text = data.decode("utf-8", errors="replace")
-            budget.spend(len(text))
-            for hit in _joined_fields(text, json_documents, "", budget):
+            text = "" if json_documents == "lines" else data.decode("utf-8", errors="replace")
+            for hit in _joined_fields(text, json_documents, "", budget, data if json_documents == "lines" else None):
                 found.setdefault((hit.hit.line, hit.hit.kind, hit.layer), hit)
     except DecodeBudgetExceeded:
         return [LayeredHit(SecretHit("decode-budget", line, 1), "nested layers")]
@@ -339,12 +338,7 @@ _ESCAPED_NON_ASCII = re.compile(rb"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-
 
 def _lines_with_escaped_unicode(data: bytes, starts: list[int]) -> list[int]:
     """Indices of the lines holding a JSON `\\uXXXX` escape of a non-ASCII character."""
-    found, position = [], 0
-    while (match := _ESCAPED_NON_ASCII.search(data, position)) is not None:
-        index = bisect.bisect_right(starts, match.start()) - 1
-        found.append(index)
-        position = starts[index + 1] if index + 1 < len(starts) else len(data)
-    return found
+    return _search_lines(_ESCAPED_NON_ASCII, data, starts)
 
 
 def _unescaped_strings(line: str) -> str:
@@ -376,15 +370,28 @@ def _byte_line_starts(data: bytes) -> list[int]:
 
 
 def _gated_lines(data: bytes, starts: list[int]) -> list[int]:
-    """Indices of the lines where some gate matches: one search per such line (the next starts past it)."""
-    found = set()
-    for finder in _line_finders():
-        position = 0
-        while position < len(data) and (match := finder.search(data, position)) is not None:
-            index = bisect.bisect_right(starts, match.start()) - 1
-            found.add(index)
-            position = starts[index + 1] if index + 1 < len(starts) else len(data)
-    return sorted(found)
+    """Indices of the lines where some gate matches."""
+    return sorted({index for finder in _line_finders() for index in _search_lines(finder, data, starts)})
+
+
+def _search_lines(finder, data: bytes, starts: list[int]) -> list[int]:
+    """Indices of the lines where `finder` matches: one search per such line (the next starts past it)."""
+    found, position = [], 0
+    while position < len(data) and (match := finder.search(data, position)) is not None:
+        index = bisect.bisect_right(starts, match.start()) - 1
+        found.append(index)
+        position = starts[index + 1] if index + 1 < len(starts) else len(data)
+    return found
+
+
+@functools.cache
+def _join_finder():
+    """The joined-fields gate on UTF-8 bytes."""
+    try:
+        import re2
+    except ImportError:
+        return re.compile(_SPLIT_ANCHOR.encode())
+    return re2.compile(_SPLIT_ANCHOR.encode())
 
 
 @functools.cache
@@ -523,26 +530,41 @@ def _escape_pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _joined_fields(text: str, json_documents: str, trail: str, budget: _Budget):
+def _joined_fields(text: str, json_documents: str, trail: str, budget: _Budget, data: bytes | None = None):
     """A string that ends in a cut-short credential joined with each of the strings after it (in the same
     document, then in the next row), scanned where the join spans the cut. Joining only after such a
-    string keeps `"http://host:1"` + `"a@b"` from reading as one."""
+    string keeps `"http://host:1"` + `"a@b"` from reading as one. With `data` (the file's bytes, for
+    JSON Lines), rows are read from it and only those where the gate matches are parsed."""
     name = f"{trail}+joined fields" if trail else "joined fields"
-    lines = text.split("\n") if json_documents == "lines" else [text]
+    if data is not None:
+        starts = _byte_line_starts(data)
+        count = len(starts)
+        candidates = _search_lines(_join_finder(), data, starts)
+
+        def line_at(index: int) -> str:
+            return _line_text(data, starts, index)
+    else:
+        lines = text.split("\n") if json_documents == "lines" else [text]
+        count = len(lines)
+        candidates = [index for index, line in enumerate(lines) if _join_gate().search(line)]
+
+        def line_at(index: int) -> str:
+            return lines[index]
     parsed: dict[int, list[tuple[str, str]] | None] = {}
 
     def fields(index: int):
         if index not in parsed:
             parsed[index] = None
-            if index < len(lines) and lines[index].strip():
+            if index < count and (line := line_at(index)).strip():
+                budget.spend(len(line))
                 try:
-                    parsed[index] = string_fields(json.loads(lines[index]))
+                    parsed[index] = string_fields(json.loads(line))
                 except (ValueError, RecursionError):
                     pass
         return parsed[index]
 
-    for index, document in enumerate(lines):
-        if not _join_gate().search(document) or not (own := fields(index)):
+    for index in candidates:
+        if not (own := fields(index)):
             continue
         following = (own, (fields(index + 1) or []) if json_documents == "lines" else [])
         for position, (pointer, value) in enumerate(own):
