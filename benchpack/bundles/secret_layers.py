@@ -446,6 +446,8 @@ def _scan(text: str, applying: set[str], json_documents: str | None, depth: int,
                 yield from decoded(layer, plain, *line_of(match.start()))
             elif layer != "url" and (plain := decode(run[::-1])) is not None:  # the encoding written backwards
                 yield from decoded(f"reversed+{layer}", plain, *line_of(match.start()))
+            elif layer in ("base64", "base32") and (plain := decode(_rot13(run))) is not None:  # then rot13'd
+                yield from decoded(f"rot13+{layer}", plain, *line_of(match.start()))
     for layer, view_of in _VIEWS:
         if layer not in applying or (layer in _IDEMPOTENT and layer in used):
             continue

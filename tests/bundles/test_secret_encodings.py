@@ -12,6 +12,7 @@ import json
 import random
 import shutil
 import time
+import urllib.parse
 
 import pytest
 
@@ -96,6 +97,10 @@ ENCODED = {
                                              "base32 of base64 of reversed text", "/notes"),
     "nested: base64 of rot13": ({"notes": _b64(codecs.encode(GITHUB, "rot13"))}, "github-token", "base64 of rot13", "/notes"),
     "nested: spaced look-alikes": ({"notes": " ".join(_fullwidth(AWS))}, "aws-access-key", "look-alike characters", "/notes"),
+    "nested: rot13 of base64": ({"notes": codecs.encode(_b64(OPENAI), "rot13")}, "openai-key", "rot13 of base64", "/notes"),
+    "nested: spaced base32": ({"notes": " ".join(_b32(AWS))}, "aws-access-key", "spaced-out characters of base32", "/notes"),
+    "nested: %-encoded look-alikes": ({"notes": urllib.parse.quote(_cyrillic(OPENAI))}, "openai-key",
+                                      "%-encoding of look-alike characters", "/notes"),
     "nested field": ({"detail": {"items": ["ok", _b32(OPENAI)]}}, "openai-key", "base32", "/detail/items/1"),
 }
 
