@@ -10,7 +10,8 @@ interleaved round by round, median seconds:
   gate      secret_layers.layers_that_apply alone
 
 on the clean file, and on the same file with one row in 1,000 carrying a
-disguised key (base64, hex, %-encoded, reversed, zero-width, split), where
+disguised key (base64, hex, %-encoded, reversed, zero-width, split, base32, HTML
+references, spaced, Cyrillic look-alikes, rot13, \\x escapes), where
 the decoding actually runs. Reports MB/s and the share of rows found.
 """
 
@@ -42,6 +43,13 @@ def _disguises(key: str) -> list:
         {"error": key[::-1]},
         {"error": "\u200b".join(key)},
         {"error": [key[:8], key[8:]]},
+        # issue 30 item 9
+        {"error": base64.b32encode(key.encode()).decode()},
+        {"error": "".join(f"&#{ord(c)};" for c in key)},
+        {"error": " ".join(key)},
+        {"error": key.replace("o", "\u043e").replace("p", "\u0440")},
+        {"error": key.translate(str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm"))},
+        {"error": "".join(f"\\x{ord(c):02x}" for c in key)},
     ]
 
 

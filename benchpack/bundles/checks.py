@@ -903,25 +903,36 @@ def check_model_calls(ctx: BundleContext) -> Iterator[Finding]:
                 yield Finding("model-calls.unsafe", "line is not an allowlisted safe telemetry object", listed.path, number)
 
 
-@check("secrets", needs=("limits",), description="no bundled file looks like it carries a credential, also behind JSON escapes")
+@check("secrets", needs=("limits",), description="no bundled file looks like it carries a credential, also behind JSON escapes and decoded layers")
 def check_secrets(ctx: BundleContext) -> Iterator[Finding]:
     for path in [MANIFEST_NAME, *ctx.files]:
         data = ctx.read(path)
-        raw_hits = secrets_scan.scan_bytes(data) if ctx.might_hold_secret(path) else []
-        for hit in raw_hits:
-            yield Finding(f"secret.{hit.kind}", f"possible {hit.description} (value not shown)", path, hit.line)
         listed = ctx.files.get(path)
         role = listed.role if listed else "manifest"
+        documents = "lines" if role in _JSON_LINE_ROLES else "document" if role in (*_JSON_FILE_ROLES, "manifest") else None
+
+        named = []  # each lookup scans the line again: only the first MAX_NAMED_FIELDS findings get a field
+
+        def where(kind: str, line: int) -> str:
+            named.append(line)
+            field = secret_layers.field_of(data, line, kind, documents) if documents and len(named) <= secret_layers.MAX_NAMED_FIELDS else None
+            return f" in field {field}" if field else ""
+
+        raw_hits = secrets_scan.scan_bytes(data) if ctx.might_hold_secret(path) else []
+        for hit in raw_hits:
+            yield Finding(f"secret.{hit.kind}", f"possible {hit.description}{where(hit.kind, hit.line)} (value not shown)", path, hit.line)
         seen = {(hit.kind, hit.line) for hit in raw_hits}
         if role not in ("patch",):  # a diff is not JSON: an escape in it is the text itself
             for hit in secrets_scan.scan_decoded_json(data, lines=role in _JSON_LINE_ROLES):
                 if (hit.kind, hit.line) not in seen:
                     seen.add((hit.kind, hit.line))
-                    yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes (value not shown)", path, hit.line)
-        # base64 / hex / %-encoded, reversed, zero-width-split and split-across-strings forms
-        documents = "lines" if role in _JSON_LINE_ROLES else "document" if role in (*_JSON_FILE_ROLES, "manifest") else None
+                    yield Finding(f"secret.{hit.kind}", f"possible {hit.description} written with JSON escapes{where(hit.kind, hit.line)} (value not shown)", path, hit.line)
+        # base64 / base32 / hex / %-encoded, HTML entities, backslash escapes, spaced out, rot13, look-alikes,
+        # zero-width-split, reversed, and split across strings or rows (secret_layers)
         for layered in secret_layers.scan_layers(data, json_documents=documents, applying=ctx.secret_layers(path)):
-            if (layered.hit.kind, layered.hit.line) not in seen:
+            if layered.hit.kind == "decode-budget":
+                yield Finding("secret.decode-budget", f"refused: {layered.description}", path, layered.hit.line)
+            elif (layered.hit.kind, layered.hit.line) not in seen:
                 seen.add((layered.hit.kind, layered.hit.line))
                 yield Finding(f"secret.{layered.hit.kind}", f"possible {layered.description} (value not shown)", path, layered.hit.line)
 

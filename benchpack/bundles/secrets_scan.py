@@ -15,7 +15,9 @@ value), so ordinary benchmark results scan clean: endpoint URLs such as
 from __future__ import annotations
 
 import bisect
+import collections
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -36,13 +38,37 @@ KIND_DESCRIPTIONS = {
     "aws-access-key": "AWS access key id",
     "github-token": "GitHub token",
     "openai-key": "OpenAI-style secret key",
+    "anthropic-key": "Anthropic API key",
+    "huggingface-token": "Hugging Face token",
+    "gitlab-token": "GitLab token",
     "slack-token": "Slack token",
+    "slack-webhook": "Slack webhook URL",
+    "discord-webhook": "Discord webhook URL",
+    "stripe-key": "Stripe secret key",
     "google-api-key": "Google API key",
+    "google-oauth": "Google OAuth client secret or access token",
+    "jwt": "JSON Web Token",
+    "sendgrid-key": "SendGrid API key",
+    "twilio-key": "Twilio API key",
+    "npm-token": "npm access token",
+    "pypi-token": "PyPI upload token",
+    "azure-storage-key": "Azure storage account key",
+    "square-token": "Square access token or OAuth secret",
+    "shopify-token": "Shopify access token",
+    "digitalocean-token": "DigitalOcean token",
+    "databricks-token": "Databricks token",
+    "ai-provider-key": "AI provider API key (Groq, Replicate, Perplexity, xAI)",
+    "vault-token": "HashiCorp Vault token",
+    "saas-token": "service API token (Postman, Sentry, Grafana, New Relic, Linear, Notion, Doppler, Atlassian)",
+    "mailchimp-key": "Mailchimp API key",
+    "telegram-bot-token": "Telegram bot token",
+    "discord-bot-token": "Discord bot token",
     "bearer-token": "bearer token",
     "basic-auth": "HTTP basic credentials",
     "credentialed-url": "URL with embedded user:password",
     "tokenized-query": "URL query string carrying a credential",
     "secret-json-field": "secret-named JSON field with a value",
+    "keyword-secret": "high-entropy value assigned to a secret-named key",
 }
 
 # Key names whose string value is treated as a credential. Names are compared
@@ -90,17 +116,57 @@ class _Detector:
 
 
 _WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+_TOKEN = "A-Za-z0-9_-"
 _DETECTORS = (
-    _Detector("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    _Detector("aws-access-key", r"A(?:KIA|SIA|GPA|IDA|ROA|NPA)[A-Z0-9]{16}(?![A-Za-z0-9])", boundary_before=_WORD),
+    _Detector("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-[0-9]|AGE-SECRET-KEY-1[0-9A-Z]{50}"),
+    _Detector("aws-access-key", r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])", boundary_before=_WORD),
     _Detector("github-token", r"g(?:h[pousr]_[A-Za-z0-9]{30,}|ithub_pat_[A-Za-z0-9_]{22,})", boundary_before=_WORD),
-    _Detector("openai-key", r"sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{20,}", boundary_before=_WORD + "-"),
-    _Detector("slack-token", r"xox[abposre]-[A-Za-z0-9-]{10,}", boundary_before=_WORD),
+    # `sk-ant-…` is Anthropic's (below), so one key gives one finding.
+    _Detector("openai-key", r"sk-(?!ant-)(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{20,}", boundary_before=_WORD + "-"),
+    _Detector("anthropic-key", r"sk-ant-[a-z0-9]+-[A-Za-z0-9_-]{20,}", boundary_before=_WORD + "-"),
+    _Detector("huggingface-token", r"(?:hf_|api_org_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])", boundary_before=_WORD),
+    _Detector("gitlab-token", r"(?:gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct|feed)-|GR1348941)[A-Za-z0-9_-]{20,}", boundary_before=_WORD),
+    _Detector("slack-token", r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}", boundary_before=_WORD),
+    _Detector("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Za-z0-9_]+/[A-Za-z0-9_]+/[A-Za-z0-9_]{8,}"),
+    _Detector("discord-webhook", r"discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}"),
+    _Detector("stripe-key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}", boundary_before=_WORD),
     _Detector("google-api-key", r"AIza[0-9A-Za-z_-]{35}", boundary_before=_WORD + "-"),
+    _Detector("google-oauth", r"GOCSPX-[A-Za-z0-9_-]{24,}|ya29\.[0-9A-Za-z_-]{20,}", boundary_before=_WORD),
+    # header.payload.signature, both JSON objects: base64url of `{"` is `eyJ`.
+    _Detector("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", boundary_before=_WORD),
+    _Detector("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", boundary_before=_WORD),
+    _Detector("twilio-key", r"(?:AC|SK)[0-9a-f]{32}(?![A-Za-z0-9])", boundary_before=_WORD),
+    _Detector("npm-token", r"npm_[A-Za-z0-9]{36}", boundary_before=_WORD),
+    _Detector("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}", boundary_before=_WORD),
+    _Detector("azure-storage-key", r"AccountKey=[A-Za-z0-9+/]{80,}={0,2}"),
+    _Detector("square-token", r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", boundary_before=_WORD),
+    _Detector("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", boundary_before=_WORD),
+    _Detector("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}", boundary_before=_WORD),
+    _Detector("databricks-token", r"dapi[a-f0-9]{32}(?![A-Za-z0-9])", boundary_before=_WORD),
+    _Detector("ai-provider-key", r"(?:gsk_[A-Za-z0-9]{48,}|r8_[A-Za-z0-9]{37,}|pplx-[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{60,})", boundary_before=_WORD),
+    _Detector("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", boundary_before=_WORD),
+    _Detector("saas-token", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}|sntry[su]_[A-Za-z0-9+/=_-]{40,}|gl(?:c|sa)_[A-Za-z0-9+/=_-]{32,}"
+              r"|NRAK-[A-Z0-9]{27}|lin_api_[A-Za-z0-9]{40}|ntn_[0-9]{11}[A-Za-z0-9]{35}|dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}"
+              r"|ATATT3[A-Za-z0-9_=-]{150,}", boundary_before=_WORD),
+    _Detector("mailchimp-key", r"[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", boundary_before=_WORD),
+    _Detector("telegram-bot-token", r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", boundary_before=_WORD),
+    _Detector("discord-bot-token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", boundary_before=_WORD),
     _Detector("bearer-token", r"bearer\s+[a-z0-9._~+/=-]{8,}", folded=True, boundary_before=_WORD),
     _Detector("basic-auth", r"basic\s+[a-z0-9+/]{12,}={0,2}(?![a-z0-9+/=])", folded=True, boundary_before=_WORD),
     # scheme://user:password@host — a userinfo with a password part.
     _Detector("credentialed-url", r"://[^\s/?#@:\"'<>]*:[^\s/?#@\"'<>]+@"),
+)
+
+# The literal start of every vendor-prefixed credential above: what the decoded layers look for written
+# backwards, in rot13, or cut short at the end of a field (benchpack/bundles/secret_layers.py).
+VENDOR_ANCHORS = (
+    "sk-", "sk-ant-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "AGPA", "AIDA", "AROA",
+    "ANPA", "ABIA", "ACCA", "hf_", "api_org_", "glpat-", "gldt-", "glrt-", "glcbt-", "GR1348941", "xoxb-", "xoxp-",
+    "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-", "hooks.slack.com/", "discord.com/api/webhooks/",
+    "sk_live_", "rk_live_", "sk_test_", "rk_test_", "AIza", "GOCSPX-", "ya29.", "eyJ", "SG.", "npm_", "pypi-AgE",
+    "AccountKey=", "sq0atp-", "sq0csp-", "shpat_", "shpss_", "dop_v1_", "doo_v1_", "dapi", "gsk_", "r8_", "pplx-",
+    "xai-", "hvs.", "hvb.", "PMAK-", "sntrys_", "glc_", "glsa_", "NRAK-", "lin_api_", "ntn_", "dp.pt.", "ATATT3",
+    "-----BEGIN", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1",
 )
 
 def _after_any(words: tuple[str, ...], *tails: str) -> str:
@@ -123,6 +189,14 @@ _TOKENIZED_QUERY = re.compile(
     "=" + _after_any(tuple(p + key for key in _QUERY_SECRET_KEYS for p in "?&;"), "=") + r"""[^&#\s"'<>]"""
 )
 _COMPILED = tuple((detector, re.compile(detector.pattern)) for detector in _DETECTORS)
+
+# keyword-secret: `API_KEY=…`, `password: …`, `"client_secret" => '…'` in text that is not a JSON member
+# (those are secret-json-field): a value of 16+ characters holding letters and digits with at least
+# KEYWORD_MIN_ENTROPY bits per character, as detect-secrets' KeywordDetector and HighEntropyString
+# do together. Found by its separator; the key before it is read back in Python.
+_KEYWORD_VALUE_CHARS = r"[A-Za-z0-9_+/=.~-]"
+_KEYWORD_ASSIGNMENT = re.compile(r"""[:=]>?[ \t]*['"]?(?P<value>""" + _KEYWORD_VALUE_CHARS + "{16,})")
+KEYWORD_MIN_ENTROPY = 3.0
 
 
 # Python's `\s` on str: the str.isspace() characters (tests/bundles/test_secrets_scan.py
@@ -150,6 +224,8 @@ def _build_prefilter(extra_patterns: tuple[str, ...] = ()):
         # Any quoted key ending in a secret word, followed by a string value
         # (also escaped, also with spaces around the colon).
         r'(?i)(?:' + "|".join(_SECRET_KEY_LAST_WORDS) + r')\\?"\s*:\s*\\?"',
+        # keyword-secret: a secret-named key assigned a long value (the entropy test is Python's).
+        r"(?i)(?:" + "|".join(_SECRET_KEY_LAST_WORDS) + r")['\"]?[ \t]*[:=]>?[ \t]*['\"]?" + _KEYWORD_VALUE_CHARS + "{16}",
     ]
     # Every repeated `\s` (outside a character class: inside one it is always
     # negated, where RE2's narrower `\s` only matches more) as Python's.
@@ -164,7 +240,7 @@ def _build_prefilter(extra_patterns: tuple[str, ...] = ()):
 
 
 _PREFILTER = _build_prefilter()
-SECRET_PATTERN_COUNT = len(_DETECTORS) + 2
+SECRET_PATTERN_COUNT = len(_DETECTORS) + 3
 
 
 def combined_prefilter(extra_patterns: tuple[str, ...]):
@@ -198,7 +274,15 @@ def might_contain_secret(text: str | bytes) -> bool:
     """
     if _PREFILTER is None:
         return True
-    return _PREFILTER.Match(text) is not None
+    try:
+        return _PREFILTER.Match(text) is not None
+    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800" decodes to one): RE2 reads UTF-8 only
+        return _PREFILTER.Match(without_surrogates(text)) is not None
+
+
+def without_surrogates(text: str) -> str:
+    """`text` with each lone surrogate as `?` (same length, so offsets hold)."""
+    return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
 def scan_text(text: str) -> list[SecretHit]:
@@ -231,6 +315,11 @@ def _scan_precisely(text: str) -> list[SecretHit]:
         key = folded[key_start : match.start()].removesuffix("\\")
         if is_secret_key_name(key):
             offsets.append((key_start, "secret-json-field"))
+    json_keys = {offset for offset, kind in offsets if kind == "secret-json-field"}
+    for match in _KEYWORD_ASSIGNMENT.finditer(text):
+        key_start = _assigned_key_start(folded, match.start())
+        if key_start is not None and key_start not in json_keys and _looks_random(match.group("value")):
+            offsets.append((key_start, "keyword-secret"))
     if not offsets:
         return []
     starts = _line_starts(text)
@@ -272,6 +361,37 @@ def _quoted_key_start(text: str, closing_quote: int) -> int | None:
     if index == end or text[index - 1 : index] != '"':
         return None
     return index
+
+
+def _assigned_key_start(text: str, separator: int) -> int | None:
+    """Where the secret-named key assigned at `separator` (`:` or `=`) begins, or None.
+
+    Skips spaces and one closing quote; a `"key":` (a JSON member) counts only when
+    the value is not a string, since secret-json-field judges those."""
+    index = separator
+    while index > 0 and text[index - 1] in " \t":
+        index -= 1
+    quote = text[index - 1 : index]
+    if quote in ("'", '"'):
+        if quote == '"' and text[separator + 1 :].lstrip(" \t")[:1] == '"':
+            return None
+        index -= 1
+    end = index
+    lowest = max(0, end - 64)
+    while index > lowest and text[index - 1] in _KEY_CHARS:
+        index -= 1
+    if index == end or not is_secret_key_name(text[index:end]):
+        return None
+    return index
+
+
+def _looks_random(value: str) -> bool:
+    """Letters and digits both, and at least KEYWORD_MIN_ENTROPY bits of Shannon entropy per character."""
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    counts = collections.Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy >= KEYWORD_MIN_ENTROPY
 
 
 def scan_bytes(data: bytes) -> list[SecretHit]:

@@ -23,6 +23,13 @@ SECRETS = {
     "openai-key": "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2",
     "slack-token": "xoxb-" + "123456789012-abcdefABCDEF",
     "google-api-key": "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    # issue 30 item 9: detect-secrets' and trufflehog's high-value detectors
+    "anthropic-key": "sk-ant-api03-" + "Qw3rTy7uIo9pAs2dFg4hJk6lZx8cVb",
+    "huggingface-token": "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+    "gitlab-token": "glpat-" + "xY9zA8bC7dE6fG5hI4jK",
+    "stripe-key": "sk_live_" + "51HqLyjWDarjtT1zdp7dc",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0In0." + "dozjgNryP4J3jVmNHl0w5N",
+    "keyword-secret": "AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY3xamp1eKEY",
 }
 
 
