@@ -31,6 +31,18 @@ def rep_stem(repetition: int) -> str:
     return f"rep-{repetition:03d}"
 
 
+EXTERNAL_AGENT = "external-agent"
+
+
+def solved_by_external_agent(case, options) -> bool:
+    """Whether an external agent's session solves this repo-task case: `--agent NAME` (every repo-task case)
+    or the case's own `harness = { id = "external-agent" }`. The runner's own answer is then not used."""
+    if getattr(case, "kind", None) != "repo-task":
+        return False
+    harness = getattr(case, "harness", None)
+    return bool(getattr(options, "agent", None)) or (harness is not None and harness.id == EXTERNAL_AGENT)
+
+
 def make_executor(pack, options, proxy_factory=None):
     """The runner's repo-task hook (see integration.py); imported lazily to keep this module a leaf."""
     from benchpack.repo_task.integration import make_executor as _make_executor

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchpack.errors import Problem
-from benchpack.repo_task import repo_task_problem
+from benchpack.repo_task import EXTERNAL_AGENT, repo_task_problem
 from benchpack.repo_task.context import build_context, write_context
 from benchpack.repo_task.executors import (
     AgentSessionHarness,
@@ -232,13 +232,13 @@ class RepoTaskExecutor:
         harness_id = case.harness.id if case.harness is not None else None
         timeout_s = case.harness.timeout_s if case.harness is not None else None
         if getattr(self.options, "agent", None):  # `--agent NAME`: the recipe's agent solves every case
-            harness_id = "external-agent"
+            harness_id = EXTERNAL_AGENT
             timeout_s = getattr(self.options, "agent_timeout_s", None) or AGENT_TIMEOUT_S
         if self.agent_session_harness is not None and harness_id is None:
             request = AgentSessionRequest(case, execution.repetition, execution.out, ws.path, output_text, paths, WorkspaceFiles(ws.path))
             run_agent_session(self.agent_session_harness, request, timeout_s)
             return None
-        if harness_id == "external-agent":
+        if harness_id == EXTERNAL_AGENT:
             self._external_agent(execution, timeout_s)
             return None
         return run_fenced_patch(ws.path, output_text, paths, timeout_s)

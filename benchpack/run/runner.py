@@ -264,6 +264,21 @@ def raw_stem(case_id: str, number: int, warmup: bool, repetitions: int) -> str:
     return f"{case_id}.rep-{number:03d}"
 
 
+# The output budget of the runner's own request for a case an external agent solves (`--agent`, or the
+# case's external-agent harness): that answer is thrown away, the agent's session is the work and the
+# verifier judges the agent's workspace. A full generation (4096 tokens on some packs) would cost a slow
+# local server many minutes before the agent even starts; one token keeps a real, timed request (prompt
+# sent, TTFT, prompt tokens) and every row field in place. docs/agents.md, "The runner's own request".
+AGENT_CASE_MAX_TOKENS = 1
+
+
+def runner_max_tokens(pack: Pack, case: Case, options: RunOptions) -> int | None:
+    """The max_tokens the runner's own request for `case` sends: the pack's, or the cap under an external agent."""
+    if repo_task.solved_by_external_agent(case, options):
+        return AGENT_CASE_MAX_TOKENS
+    return pack.defaults.max_tokens
+
+
 def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache.PreparedPrompt) -> AdapterRequest:
     # `prepared.prompt` is the case prompt as this request sends it (nonce line, lane filler).
     defaults = pack.defaults
@@ -272,7 +287,7 @@ def _request(pack: Pack, case: Case, options: RunOptions, prepared: prompt_cache
         prompt=prepared.prompt,
         endpoint=options.endpoint,
         temperature=defaults.temperature,
-        max_tokens=defaults.max_tokens,
+        max_tokens=runner_max_tokens(pack, case, options),
         stream=defaults.stream,
         openai_stream_usage=options.openai_stream_usage,
         extra_body=prepared.extra_body,
@@ -287,8 +302,14 @@ def request_record(pack: Pack, case: Case, options: RunOptions) -> dict:
     from benchpack.packs.case_content import case_digest
 
     defaults = pack.defaults
-    return {"temperature": defaults.temperature, "max_tokens": defaults.max_tokens, "stream": defaults.stream,
-            "openai_stream_usage": options.openai_stream_usage, "case_sha256": case_digest(pack, case)}
+    record = {"temperature": defaults.temperature, "max_tokens": defaults.max_tokens, "stream": defaults.stream,
+              "openai_stream_usage": options.openai_stream_usage, "case_sha256": case_digest(pack, case)}
+    sent = runner_max_tokens(pack, case, options)
+    if sent != defaults.max_tokens:
+        # `max_tokens` stays the case's budget (the workload key's, and the agent's per turn through its
+        # context file); this says the runner's own request was capped, so its timing covers one token.
+        record["runner_max_tokens"] = sent
+    return record
 
 
 def requested_url(adapter: Adapter, endpoint: str) -> str:

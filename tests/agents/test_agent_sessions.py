@@ -107,3 +107,55 @@ def test_the_report_shows_each_sessions_verdict_beside_its_speed(tmp_path):
     text = to_markdown([table])
     assert "| fix | 1 | yes |" in text and "97.7" in text and "25%" in text
     assert agent_session_table([{"case": "chat"}]) is None
+
+
+# Passes only when the agent's session wrote done.txt into the workspace it was given.
+CHECK_DONE = """\
+import argparse, pathlib, sys
+p = argparse.ArgumentParser()
+for n in ("--workspace", "--case", "--pack-id", "--pack-version", "--source-fixture-id", "--patch", "--output"):
+    p.add_argument(n)
+sys.exit(0 if (pathlib.Path(p.parse_args().workspace) / "done.txt").is_file() else 1)
+"""
+
+
+@pytest.mark.parametrize("unsandboxed", [pytest.param(False, marks=pytest.mark.bubblewrap),
+                                         pytest.param(True, marks=pytest.mark.no_sandbox)], ids=["bwrap", "none"])
+def test_under_agent_the_runners_own_request_is_capped_and_the_verdict_is_the_agents(tmp_path, unsandboxed):
+    # `benchpack run --agent`: the case's own request came first with the pack's whole max_tokens (a full
+    # generation a slow local server spends minutes on) although the agent's turns are the work.
+    from benchpack.run.runner import run_pack
+
+    agent = tmp_path / "agent.py"
+    agent.write_text(textwrap.dedent(AGENT))
+    pack = write_repo_pack(tmp_path, verifier=CHECK_DONE)  # no harness: --agent makes the case an agent's
+    assert pack.defaults.max_tokens == 64
+    with RefServer(["a b c d e f"], ttft_s=0.01, itl_s=0.002) as srv:
+        options = run_options(tmp_path, unsandboxed=unsandboxed, endpoint=srv.openai_url, probe_server=False,
+                              agent="scripted-test-agent",
+                              external_agent_argv=[sys.executable, str(agent), "--turns", "2"])
+        outcome = run_pack(pack, options)
+        bodies = [entry["body"] for entry in srv.log() if entry["path"].endswith("/chat/completions")]
+    runner_requests = [b for b in bodies if "max_tokens" in b]  # the agent script sends none
+    assert [b["max_tokens"] for b in runner_requests] == [1]
+    assert not any(b.get("max_tokens") == 64 for b in bodies)
+    assert len(bodies) == 3  # the runner's one request, then the agent's two turns
+    [row] = outcome.rows
+    assert row["request"]["max_tokens"] == 64 and row["request"]["runner_max_tokens"] == 1
+    assert row["tokens"]["output"] == 1 and row["finish_reason"] == "length"
+    # the verdict is the verifier's on the agent's work; the session's figures are the agent's turns
+    assert row["repo_task"]["status"] == "passed" and row["scoring"]["passed"] is True
+    s = row["agent_session"]
+    assert s["turns"] == 2 and s["prompt_tokens"] == 2 + 5 and s["output_tokens"] == 12
+    ROW_DECODER.decode(json.dumps(row))
+
+
+def test_without_an_external_agent_the_runners_request_keeps_the_packs_budget(tmp_path):
+    from benchpack.run.runner import request_record, runner_max_tokens
+
+    pack = write_repo_pack(tmp_path)
+    options = run_options(tmp_path)
+    assert runner_max_tokens(pack, pack.cases[0], options) == 64
+    assert "runner_max_tokens" not in request_record(pack, pack.cases[0], options)
+    harnessed = write_repo_pack(tmp_path / "h", harness='{ id = "external-agent", timeout_s = 30 }')
+    assert runner_max_tokens(harnessed, harnessed.cases[0], options) == 1

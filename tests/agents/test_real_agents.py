@@ -105,6 +105,9 @@ def test_real_mini_swe_agent_against_llama_server_runs_to_its_step_limit_with_ev
     assert row["sandbox"] == "bubblewrap"
     assert row["agent_session"]["turns"] == len(recorded)
     assert row["agent_session"]["decode_tps_p50"] > 0
+    # the runner's own request, whose answer the agent never sees, asked the real server for one token
+    assert row["request"] == {**row["request"], "max_tokens": 64, "runner_max_tokens": 1}
+    assert row["ok"] and row["tokens"]["output"] == 1 and row["timing"]["wall_s"] > 0, row
 
 
 AIDER = recipes.RECIPES["aider"]
