@@ -99,6 +99,22 @@ def _run_facts(result) -> dict:
             "has_metadata": bool(result.run_metadata)}
 
 
+def suspicious_answers(results) -> list[dict]:
+    """Every row of the submission whose repo-task verdict is `suspicious` (benchpack.results.contract
+    REPO_TASK_STATUSES), with the offending lines the verifier recorded (`path:line: what: code`), so the
+    operator can judge them; over all rows, not one page of cases (such rows are few)."""
+    found = []
+    for result in results:
+        for row in result.rows:
+            repo = row.get("repo_task") if isinstance(row, dict) else None
+            if isinstance(repo, dict) and repo.get("status") == "suspicious":
+                lines = repo.get("suspicious")
+                found.append({"run": str(result.path), "case": str(row.get("case", "")),
+                              "repetition": row.get("repetition"),
+                              "lines": [str(x) for x in lines] if isinstance(lines, list) else []})
+    return found
+
+
 @permission_required("submissions.review_submission", raise_exception=True)
 def review_detail(request, pk):
     """One page of cases at a time: the per-case medians, fingerprints and approved
@@ -139,6 +155,7 @@ def review_detail(request, pk):
             "comparison": comparison,
             "lanes": lane_sections(results),
             "similar": similar,
+            "suspicious": suspicious_answers(results),
             "page": page,
             "case_count": len(case_order),
             "reject_form": RejectForm(),

@@ -116,6 +116,9 @@ class PublishedCase(models.Model):
     prompt_tokens = models.FloatField(null=True)
     cached_prompt_tokens = models.FloatField(null=True)
     scored_rows = models.PositiveIntegerField(null=True)  # ok rows with a pass/fail verdict
+    # Ok rows whose repo-task verdict is `suspicious` (the answer introspects its caller or environment,
+    # docs/audits.md): scored as failed in passed_rows, and counted apart here so the run page can say so.
+    suspicious_rows = models.PositiveIntegerField(default=0)
     # An external agent's sessions (the rows' `agent_session`, docs/agents.md): medians over the ok rows
     # that carry one, so the pass rate above has the speed the agent saw beside it. Null: no agent session.
     time_to_solution_s = models.FloatField(null=True)

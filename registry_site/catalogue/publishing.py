@@ -200,6 +200,12 @@ def publish(publication: Publication) -> list[PublishedRun]:
     return published
 
 
+def is_suspicious(row: Row) -> bool:
+    """The row's repo-task verdict is `suspicious` (contract.REPO_TASK_STATUSES): its answer introspects its
+    caller or environment. Never passed (its scoring says failed); counted apart from wrong answers."""
+    return row.repo_task is not None and row.repo_task.status == "suspicious"
+
+
 def _repetition(row: Row) -> int | None:
     return row.repetition if isinstance(row.repetition, int) else None
 
@@ -248,6 +254,7 @@ def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system
                 ok_rows=len(ok_rows),
                 passed_rows=sum(scored) if scored else None,
                 scored_rows=len(scored) if scored else None,
+                suspicious_rows=sum(1 for r in ok_rows if is_suspicious(r)),
                 workload_key=workload.digest,
                 workload_fields=workload.to_dict(),
                 system_key=system.digest,

@@ -18,8 +18,10 @@ from tests.data_paths import REAL_RESULTS
 
 
 def make_variant(results: Path, base: str, name: str, speed: float = 1.0, runtime=("llama.cpp", "b100"),
-                 ram_mb: int | None = None, quantization: str = "Q4_K_M", repo_task=None, passed=None) -> str:
-    """Writes results/name and returns name. `repo_task=(pack_id, version, case)`; `passed`: one verdict per row."""
+                 ram_mb: int | None = None, quantization: str = "Q4_K_M", repo_task=None, passed=None,
+                 suspicious: dict[int, list[str]] | None = None) -> str:
+    """Writes results/name and returns name. `repo_task=(pack_id, version, case)`; `passed`: one verdict per row;
+    `suspicious`: {row index: offending lines} — those rows' verdict is `suspicious` (failed, with the lines)."""
     target = results / name
     shutil.copytree(REAL_RESULTS / base, target)
     rows = [json.loads(line) for line in (target / "run.jsonl").read_text().splitlines() if line.strip()]
@@ -41,6 +43,11 @@ def make_variant(results: Path, base: str, name: str, speed: float = 1.0, runtim
             row["pack"] = {"id": repo_task[0], "version": repo_task[1]}
             row["case"] = repo_task[2]
             row["scoring"] = {"mode": "verify-script", "passed": verdict}
+        for index, lines in (suspicious or {}).items():
+            rows[index]["scoring"] = {"mode": "verify-script", "passed": False}
+            rows[index]["repo_task"] = {"status": "suspicious", "verify_exit_code": 1, "suspicious": lines,
+                                        "failure_reason": "suspicious: the answer adds introspection of its caller "
+                                                          "or environment (see repo_task.suspicious)"}
     (target / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     metadata = {"runtime": {"name": runtime[0], "version": runtime[1]}, "model": {"quantization": quantization}}
     (target / "run-metadata.json").write_text(json.dumps(metadata))

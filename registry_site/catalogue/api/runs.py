@@ -15,8 +15,8 @@ from registry_site.catalogue.models import PublishedCase, PublishedRun
 class CaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = PublishedCase
-        fields = ["case", "fingerprint", "fingerprint_fields", "rows", "ok_rows", "passed_rows", "wall_s",
-                  "ttft_s", "tpot_s", "decode_rate", "decode_tps", "total_tps", "prompt_tokens", "cached_prompt_tokens"]
+        fields = ["case", "fingerprint", "fingerprint_fields", "rows", "ok_rows", "passed_rows", "suspicious_rows",
+                  "wall_s", "ttft_s", "tpot_s", "decode_rate", "decode_tps", "total_tps", "prompt_tokens", "cached_prompt_tokens"]
 
 
 class ReproductionEvidenceSerializer(serializers.Serializer):
@@ -62,9 +62,15 @@ class RunSummarySerializer(serializers.ModelSerializer):
 class RunSerializer(RunSummarySerializer):
     cases = CaseSerializer(many=True, read_only=True)
     reproduction = serializers.SerializerMethodField()
+    suspicious_answers = serializers.SerializerMethodField(
+        help_text="ok rows whose repo-task verdict is `suspicious` (the answer introspected its caller or "
+                  "environment): scored as failed in `passed_rows`, counted apart here; 0 for other runs")
 
     class Meta(RunSummarySerializer.Meta):
-        fields = RunSummarySerializer.Meta.fields + ["reproduction", "cases"]
+        fields = RunSummarySerializer.Meta.fields + ["suspicious_answers", "reproduction", "cases"]
+
+    def get_suspicious_answers(self, obj) -> int:
+        return sum(case.suspicious_rows for case in obj.cases.all())  # the prefetched cases: no query
 
     @extend_schema_field(ReproductionSerializer)
     def get_reproduction(self, obj):

@@ -7,6 +7,7 @@ import io
 import json
 
 from django.core.paginator import Paginator
+from django.db.models import Sum
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
@@ -28,6 +29,8 @@ def run_detail(request, pk):
     page_rows = run.rows.filter(case__in=[c.case for c in cases]).only("raw")
     return render(request, "registry_site/run_detail.html", {
         "lanes": _lanes(run),
+        # Over all the run's cases, not this page's: suspicious answers are failed and counted apart.
+        "suspicious_answers": run.cases.aggregate(n=Sum("suspicious_rows"))["n"] or 0,
         "run": run, "cases": cases, "page": page, "page_rows": page_rows,
         "hardware_facts": hardware_in_words(run.hardware),
         "metadata": metadata_fields(run.run_metadata),
