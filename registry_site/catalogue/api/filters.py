@@ -71,6 +71,12 @@ class RunFilter(CatalogueFilterSet):
     runtime = django_filters.CharFilter(help_text="runtime name and version, e.g. 'llama.cpp b4000'")
     hardware_class = django_filters.CharFilter(help_text="hardware class exactly as published")
     provenance = django_filters.ChoiceFilter(choices=[(p, p) for p in PROVENANCES])
+    # All runs by default (a list of runs hides nothing; the board index leaves imported boards out unless
+    # asked, docs/interop.md); `exclude` keeps only runs Benchpack measured, `only` those another tool did.
+    imported = django_filters.ChoiceFilter(
+        choices=[("include", "include"), ("exclude", "exclude"), ("only", "only")], method="filter_imported",
+        help_text="runs measured by another tool and imported (`benchpack import`, `imported_from` set): "
+                  "include (default), exclude or only")
     since = published_on_or_after()
     until = published_on_or_before()
     order = django_filters.OrderingFilter(
@@ -78,6 +84,13 @@ class RunFilter(CatalogueFilterSet):
                 ("hardware_class", "hardware_class"), ("row_count", "rows"), ("id", "id")),
         help_text="sort key; prefix '-' for descending; default -published",
     )
+
+    def filter_imported(self, queryset, name, value):
+        if value == "exclude":
+            return queryset.filter(imported_from="")
+        if value == "only":
+            return queryset.exclude(imported_from="")
+        return queryset
 
     known_values = {"pack": "pack_id", "pack_version": "pack_version", "model": "model", "runtime": "runtime",
                     "hardware_class": "hardware_class"}

@@ -152,8 +152,11 @@ class BoardIndex(CatalogueListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
+        value = self.request.query_params.get("imported")
+        if value == "":  # the schema's enum has no empty value: refused, as the other filters refuse it
+            raise ValidationError({"imported": ["must not be empty: give a value or leave the parameter out"]})
         try:
-            imported = lb.imported_choice(self.request.query_params.get("imported"))
+            imported = lb.imported_choice(value)
         except lb.QueryError as error:
             raise ValidationError({error.param: [error.message]}) from None
         return lb.boards(imported)

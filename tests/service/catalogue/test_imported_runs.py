@@ -50,6 +50,15 @@ def test_the_imported_run_says_so_on_its_page_and_in_the_api(client, published):
     assert client.get(f"/api/v1/runs/{measured.pk}/").json()["imported_from"] == ""
     listed = {r["id"]: r["imported_from"] for r in client.get("/api/v1/runs/").json()["results"]}
     assert listed == {imported.pk: LABEL, measured.pk: ""}
+    for choice, expected in (("include", {imported.pk, measured.pk}), ("exclude", {measured.pk}),
+                             ("only", {imported.pk})):
+        answer = client.get(f"/api/v1/runs/?imported={choice}")
+        assert {r["id"] for r in answer.json()["results"]} == expected, choice
+    for board_index in ("/api/v1/leaderboards/?imported=", "/api/v1/leaderboards/?imported=sometimes"):
+        answer = client.get(board_index)
+        assert answer.status_code == 400 and list(answer.json()["fields"]) == ["imported"], answer.json()
+    refused = client.get("/api/v1/runs/?imported=sometimes")
+    assert refused.status_code == 400 and list(refused.json()["fields"]) == ["imported"], refused.json()
 
 
 def test_imported_rows_are_on_their_own_boards_with_a_badge_in_words(client, published):
