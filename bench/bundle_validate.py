@@ -83,6 +83,19 @@ def _model_call(rng: random.Random, sequence: int) -> str:
     }) + "\n"  # fmt: skip
 
 
+def write_run_files(root: Path, label: str, files: dict[str, str]) -> list[dict]:
+    """Write one run's files under runs/<label>/ and return their manifest entries (role, digest, size)."""
+    entries = []
+    for relative, text in files.items():
+        data = text.encode()
+        target = root / "runs" / label / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        role = {"run.jsonl": "run", "hardware.json": "hardware"}.get(relative) or (
+            "patch" if relative.startswith("patch/") else "model-calls")
+        entries.append({"path": relative, "role": role, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)})
+    return entries
+
 def generate(root: Path, total_bytes: int, mix: dict[str, float], seed: int = 7) -> Path:
     rng = random.Random(seed)
     runs_needed = max(1, total_bytes // (40 * 1024 * 1024))  # keep each file under the per-file limit
@@ -113,16 +126,8 @@ def generate(root: Path, total_bytes: int, mix: dict[str, float], seed: int = 7)
             calls_budget -= len(lines)
             case += 1
         files["hardware.json"] = json.dumps({"platform": "linux", "cpu_count": 2, "gpus": []})
-        entries = []
-        for relative, text in files.items():
-            data = text.encode()
-            target = root / "runs" / label / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            role = {"run.jsonl": "run", "hardware.json": "hardware"}.get(relative) or (
-                "patch" if relative.startswith("patch/") else "model-calls")
-            entries.append({"path": relative, "role": role, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)})
-        manifest["runs"].append({"label": label, "path": f"runs/{label}", "files": entries, "omitted": []})
+        manifest["runs"].append({"label": label, "path": f"runs/{label}", "files": write_run_files(root, label, files),
+                                 "omitted": []})
     (root / "bundle.json").write_text(json.dumps(manifest, indent=2))
     return root
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bundle_validate import _diff, _model_call, _row  # noqa: E402
+from bench.bundle_validate import _diff, _model_call, _row, write_run_files  # noqa: E402
 from benchpack.bundles import secret_layers  # noqa: E402
 from benchpack.bundles.checks import CHECKS, BundleContext, BundleLimits  # noqa: E402
 from benchpack.bundles.create import validate_bundle  # noqa: E402
@@ -72,15 +72,7 @@ def generate(root: Path, cases: int, seed: int = 5, plain: bool = False) -> Path
         files[f"patch/case-{case:04d}/rep-001.diff"] = _diff(rng, rng.randint(2_000, 12_000))
         if case % 10 == 0:
             files[f"task/case-{case:04d}/rep-001.model-calls.jsonl"] = "".join(_model_call(rng, s + 1) for s in range(20))
-    entries = []
-    for relative, text in files.items():
-        data = text.encode()
-        target = root / "runs" / label / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        role = {"run.jsonl": "run", "hardware.json": "hardware"}.get(relative) or (
-            "patch" if relative.startswith("patch/") else "model-calls")
-        entries.append({"path": relative, "role": role, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)})
+    entries = write_run_files(root, label, files)
     manifest = {"format": "benchpack-bundle", "format_version": 1, "provenance": "self-reported",
                 "created_at": "2026-01-01T00:00:00Z", "tool": {"name": "benchpack", "version": "0.1.0"},
                 "runs": [{"label": label, "path": f"runs/{label}", "files": entries, "omitted": []}]}

@@ -178,7 +178,6 @@ _RepoTask = _columns_of(contract.RepoTask, ("status", "verify_exit_code"))
 _Row = _columns_of(contract.Row, ("pack", "case", "adapter", "model", "ok", "endpoint", "error", "timing",
                                   "tokens", "scoring", "repo_task", "repetition", *LANE),
                    nested={"timing": _Timing, "tokens": _Tokens, "scoring": _Scoring, "repo_task": _RepoTask})
-assert _Row.__struct_fields__ and all(name in _Row.__struct_fields__ for name in ("pack", *LANE))
 
 _decode = msgspec.json.Decoder(_Row).decode
 _NO_TIMING = _Timing()

@@ -31,6 +31,21 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime", "alternatives")
 
 
+def _system_root() -> list[str]:
+    """bwrap with nothing of the host but the system directories and a few /etc files, read-only, no network."""
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--tmpfs", "/"]
+    for path in SYSTEM_DIRS:
+        source = Path(path)
+        if source.is_symlink():
+            argv += ["--symlink", str(source.readlink()), path]
+        elif source.is_dir():
+            argv += ["--ro-bind", path, path]
+    for name in ETC:
+        if Path("/etc", name).exists():
+            argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    return argv
+
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("harbor")
@@ -56,16 +71,7 @@ def harbor_paths_run(test_dir: Path, app: Path | None, logs: Path, hide: tuple[s
     """tests/test.sh as Harbor's separate verifier runs it: /app (the agent's copy; none in answer mode, whose
     verifier image has no /app), /tests read-only, /logs writable, nothing else of the host but the system
     directories (minus `hide`, each replaced by an empty non-executable file), no network."""
-    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--tmpfs", "/"]
-    for path in SYSTEM_DIRS:
-        source = Path(path)
-        if source.is_symlink():
-            argv += ["--symlink", str(source.readlink()), path]
-        elif source.is_dir():
-            argv += ["--ro-bind", path, path]
-    for name in ETC:
-        if Path("/etc", name).exists():
-            argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    argv = _system_root()
     for path in hide:
         argv += ["--ro-bind", "/dev/null", path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", *(["--bind", str(app), "/app"] if app else []),
@@ -82,16 +88,7 @@ def run_fixture_agent(agent: Path, case_id: str, app: Path, private: Path) -> su
     to it (in Harbor those are not in the agent's container at all)."""
     private.mkdir()
     (private / "context.json").write_text("{}")
-    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--tmpfs", "/"]
-    for path in SYSTEM_DIRS:
-        source = Path(path)
-        if source.is_symlink():
-            argv += ["--symlink", str(source.readlink()), path]
-        elif source.is_dir():
-            argv += ["--ro-bind", path, path]
-    for name in ETC:
-        if Path("/etc", name).exists():
-            argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    argv = _system_root()
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", str(REPO), str(REPO),
              "--bind", str(app), str(app), "--bind", str(private), str(private), "--chdir", str(private),
              "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", str(private), "--",
