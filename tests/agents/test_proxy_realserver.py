@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import statistics
+import uuid
 
 import httpx
 import pytest
@@ -39,9 +41,27 @@ def test_each_api_is_forwarded_and_timed_with_its_own_usage_fields(tmp_path, lla
     second = turns[3:]
     assert all(t["tokens"]["cached_prompt"] for t in second), second  # the same prompt again: served from cache
     assert "message_stop" in answers[(0, "/v1/messages")] and "response.completed" in answers[(0, "/v1/responses")]
-    # The chat stream carries llama-server's own decode rate: the proxy's 1/tpot agrees with it.
-    chat = turns[0]
-    final = [json.loads(line[6:]) for line in answers[(0, "/v1/chat/completions")].splitlines()
-             if line.startswith("data: {") and '"timings"' in line][-1]
-    server_tps = final["timings"]["predicted_per_second"]
-    assert 1 / chat["timing"]["tpot_s"] == pytest.approx(server_tps, rel=0.05)
+
+
+def test_the_proxys_decode_rate_agrees_with_the_servers_own(tmp_path, llama_server):
+    """The chat stream carries llama-server's own decode rate, `(N - 1) / X` as the proxy's 1/tpot is.
+
+    One 24-token reply has 23 gaps: one chunk relayed late on a loaded machine moved it 5 % (CI read
+    45.3 against the server's 43.1). Long cold replies and the median of three hold it to 2 % (read here at
+    load 7-9: 0.9994-1.0029 per reply)."""
+    server_timings = []
+    with MeasuringProxy(llama_server.base_url, tmp_path / "agent-turns.jsonl") as proxy, \
+            httpx.Client(timeout=120) as client:
+        for _ in range(3):
+            prompt = f"[{uuid.uuid4().hex[:8]}] Write a long story about a lighthouse keeper."
+            response = client.post(proxy.url_for(llama_server.base_url + "/v1/chat/completions"),
+                                   json={"model": "smollm2-135m", "stream": True, "temperature": 0,
+                                         "max_tokens": 96, "cache_prompt": False,
+                                         "messages": [{"role": "user", "content": prompt}]})
+            assert response.status_code == 200
+            server_timings.append([json.loads(line[6:]) for line in response.text.splitlines()
+                                   if line.startswith("data: {") and '"timings"' in line][-1]["timings"])
+    turns = [json.loads(line) for line in proxy.turns_path.read_text().splitlines()]  # written by the time it closes
+    assert [t["tokens"]["output"] for t in turns] == [s["predicted_n"] for s in server_timings]
+    ratios = [(1 / t["timing"]["tpot_s"]) / s["predicted_per_second"] for t, s in zip(turns, server_timings)]
+    assert abs(statistics.median(ratios) - 1) <= 0.02, ratios
