@@ -100,8 +100,8 @@ def backfill_suspicious(case_model, row_model, say=lambda text: None) -> int:
         changed += case_model.objects.filter(run_id=run_id, case=case).exclude(suspicious_rows=count).update(
             suspicious_rows=count)
     # A case counted before whose rows hold no such answer (none is published so; kept exact all the same).
-    stale = [pk for pk, run_id, case in case_model.objects.exclude(suspicious_rows=0).values_list("pk", "run_id", "case")
-             if (run_id, case) not in counts]
+    counted = case_model.objects.exclude(suspicious_rows=0).values_list("pk", "run_id", "case")
+    stale = [pk for pk, run_id, case in counted if (run_id, case) not in counts]
     if stale:
         changed += case_model.objects.filter(pk__in=stale).update(suspicious_rows=0)
     say(f"suspicious answers recounted: {sum(counts.values())} in {len(counts)} cases, {changed} case rows changed")

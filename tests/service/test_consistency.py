@@ -241,8 +241,9 @@ def test_one_pass_rate_on_every_surface(tmp_path, capsys, submit, operator, clie
 def _suspicious_fix(good: str) -> str:
     """The pack's known-good fix plus one added line that reads the interpreter's flags: it fixes the bug,
     and no fix needs that line (issue 31 item 3), so the verifier's screen calls the answer suspicious."""
+    added = "+            _isolated = sys.flags.isolated\n"
     sly = good.replace("@@ -57,7 +57,12 @@", "@@ -57,7 +57,13 @@").replace(
-        "+        if self.prerelease:\n", "+        if self.prerelease:\n+            _isolated = sys.flags.isolated\n", 1)
+        "+        if self.prerelease:\n", "+        if self.prerelease:\n" + added, 1)
     assert sly.count("sys.flags") == 1 and "@@ -57,7 +57,13 @@" in sly
     return sly
 
