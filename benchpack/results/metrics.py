@@ -157,14 +157,25 @@ def pass_interval(passed: int | None, scored: int | None, z: float = 1.959964) -
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def pass_text(passed: int | None, scored: int | None) -> str:
-    """How every surface words a pass rate: "67 % (2 of 3 tasks; 95 % interval 21–94 %)"."""
+def pass_text(passed: int | None, scored: int | None, suspicious: int = 0) -> str:
+    """How every surface words a pass rate: "67 % (2 of 3 tasks; 95 % interval 21–94 %)", and, when some of
+    the failed tasks were suspicious answers, " · 1 suspicious: introspected the verifier, scored as failed"."""
     rate, interval = pass_rate(passed, scored), pass_interval(passed, scored)
     if rate is None or interval is None:
         return "not scored"
     low, high = (round(x * 100) for x in interval)
-    return (f"{round(rate * 100)} % ({passed} of {scored} task{'s' if scored != 1 else ''}; "
+    text = (f"{round(rate * 100)} % ({passed} of {scored} task{'s' if scored != 1 else ''}; "
             f"95 % interval {low}–{high} %)")
+    return f"{text} · {suspicious_text(suspicious)}" if suspicious else text
+
+
+def suspicious_text(suspicious: int) -> str:
+    """A row's suspicious answers in words (a repo-task verdict `suspicious`: the answer introspects its caller
+    or environment, docs/audits.md). They are in the pass rate as failed tasks; this says how many of the
+    failures were that, so a cheat never reads as an honest wrong answer. "" when there are none."""
+    if not suspicious:
+        return ""
+    return f"{suspicious} suspicious: introspected the verifier, scored as failed"
 
 
 def metric(name: str) -> Metric:

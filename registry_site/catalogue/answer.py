@@ -257,7 +257,10 @@ def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:
         if rate is None:
             misses.append(Miss("not scored pass/fail", 1.0))
         elif rate < q.min_pass_rate:
-            misses.append(Miss(f"passes {rate:.0%} of tasks, below {q.min_pass_rate:.0%}", q.min_pass_rate - rate))
+            # a failure that was a suspicious answer (it introspected the verifier) is said, not hidden in the rate
+            suspicious = f" ({entry.suspicious_answers} of the failures suspicious)" if entry.suspicious_answers else ""
+            misses.append(Miss(f"passes {rate:.0%} of tasks{suspicious}, below {q.min_pass_rate:.0%}",
+                               q.min_pass_rate - rate))
     return misses
 
 

@@ -1,13 +1,15 @@
-"""Give runs published before the two keys existed their keys, then build every leaderboard row.
+"""Give runs published before a column existed its values, recomputed from what the catalogue stores.
 
-Used by migration 0003 (with the historical models) and by
-`manage.py rebuild_leaderboards --keys`. The keys are recomputed from what the
-catalogue already stores (each run's rows, hardware and run metadata), so
-nothing needs the original upload.
+The keys: migration 0003 (with the historical models) and
+`manage.py rebuild_leaderboards --keys`. Decode rate and plausibility: migration 0005.
+Suspicious answers per case: migration 0012 and `rebuild_leaderboards --suspicious`.
+Every figure comes from what the catalogue already stores (each run's rows,
+hardware and run metadata), so nothing needs the original upload.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import PurePosixPath
 
 from benchpack.results.cache_state import COLD
@@ -74,3 +76,33 @@ def backfill_decode_and_plausibility(run_model, case_model, row_model, say=lambd
         done += 1
     say(f"judged {done} runs")
     return done
+
+
+def backfill_suspicious(case_model, row_model, say=lambda text: None) -> int:
+    """Every published case's count of suspicious answers (`PublishedCase.suspicious_rows`), from its stored rows.
+
+    Runs published before migration 0011 read 0; their rows (`PublishedRow.raw`, kept verbatim) still hold
+    each answer's `repo_task.status`, so the count is recomputed exactly as publishing counts it: ok rows
+    whose verdict is `suspicious`, grouped by case and lane level (`publishing.rows_by_case`). Migration
+    0012 runs it with the historical models; `rebuild_leaderboards --suspicious` runs it again. Returns the
+    number of case rows whose count changed.
+    """
+    from benchpack.lanes.aggregate import group_label
+    from registry_site.catalogue import publishing
+
+    counts: dict[tuple[int, str], int] = defaultdict(int)
+    # Such rows are few: one filtered query, not a pass over every stored row.
+    for run_id, raw in row_model.objects.filter(ok=True, raw__repo_task__status="suspicious").values_list(
+            "run_id", "raw").iterator(chunk_size=500):
+        counts[(run_id, publishing.clip(group_label(raw), "case", case_model))] += 1
+    changed = 0
+    for (run_id, case), count in counts.items():
+        changed += case_model.objects.filter(run_id=run_id, case=case).exclude(suspicious_rows=count).update(
+            suspicious_rows=count)
+    # A case counted before whose rows hold no such answer (none is published so; kept exact all the same).
+    counted = case_model.objects.exclude(suspicious_rows=0).values_list("pk", "run_id", "case")
+    stale = [pk for pk, run_id, case in counted if (run_id, case) not in counts]
+    if stale:
+        changed += case_model.objects.filter(pk__in=stale).update(suspicious_rows=0)
+    say(f"suspicious answers recounted: {sum(counts.values())} in {len(counts)} cases, {changed} case rows changed")
+    return changed

@@ -94,6 +94,7 @@ class RunFigures:
     answered: int
     scored: int | None
     correct: int | None
+    suspicious: int = 0  # of scored: answers whose repo-task verdict is `suspicious` (failed, counted apart)
     decode_rate: float | None = None
     decode_tps: float | None = None
     ttft_s: float | None = None
@@ -113,7 +114,8 @@ class RunFigures:
 
 def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
     return RunFigures(run=run, rows=case.rows, answered=case.ok_rows, scored=case.scored_rows,
-                      correct=case.passed_rows, workload_fields=case.workload_fields, cache_state=case.cache_state,
+                      correct=case.passed_rows, suspicious=getattr(case, "suspicious_rows", None) or 0,
+                      workload_fields=case.workload_fields, cache_state=case.cache_state,
                       **{name: getattr(case, name, None) for name in CASE_METRIC_FIELDS})
 
 
@@ -135,6 +137,7 @@ def _pack_figures(run: PublishedRun, cases: list) -> RunFigures:
         run=run, rows=sum(c.rows for c in cases), answered=sum(c.ok_rows for c in cases),
         scored=sum(c.scored_rows for c in scored) if scored else None,
         correct=sum(c.passed_rows or 0 for c in scored) if scored else None,
+        suspicious=sum(getattr(c, "suspicious_rows", None) or 0 for c in scored),
         cache_state=states.pop() if len(states) == 1 else "mixed",
         # completed by _complete_pack_workloads once the case workloads' completeness is known
         workload_fields={"kind": "pack-workload", "pack_id": run.pack_id, "pack_version": run.pack_version,
@@ -167,10 +170,11 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
     verdict, verdicts = plausibility_of(getattr(f.run, "plausibility_status", "") for f in figures)
     scored_count = sum(f.scored for f in scored) if scored else None
     correct_count = sum(f.correct or 0 for f in scored) if scored else None
+    suspicious_count = sum(f.suspicious for f in scored)  # of scored_count, not in correct_count
     # A migration's historical entry model may predate a column: give it only what it has.
     known = {f.name for f in entry_model._meta.concrete_fields}
     optional = {"plausibility": verdict, "plausibility_runs": verdicts,
-                "imported_from": getattr(run, "imported_from", "")}
+                "imported_from": getattr(run, "imported_from", ""), "suspicious_answers": suspicious_count}
     entry = entry_model(
         **{name: value for name, value in optional.items() if name in known},
         workload_key=workload_key, system_key=system_key, pack_id=run.pack_id, pack_version=run.pack_version,
@@ -223,8 +227,8 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
         runs = list(public_runs.filter(pack_workload_key=workload, system_key=system))
         cases_of = defaultdict(list)
         for case in PublishedCase.objects.filter(run__in=[r.pk for r in runs]).only(
-                "run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
-                *CASE_METRIC_FIELDS):
+                "run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "suspicious_rows",
+                "cache_state", *CASE_METRIC_FIELDS):
             cases_of[case.run_id].append(case)
         LeaderboardEntry.objects.filter(workload_key=workload, system_key=system, case="").delete()
         figures = [_pack_figures(run, cases_of[run.pk]) for run in runs if cases_of[run.pk]]
@@ -248,8 +252,8 @@ def refresh_for_runs(runs: Iterable[PublishedRun]) -> None:
     refresh(*pairs_of(runs))
 
 
-CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "cache_state",
-                *CASE_METRIC_FIELDS)
+CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "suspicious_rows",
+                "cache_state", *CASE_METRIC_FIELDS)
 # What an entry needs of a run; not its JSON (system_fields is fetched for the representative runs only).
 RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_family", "model_quantization",
                "runtime_name", "runtime_version", "hardware_class", "accelerator", "provenance", "is_demo",

@@ -200,6 +200,9 @@ class LeaderboardEntry(models.Model):
     answered = models.PositiveIntegerField()  # rows the endpoint answered (ok)
     scored = models.PositiveIntegerField(null=True)  # answered rows with a pass/fail verdict (null: unscored workload)
     correct = models.PositiveIntegerField(null=True)  # of those, passed
+    # Of `scored`, answers whose repo-task verdict is `suspicious` (they introspect their caller or environment,
+    # docs/audits.md): not in `correct`, like a wrong answer, and counted apart here so boards can say so.
+    suspicious_answers = models.PositiveIntegerField(default=0)
     # The runs' plausibility (benchpack.results.plausibility) joined: implausible if any run behind the row is,
     # plausible if every run is, else unchecked; boards rank checked rows ahead (issue 30 item 5).
     plausibility = models.CharField(max_length=12, default="unchecked")
@@ -249,7 +252,7 @@ class LeaderboardEntry(models.Model):
     def pass_text(self) -> str:
         from benchpack.results.metrics import pass_text
 
-        return pass_text(self.correct, self.scored)
+        return pass_text(self.correct, self.scored, self.suspicious_answers)
 
     @property
     def plausibility_text(self) -> str:

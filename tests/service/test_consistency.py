@@ -236,3 +236,75 @@ def test_one_pass_rate_on_every_surface(tmp_path, capsys, submit, operator, clie
     assert text in answer_page
     model_page = client.get("/models/scripted-model/").content.decode()
     assert "4/6" in model_page
+
+
+def _suspicious_fix(good: str) -> str:
+    """The pack's known-good fix plus one added line that reads the interpreter's flags: it fixes the bug,
+    and no fix needs that line (issue 31 item 3), so the verifier's screen calls the answer suspicious."""
+    added = "+            _isolated = sys.flags.isolated\n"
+    sly = good.replace("@@ -57,7 +57,12 @@", "@@ -57,7 +57,13 @@").replace(
+        "+        if self.prerelease:\n", "+        if self.prerelease:\n" + added, 1)
+    assert sly.count("sys.flags") == 1 and "@@ -57,7 +57,13 @@" in sly
+    return sly
+
+
+@pytest.mark.bubblewrap
+def test_suspicious_answers_count_the_same_on_every_surface(tmp_path, capsys, submit, operator, client,
+                                                           django_capture_on_commit_callbacks):
+    """Issue 31 item 3: three real runs of one system on the coding pack, their answers judged by the pack's own
+    verifier in the sandbox: the known-good fix (passed), the same fix with a line reading the interpreter's
+    flags (suspicious, never passed) and a reply without a diff (failed). Every surface says 1 of 3 passed and
+    1 suspicious: the CLI summary, the run page and API, the boards (page, API and CSV, pack and case), the
+    coding view, the system page and API, the model page and the answer (page and API)."""
+    from benchpack.results.metrics import pass_text
+    from registry_site.catalogue.pages.board_rows import SUSPICIOUS_TITLE
+    from registry_site.demo_data import _coding_replies
+
+    pack, case = "python-regression-fix", "fix-prerelease-order"
+    good, no_diff = _coding_replies()
+    runs = []
+    for index, reply in enumerate((good, _suspicious_fix(good), no_diff)):
+        out = tmp_path / f"run{index}" / pack
+        with RefServer(responses=[reply]) as server:
+            assert cli.main(["run", pack, "--adapter", "openai-chat", "--model", "scripted-model",
+                             "--endpoint", server.openai_url, "--out", str(out)]) == 0
+        summary = capsys.readouterr().out
+        [row] = [json.loads(line) for line in (out / "run.jsonl").read_text().splitlines()]
+        assert row["repo_task"]["status"] == ("passed", "suspicious", "failed")[index], row["repo_task"]
+        assert row["scoring"]["passed"] is (index == 0)
+        if index == 1:
+            assert "1 of them suspicious" in summary and "versionkit/version.py:61: interpreter flags" in summary
+        archive = pack_archive(create_bundle([out], tmp_path / f"run{index}" / "bundle", "self-reported"),
+                               tmp_path / f"run{index}" / f"{pack}.tar.gz")
+        with django_capture_on_commit_callbacks(execute=True):
+            submission = submit(archive)
+        submission.refresh_from_db()
+        assert submission.state == states.QUARANTINED, submission.validation_report
+        assert approve(submission.pk, operator) is True
+        runs.append(PublishedRun.objects.get(submission=submission))
+    assert len({run.system_key for run in runs}) == 1
+
+    counts = [client.get(f"/api/v1/runs/{run.pk}/").json()["suspicious_answers"] for run in runs]
+    assert counts == [0, 1, 0]
+    assert "1 answer introspected the verifier" in client.get(f"/runs/{runs[1].pk}/").content.decode()
+    cell = f'<td class="num">1/3<br><span class="suspicious" title="{SUSPICIOUS_TITLE}">1 suspicious</span></td>'
+    words = pass_text(1, 3, 1)
+    for api_url, page_url in ((f"/api/v1/leaderboards/{pack}/", f"/leaderboards/{pack}/"),
+                              (f"/api/v1/leaderboards/{pack}/{case}/", f"/leaderboards/{pack}/{case}/")):
+        [row] = client.get(api_url).json()["results"]
+        assert (row["correct"], row["scored"], row["suspicious_answers"], row["run_count"]) == (1, 3, 1, 3)
+        assert row["pass_rate"] == pytest.approx(1 / 3)
+        csv_text = client.get(api_url, {"format": "csv"}).content.decode()
+        header, values = csv_text.splitlines()[:2]
+        assert dict(zip(header.split(","), values.split(",")))["suspicious_answers"] == "1"
+        board = client.get(page_url).content.decode()
+        assert cell in board and "suspicious-note" in board
+    coding = client.get("/leaderboards/coding/", {"pack": pack}).content.decode()
+    assert cell in coding and "1/3 correct over 3 run(s)" in coding
+    assert words in client.get(f"/systems/{runs[0].system_key}/").content.decode()
+    [entry] = client.get(f"/api/v1/systems/{runs[0].system_key}/").json()["entries"]
+    assert (entry["correct"], entry["scored"], entry["suspicious_answers"]) == (1, 3, 1)
+    assert cell in client.get("/models/scripted-model/").content.decode()
+    [system] = client.get("/api/v1/answer/", {"work": "coding", "min_pass": "30"}).json()["meets"]
+    assert (system["correct"], system["scored"], system["suspicious_answers"]) == (1, 3, 1)
+    assert words in client.get("/answer/", {"work": "coding", "min_pass": "30"}).content.decode()

@@ -57,6 +57,10 @@ class AnswerSystemSerializer(serializers.Serializer):
                                           help_text="95 % Wilson interval of pass_rate [low, high]")
     scored = serializers.IntegerField(source="entry.scored", allow_null=True)
     correct = serializers.IntegerField(source="entry.correct", allow_null=True)
+    suspicious_answers = serializers.IntegerField(
+        source="entry.suspicious_answers", help_text="of `scored`, answers whose repo-task verdict is `suspicious` "
+                                                     "(they introspected their caller or environment): failed, "
+                                                     "counted apart")
     run_count = serializers.IntegerField(source="entry.run_count")
     reproduced = serializers.BooleanField(source="entry.reproduced")
     provenance = serializers.CharField(source="entry.provenance")

@@ -34,7 +34,7 @@ ENTRY_FIELDS = [
     "pack_id", "pack_version", "case", "workload_key", "system_key", "adapter", "cache_state",
     "model", "model_family", "model_quantization", "runtime_name", "runtime_version", "hardware_class", "accelerator",
     *[name for metric in METRICS for name in (metric, f"{metric}_min", f"{metric}_max")],
-    "run_count", "rows", "answered", "scored", "correct", "plausibility", "plausibility_runs", "provenance", "reproduced", "flagged", "flag_note",
+    "run_count", "rows", "answered", "scored", "correct", "suspicious_answers", "plausibility", "plausibility_runs", "provenance", "reproduced", "flagged", "flag_note",
     "is_demo", "workload_complete", "system_complete", "first_published_at", "last_published_at", "imported_from",
 ]
 
@@ -48,6 +48,10 @@ class EntrySerializer(serializers.ModelSerializer):
         child=serializers.FloatField(), allow_null=True, read_only=True,
         help_text="95 % Wilson interval [low, high] of pass_rate (tasks passed ÷ tasks scored over every run "
                   "behind the row; pass_rate_min/max are the runs' own lowest and highest)")
+    suspicious_answers = serializers.IntegerField(
+        read_only=True, help_text="of `scored`, answers whose repo-task verdict is `suspicious` (they introspected "
+                                  "their caller or environment): never passed, so not in `correct`, and counted "
+                                  "apart here; 0 when none")
     plausibility = serializers.CharField(help_text="plausible if every run behind the row was judged plausible, "
                                                    "implausible if any was, else unchecked; boards rank "
                                                    "plausible rows first")

@@ -43,6 +43,25 @@ def badges(e) -> str:
     return " ".join(parts)
 
 
+# What a row's "N suspicious" says on hover; the words beside it are metrics.suspicious_text's count.
+SUSPICIOUS_TITLE = ("answers that introspected the verifier (inspected their caller or environment: frames, "
+                    "interpreter flags, /proc, …): scored as failed, counted apart from wrong answers")
+
+
+def suspicious_mark(e) -> str:
+    """"1 suspicious" beneath a row's correct count when some of its failed answers were suspicious (issue 31
+    item 3): such an answer is never passed, and a board says how many of the failures were that."""
+    count = getattr(e, "suspicious_answers", 0)
+    if not count:
+        return ""
+    return f'<br><span class="suspicious" title="{escape(SUSPICIOUS_TITLE)}">{count} suspicious</span>'
+
+
+def correct_cell(e) -> str:
+    """Passed of scored ("2/3"), and beneath it how many of the failures were suspicious answers."""
+    return "—" if e.scored is None else f"{e.correct}/{e.scored}{suspicious_mark(e)}"
+
+
 def pass_cell(e) -> str:
     """The pooled pass rate (tasks passed ÷ tasks scored over every run) and its 95 % Wilson interval."""
     interval = e.pass_interval
@@ -104,8 +123,7 @@ def row(e, rank: int, metric_names: list[str], scored: bool, ranked: str | None 
         f'<td class="num">{e.answered}/{e.rows}</td>',
     ]
     if scored:
-        correct = "—" if e.scored is None else f"{e.correct}/{e.scored}"
-        cells.append(f'<td class="num">{correct}</td><td class="num">{pass_cell(e)}</td>')
+        cells.append(f'<td class="num">{correct_cell(e)}</td><td class="num">{pass_cell(e)}</td>')
     # the agent's speed over its turns, beside the pass rate of the same runs (metrics.AGENT_METRICS)
     cells.extend(_metric_cell(e, name, multi) for name in agent_names)
     cells.append(f'<td class="num">{e.run_count}</td>')
@@ -160,7 +178,7 @@ def coding_rows(rows: list[dict]) -> SafeString:
         html.append(
             f'<tr><td><a href="/runs/{e.representative_run_id}/">{escape(e.model)}</a></td>'
             f"<td>{escape(e.runtime_name)} {escape(e.runtime_version)}</td><td>{escape(e.hardware_class or '—')}</td>"
-            f'<td class="num">{pass_cell(e)}</td><td class="num">{e.correct}/{e.scored}</td>'
+            f'<td class="num">{pass_cell(e)}</td><td class="num">{correct_cell(e)}</td>'
             + "".join(f'<td class="num">{sig(getattr(e, name))}</td>' for name in CODING_TABLE_SPEEDS) +
             f'<td class="num">{e.run_count}</td><td>{"on the front" if item["on_front"] else ""}</td>'
             f"<td>{verdict(e)}</td><td>{badges(e)}</td></tr>")

@@ -109,6 +109,8 @@ def board(request, pack_id: str, case: str = ""):
         "query": urlencode({**kept, "order": order}),
         "params": request.GET,
         "scored": scored,
+        # some row of this board (any page) failed answers as suspicious: the note says what that means
+        "suspicious": scored and found.entries.filter(suspicious_answers__gt=0).exists(),
         "rank_choices": _rank_choices(order, scored, agent),
         "order_label": lb.order_label(order),
         "cases": cases,
@@ -245,6 +247,7 @@ def coding(request):
                       series=e.accelerator or e.hardware_class or "hardware not recorded",
                       href=f"/runs/{e.representative_run_id}/",
                       detail=f"{e.correct}/{e.scored} correct over {e.run_count} run(s) · {e.plausibility_text}"
+                             + (f" · {e.suspicious_answers} suspicious" if e.suspicious_answers else "")
                              + (" · demo data" if e.is_demo else ""))
               for e in entries]
     front = pareto_front(points, x_higher_is_better=higher)
@@ -258,4 +261,5 @@ def coding(request):
     return render(request, "registry_site/leaderboards/coding.html",
                   {**context, "board": found, "chart": chart, "rows": rows, "table_rows": board_rows.coding_rows(rows),
                    "table_columns": CODING_TABLE_COLUMNS,
+                   "suspicious": any(e.suspicious_answers for e in entries),
                    "hardware_classes": hardware})

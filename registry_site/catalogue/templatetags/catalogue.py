@@ -40,6 +40,17 @@ def metric(entry, name: str):
     return getattr(entry, name, None)
 
 
+@register.filter
+def correct_cell(entry) -> str:
+    """A leaderboard row's "2/3", and "1 suspicious" beneath it when some failures were suspicious answers:
+    the boards' own markup (pages.board_rows), so every page that shows a row's correct count says the same."""
+    from django.utils.safestring import mark_safe
+
+    from registry_site.catalogue.pages.board_rows import correct_cell as cell
+
+    return mark_safe(cell(entry))  # escaped where it holds text (board_rows.suspicious_mark)
+
+
 @register.inclusion_tag("registry_site/_run_placements.html")
 def run_placements(run):
     """Where this run is ranked, with links (issue 32 item 3)."""
