@@ -53,10 +53,10 @@ def submit_and_approve(dirs: list[Path], server_url: str, token: str, operator, 
 
     with tempfile.TemporaryDirectory(prefix="benchpack-demo-real-") as tmp:
         bundle = create_bundle(dirs, Path(tmp) / "bundle", "self-reported")
-        result = submit_bundle(bundle, server_url, token, timeout_s=300,
-                               on_state=lambda state: say(f"{what}: submission {_state_words(state)}"))
+        # no line per state: the console stays a screenful (test_e2e_demo_walk); only a failure is said
+        result = submit_bundle(bundle, server_url, token, timeout_s=300)
     state = result.submission["state"]
     if state != "quarantined":
-        say(f"{what}: submission ended {state}; not approving")
+        say(f"{what}: submission ended {_state_words(state)}; not approving")
         return 0
     return len(dirs) if approve_with_reason(result.submission["id"], operator, reason) else 0

@@ -131,10 +131,10 @@ def publish_this_machine(server_url: str, operator, say: Callable[[str], None] =
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="benchpack-demo-llama-") as tmp:
         out = Path(tmp) / "llama-server-smoke-chat"
-        say(f"real run on this machine: {PACK} against llama-server ({model.name}, CPU), uploaded by the operator")
         measure(binary, model, out, Path(log_dir or tmp))
         _, token = ApiToken.issue(operator, "demo: a real run on this machine")
         published = submit_and_approve([out], server_url, token, operator, REASON, "real run on this machine", say)
     if published:
-        say(f"real run on this machine: published in {time.monotonic() - started:.0f} s")
+        say(f"real run on this machine: {PACK} against llama-server ({model.name}, CPU), uploaded by the operator, "
+            f"published in {time.monotonic() - started:.0f} s")
     return published

@@ -37,7 +37,8 @@ def test_the_demo_reads_byte_for_byte_copies_of_the_repositorys_real_results():
 def test_the_real_results_are_published_as_real_self_reported_uploads(live_server, operator, client):
     said: list[str] = []
     assert publish.publish_real_results(live_server.url, operator, say=said.append) == 5
-    assert "not demo data" in said[0] and "Apple M5 Max" in said[0]
+    [line] = said
+    assert "not demo data" in line and "Apple M5 Max" in line
     runs = list(PublishedRun.objects.filter(submission__submitter__username=publish.REAL_SUBMITTER).order_by("label"))
     assert len(runs) == 5
     assert {(r.is_demo, r.provenance, r.imported_from) for r in runs} == {(False, "self-reported", "")}
@@ -84,7 +85,8 @@ def test_with_llama_server_the_demo_publishes_a_real_run_on_this_machine(live_se
     assert run.hardware_class == hardware_class(collect_hardware())  # this machine, as probed
     assert run.model_quantization == "Q4_1" and run.ok_count == run.row_count == 1
     assert run.plausibility_status in ("plausible", "unchecked")  # never implausible: it is a real measurement
-    assert said[-1].startswith("real run on this machine: published in")
+    assert said == [said[-1]] and said[-1].startswith("real run on this machine: smoke-chat against llama-server (")
+    assert "uploaded by the operator, published in" in said[-1]
     again: list[str] = []
     assert this_machine.publish_this_machine(live_server.url, operator, say=again.append) == 0
     assert again == ["real run on this machine already present; skipping"]
@@ -103,3 +105,37 @@ def test_the_console_calls_a_same_owner_re_run_what_it_is():
     assert "(independent" not in same and "not an independent reproduction" in same
     assert "the same submitter measured both" in same and "another owner on another host" in same
     assert "(independent: another owner on another host)" in reproduction_words(1, _evidence(True, []), 12)
+
+
+def test_a_real_board_of_a_version_not_bundled_never_opens_the_packs_page(tmp_path, submit, bundle_archive, operator,
+                                                                          client):
+    """The seed's real desktop-django-wrap 0.1.5 run (its content is not bundled) is a board of its own; the pack's
+    page opens on the bundled 1.0.0's board, even when that one holds demo rows only (real-first stops at the
+    version: a visitor is shown what `benchpack run` measures today)."""
+    import json
+    import shutil
+
+    from registry_site.catalogue import leaderboard as lb
+    from submissions.models import Submission
+    from submissions.tasks import validate_submission
+    from tests.service.vouch import SCRIPTED_REASON, approve
+
+    seed = "2026-04-30-llama-server-desktop-django-wrap"
+    today = tmp_path / "results" / "demo-wrap-1.0.0"
+    shutil.copytree(REAL_RESULTS / seed, today)
+    rows = [json.loads(line) for line in (today / "run.jsonl").read_text().splitlines() if line.strip()]
+    for row in rows:
+        row["pack"]["version"] = "1.0.0"
+    (today / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (today / "run-metadata.json").write_text(json.dumps({"runtime": {"name": "benchpack-refserver"}, "demo": True}))
+    for name, demo in ((seed, False), (today.name, True)):
+        submission = submit(bundle_archive(name))
+        validate_submission(str(submission.pk))
+        Submission.objects.filter(pk=submission.pk).update(is_demo=demo)
+        assert approve(submission.pk, operator, SCRIPTED_REASON)
+    workloads = lb.workloads_of("desktop-django-wrap")
+    assert [(w.pack_version, w.demo_only) for w in workloads] == [("1.0.0", True), ("0.1.5", False)]
+    [board] = [b for b in lb.boards() if (b["pack_id"], b["case"]) == ("desktop-django-wrap", "")]
+    assert board["workloads"] == 2 and board["systems"] == 1
+    page = client.get("/leaderboards/desktop-django-wrap/").content.decode()
+    assert "1.0.0" in page and "badge-demo" in page

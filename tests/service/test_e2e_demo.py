@@ -36,7 +36,7 @@ def test_it_starts_the_registry_and_publishes_demo_data(demo_service, tmp_path):
     # llama-server run on this machine when scripts/llama-server.sh has built it (else one line saying so).
     built = not missing_files()
     assert f"real results: {5 + built} runs published as real measurements (not demo data)" in stdout
-    assert ("real run on this machine: published in" in stdout) == built
+    assert ("real run on this machine: smoke-chat against llama-server" in stdout) == built
     assert ("real run on this machine: skipped — llama-server is not built here" in stdout) == (not built)
     assert re.search(r"demo: run #\d+ flagged", stdout)
     boards = re.search(r"leaderboards: http://\S+/leaderboards/ \((\d+) boards over (\d+) packs", stdout)
