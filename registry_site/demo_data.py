@@ -130,7 +130,8 @@ def _timed(pack_id: str, model: str, machine: str, slowdown: float = 1.0, **fiel
 def demo_plan() -> list[tuple[str, list[DemoRun]]]:
     """The demo's submissions, in order: (what it shows, the runs of its one bundle).
 
-    - smoke-chat: the upload the local runner host reproduces (this machine, DEMO_TIMING);
+    - smoke-chat: the upload the local runner host re-measures (this machine, DEMO_TIMING; the operator's
+      own upload, so the re-measurement is not independent);
     - desktop-django-wrap: every demo model on every demo machine and this one (54 systems: more than
       a board's page);
     - runtime-sweep with its depth and concurrency lanes on four machines (curves for both lanes);
@@ -173,7 +174,7 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
     # (registry_site.catalogue.timelines.MIN_PRIOR) and three that confirm the step (CONFIRM).
     # Three submissions, published one after another: the timeline has three moments, not one.
     timelines = [(f"a timeline, part {n + 1} of 3", timeline[3 * n:3 * n + 3]) for n in range(3)]
-    return [("smoke-chat: the upload the local runner host reproduces", smoke),
+    return [("smoke-chat: the upload the local runner host re-measures", smoke),
             (f"{BOARD_PACK}: {len(wrap)} systems", wrap), ("runtime-sweep with depth and concurrency lanes", sweep),
             ("tool-json", tools), ("coding: python-regression-fix", coding), *timelines]
 
@@ -248,6 +249,10 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
         say("demo data already present; skipping seeding")
         return 0
     _, token = ApiToken.issue(submitter, "demo seeding")
+    # A bundle of runs on this machine is the operator's own upload: the person who starts the demo owns this
+    # machine and its local runner host, so the runner host re-measuring it later is the same owner on the
+    # same machine — a re-run, never an independent reproduction (issue 32 item 5; reproduction.independence).
+    _, operator_token = ApiToken.issue(operator, "demo seeding: this machine")
     published = 0
     with (tempfile.TemporaryDirectory(prefix="benchpack-demo-") as tmp, contextlib.ExitStack() as servers,
           ThreadPoolExecutor(SEED_PARALLEL_RUNS, thread_name_prefix="demo-seed") as pool):
@@ -276,7 +281,8 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
                     future.cancel()
                 raise
             bundle = create_bundle(outs, Path(tmp) / f"bundle-{number}", "operator-curated")
-            result = submit_bundle(bundle, server_url, token, timeout_s=300,
+            this_machine = all(run.machine is None for run in runs)
+            result = submit_bundle(bundle, server_url, operator_token if this_machine else token, timeout_s=300,
                                    on_state=lambda state, w=what: say(f"demo: {w}: submission {_state_words(state)}"))
             submission_id = result.submission["id"]
             Submission.objects.filter(pk=submission_id).update(is_demo=True)

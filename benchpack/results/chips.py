@@ -15,7 +15,13 @@ fabrication is usually off by an order of magnitude, not by 20 %).
 
 Apple GPUs: Apple publishes bandwidth, not FLOP/s; the FP32 figures are the
 GPU's ALU count × 2 × clock as commonly derived, doubled here as a loose
-FP16 bound. CPU entries bound a whole platform (all sockets, every memory
+FP16 bound. From the M5 on, every GPU core holds a Neural Accelerator (matrix
+units): Apple states the bandwidth and "over 4x the peak GPU compute for AI" of
+the M4, no FLOP/s; the M5 entries take the INT8 matrix rate measured on the
+A19's GPU, the same core (about 2048 operations per core per cycle), times the
+cores of the largest GPU sold under the name at 1.75 GHz — Zakharko's
+microbenchmark, which estimates 130 TOPS for the 40-core M5 Max; 143 TOPS here
+keeps the bound loose. CPU entries bound a whole platform (all sockets, every memory
 channel at the fastest supported speed); a run's metadata may instead name
 its memory (`hardware.memory: {"type": "DDR5-5600", "channels": 2}`), which
 `memory_bandwidth_gbs` turns into a bandwidth by the JEDEC formula.
@@ -28,6 +34,14 @@ from dataclasses import dataclass
 
 APPLE = "https://support.apple.com/en-us/docspecs"  # Apple's tech-specs pages (memory bandwidth per chip)
 APPLE_NEWSROOM = "https://www.apple.com/newsroom/"  # launch announcements state the bandwidth (e.g. M4 Pro 273 GB/s)
+# M5 (15 October 2025): 153 GB/s, 10-core GPU; M5 Pro and M5 Max (3 March 2026): up to 307 and 614 GB/s,
+# 20- and 40-core GPUs, as Apple's announcements state and the reports of them quote.
+APPLE_M5 = ("https://www.apple.com/newsroom/ (M5, 15 Oct 2025: 153GB/s; reported at "
+            "https://the-decoder.com/apples-m5-chip-brings-faster-ai-to-macbook-ipad-and-vision-pro/); "
+            "https://tzakharko.github.io/apple-neural-accelerators-benchmark (GPU Neural Accelerator INT8 rate)")
+APPLE_M5_PRO_MAX = ("https://www.apple.com/newsroom/ (M5 Pro and M5 Max, 3 Mar 2026: 307 and 614GB/s; reported at "
+                    "https://www.macrumors.com/2026/03/03/apple-unveils-macbook-pro-with-m5-pro-and-m5-max-chips-with-neural-accelerators/); "
+                    "https://tzakharko.github.io/apple-neural-accelerators-benchmark (GPU Neural Accelerator INT8 rate)")
 NVIDIA_ADA = "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf"
 NVIDIA_AMPERE = "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf"
 NVIDIA_BLACKWELL = "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf"
@@ -76,6 +90,16 @@ def _apple(name: str, pattern: str, bandwidth: float, fp32_tflops: float, source
     return Chip(f"Apple {name}", "apple", pattern, bandwidth, round(2 * fp32_tflops, 1), source)
 
 
+# The GPU Neural Accelerator's INT8 matrix rate (module docstring): operations per core per cycle, and a clock.
+M5_INT8_OPS_PER_CORE_CYCLE = 2048
+M5_GPU_CLOCK_HZ = 1.75e9
+
+
+def _apple_m5(name: str, pattern: str, bandwidth: float, gpu_cores: int, source: str) -> Chip:
+    tops = M5_INT8_OPS_PER_CORE_CYCLE * gpu_cores * M5_GPU_CLOCK_HZ / 1e12
+    return Chip(f"Apple {name}", "apple", pattern, bandwidth, round(tops, 1), source)
+
+
 # Most specific first: "M2 Pro" must be tried before "M2".
 CHIPS: tuple[Chip, ...] = (
     # Apple silicon (unified memory: one bandwidth for CPU and GPU)
@@ -94,6 +118,10 @@ CHIPS: tuple[Chip, ...] = (
     _apple("M4 Max", r"\bM4 Max\b", 546, 18.4, APPLE_NEWSROOM),
     _apple("M4 Pro", r"\bM4 Pro\b", 273, 9.2, APPLE_NEWSROOM),
     _apple("M4", r"\bM4\b", 120, 4.6, APPLE_NEWSROOM),
+    _apple_m5("M5 Max", r"\bM5 Max\b", 614, 40, APPLE_M5_PRO_MAX),
+    _apple_m5("M5 Pro", r"\bM5 Pro\b", 307, 20, APPLE_M5_PRO_MAX),
+    # Not "M5 Ultra": no figure of Apple's for it is sourced here, and the M5's would refuse its real results.
+    _apple_m5("M5", r"\bM5\b(?! Ultra)", 153, 10, APPLE_M5),
     # NVIDIA consumer (dense INT8 tensor TOPS; FP4 on Blackwell)
     Chip("NVIDIA RTX 5090", "gpu", r"RTX 5090", 1792, 1676, NVIDIA_BLACKWELL),
     Chip("NVIDIA RTX 5080", "gpu", r"RTX 5080", 960, 901, NVIDIA_BLACKWELL),

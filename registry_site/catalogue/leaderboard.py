@@ -14,6 +14,7 @@ Interface and rules: docs/leaderboards.md.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, fields as dataclass_fields
@@ -456,12 +457,30 @@ class Workload:
     demo_only: bool
 
 
+@functools.cache
+def runnable_versions() -> frozenset[tuple[str, str]]:
+    """(pack id, version) of every pack version bundled here: what `benchpack run` measures today."""
+    from benchpack.packs.catalogue import pack_versions
+
+    return frozenset((v.id, v.version) for v in pack_versions())
+
+
+def _runnable_first(rows: list[dict]) -> list[dict]:
+    """A board opens on a version of the pack this registry can run (bundled) before one it cannot — the seed's
+    runtime-sweep 0.1.0, whose content is not bundled (docs/packs.md), however many real rows it has; within
+    each group the query's order (most real systems, most systems, newest) stands (a stable sort)."""
+    bundled = runnable_versions()
+    return sorted(rows, key=lambda r: (r["pack_id"], r["case"], (r["pack_id"], r["pack_version"]) not in bundled))
+
+
 def workloads_of(pack_id: str, case: str = "") -> list[Workload]:
-    """The workloads of a pack's case (case "" = whole-pack workloads), most-populated real one first."""
-    grouped = (LeaderboardEntry.objects.filter(pack_id=pack_id, case=case).values("workload_key")
+    """The workloads of a pack's case (case "" = whole-pack workloads): those of a bundled pack version first,
+    then the most-populated real one first."""
+    grouped = (LeaderboardEntry.objects.filter(pack_id=pack_id, case=case)
+               .values("pack_id", "case", "pack_version", "workload_key")
                .annotate(total=Count("id"), real=Count("id", filter=Q(is_demo=False)), last=Max("last_published_at"))
                .order_by("-real", "-total", "-last", "workload_key"))
-    rows = list(grouped)
+    rows = _runnable_first(list(grouped))
     if not rows:
         return []
     details = {}
@@ -582,7 +601,7 @@ def boards(imported: str = "include") -> list[dict]:
     """Every (pack, case) with a leaderboard: [{pack_id, case, workloads, systems, imported_from}] ("" = whole pack).
 
     `systems` is what the board itself shows when opened: the rows of its default workload
-    (`workloads_of`'s first: most real systems, then most systems, then newest), demo rows left
+    (`workloads_of`'s first: a bundled pack version, then most real systems, most systems, newest), demo rows left
     out once real ones exist — one grouped query, the same order as `workloads_of`. `imported_from` is
     "imported from TOOL VERSION" for a board of imported runs (their pack is `imported-TOOL`, so such a board
     never holds a Benchpack-measured run), else ""; `imported` keeps them ("include"), leaves them out
@@ -592,12 +611,12 @@ def boards(imported: str = "include") -> list[dict]:
         entries = entries.filter(imported_from="")
     elif imported == "only":
         entries = entries.exclude(imported_from="")
-    grouped = (entries.values("pack_id", "case", "workload_key")
+    grouped = (entries.values("pack_id", "case", "pack_version", "workload_key")
                .annotate(total=Count("id"), real=Count("id", filter=Q(is_demo=False)), last=Max("last_published_at"),
                          imported_from=Max("imported_from"))
                .order_by("pack_id", "case", "-real", "-total", "-last", "workload_key"))
     found: dict[tuple[str, str], dict] = {}
-    for row in grouped:
+    for row in _runnable_first(list(grouped)):
         key = (row["pack_id"], row["case"])
         if key not in found:
             found[key] = {"pack_id": key[0], "case": key[1], "workloads": 0, "systems": row["real"] or row["total"],

@@ -101,7 +101,7 @@ def test_it_takes_a_bundle_from_sign_up_to_public(live, browser, bundle_archive,
     # A click that navigates returns before the next page has loaded: wait for its text.
     _wait_for_text(operator, "prefill parity")
     operator.screenshot(path=str(tmp_path / "review.png"), full_page=True)
-    record_override_if_asked(operator, "real run on an Apple M5 Max, a chip the plausibility table does not list yet")
+    record_override_if_asked(operator, "a real run on an Apple M5 Max, checked by hand")
     operator.click("#approve")
     _wait_for_text(operator, "Approved and published.")
 

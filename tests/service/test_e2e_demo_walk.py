@@ -71,7 +71,7 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     assert "Start here" in home and "demo data" in home
     for words in ("Ask the question directly", "more than a page", "Good enough for coding", "rate against context depth",
                   "Output rate against concurrency", "A timeline with a detected regression",
-                  "A run reproduced independently", "A flagged run"):
+                  "A run re-measured by its own owner", "A flagged run"):
         assert words in home, words
     assert page.request.get(url + "/favicon.ico").status == 200
     snap(page, f"{size}-01-home")
@@ -204,7 +204,7 @@ def test_the_demo_is_physically_possible(demo):
             "select raw from registry_site_publishedrow where run_id = ?", (run_id,))]
         hardware = _hardware_of(db, run_id)
         if (hardware.get("os") or "") != physics.DEMO_OS:
-            continue  # this machine as probed: the scripted smoke run the runner host reproduces
+            continue  # this machine as probed: the scripted smoke run the runner host re-measures
         metadata = json.loads(metadata) if metadata else {}
         assert not physics.row_problems(rows, hardware, metadata), (run_id, physics.row_problems(rows, hardware, metadata))
         checked += len(rows)

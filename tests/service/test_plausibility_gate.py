@@ -75,13 +75,18 @@ def test_approval_is_refused_until_an_operator_overrides_in_writing(fabricated, 
 
 
 @pytest.fixture
-def unchecked(submit, bundle_archive, django_capture_on_commit_callbacks):
-    """A real run on an Apple M5 Max, a chip the table does not list: no bound applies."""
+def unchecked(tmp_path, submit, bundle_archive, django_capture_on_commit_callbacks):
+    """The seed's real M5 Max run, its hardware.json naming an Apple M5 Ultra: a chip the table leaves out
+    (no sourced figure for it), so no bound applies."""
+    name = "2026-04-29-llama-server-runtime"
+    source = tmp_path / "results" / name
+    shutil.copytree(REAL_RESULTS / name, source)
+    hardware = source / "hardware.json"
+    hardware.write_text(hardware.read_text().replace("Apple M5 Max", "Apple M5 Ultra"))
     with django_capture_on_commit_callbacks(execute=True):
-        submission = submit(bundle_archive("2026-04-29-llama-server-runtime"))
+        submission = submit(bundle_archive(name))
     submission.refresh_from_db()
-    assert submission.validation_report["plausibility"]["2026-04-29-llama-server-runtime"]["verdict"]["status"] \
-        == "unchecked"
+    assert submission.validation_report["plausibility"][name]["verdict"]["status"] == "unchecked"
     return submission
 
 
@@ -95,7 +100,7 @@ def test_unchecked_is_not_plausible_approval_asks_for_a_written_reason(unchecked
     response = client.post(f"/review/{unchecked.pk}/approve/")
     assert response.status_code == 302 and not PublishedRun.objects.exists()
     client.post(f"/review/{unchecked.pk}/override-plausibility/",
-                {"reason": "the M5 Max is new; its bandwidth is 2x the M4 Max's and these speeds fit under it"})
+                {"reason": "the M5 Ultra is new; its bandwidth is 2x the M5 Max's and these speeds fit under it"})
     assert approve(unchecked.pk, operator) is True
     assert PublishedRun.objects.get(submission=unchecked).plausibility_status == "unchecked"
 

@@ -6,8 +6,8 @@ from django.db import connection
 
 from registry_site.catalogue.models import PublishedRow, PublishedRun
 from submissions import states
-from submissions.review import DecisionError, override_plausibility, reject
-from tests.service.vouch import REASON, approve
+from submissions.review import DecisionError, reject
+from tests.service.vouch import approve
 
 
 @pytest.fixture
@@ -67,7 +67,6 @@ def test_eight_operators_approving_at_once_publish_once_and_never_fail(submit, b
         user = make_user(f"ops{number}@example.org")
         make_operator(user)
         operators.append(user)
-    override_plausibility(submission.pk, operators[0], REASON)  # its run is unchecked: a written reason first
     statuses, moved = [], []
     barrier = threading.Barrier(len(operators))
 
@@ -118,7 +117,6 @@ def test_a_single_operator_may_approve_their_own_and_the_page_says_so(submit, bu
     client.force_login(operator)
     page = client.get(f"/review/{own.pk}/")
     assert b"only one operator" in page.content and b'id="approve"' in page.content
-    override_plausibility(own.pk, operator, REASON)
     client.post(f"/review/{own.pk}/approve/")
     own.refresh_from_db()
     assert own.state == states.APPROVED

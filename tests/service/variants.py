@@ -49,7 +49,11 @@ def make_variant(results: Path, base: str, name: str, speed: float = 1.0, runtim
                                         "failure_reason": "suspicious: the answer adds introspection of its caller "
                                                           "or environment (see repo_task.suspicious)"}
     (target / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    metadata = {"runtime": {"name": runtime[0], "version": runtime[1]}, "model": {"quantization": quantization}}
+    # A variant's figures are made up (a real run's rows, rescaled and relabelled as another system), and the
+    # run metadata says so: plausibility leaves it unchecked ("a demo run") rather than judging invented speeds
+    # against the Apple M5 Max's bounds — which a variant twice as fast as the seed's cache-served prefill breaks.
+    metadata = {"runtime": {"name": runtime[0], "version": runtime[1]}, "model": {"quantization": quantization},
+                "demo": True}
     (target / "run-metadata.json").write_text(json.dumps(metadata))
     if ram_mb is not None:
         hardware = json.loads((target / "hardware.json").read_text())

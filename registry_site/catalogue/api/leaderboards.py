@@ -167,7 +167,7 @@ class BoardIndex(CatalogueListView):
 
 
 BOARD_PARAMETERS = [
-    OpenApiParameter("workload", str, description="workload key; default: the best-populated real workload"),
+    OpenApiParameter("workload", str, description="workload key; default: the best-populated real workload of a bundled pack version"),
     OpenApiParameter("order", str, enum=[*lb.SORTABLE, *(f"-{c}" for c in lb.SORTABLE)],
                      description="column to rank by; '-' reverses"),
     *[OpenApiParameter(name, OpenApiTypes.DATE if name in ("since", "until") else

@@ -69,5 +69,9 @@ def tour() -> dict:
         "concurrency_run": concurrency,
         "timeline": _timeline_with_change(),
         "reproduced": public.filter(reproduction_state="reproduced").values_list("pk", flat=True).first(),
+        # a re-measurement that does not count (the same owner or the same host: issue 32 item 5), shown as
+        # what it is rather than as a reproduction
+        "remeasured": public.filter(reproductions__independent=False,
+                                    reproductions__reproduction__in=public).values_list("pk", flat=True).first(),
         "flagged": public.exclude(flag_note="").values_list("pk", flat=True).first(),
     }

@@ -5,8 +5,10 @@ granian, a real Celery validation worker, the built-in scripted endpoint and
 a runner worker for the local runner host (queue runs.local) whose allowlist
 holds that endpoint; seeds labelled demo data through the real
 submit → validate → approve pipeline and through the run queue (one run
-request end to end, one reproduction), prints the URL and login, and runs
-until Ctrl-C.
+request end to end, one re-measurement by the same owner), publishes the real
+result directories kept in registry_site/demo_real/ (and, when
+scripts/llama-server.sh has built llama-server, one real run on this machine)
+as real, self-reported uploads, prints the URL and login, and runs until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -127,6 +129,14 @@ class Command(BaseCommand):
             self.say(f"demo data: {published} runs published")
             queued = seed_runs(operator, say=self.say_unless_stopping)
             self.say(f"demo run queue: {queued} runs published through the local runner host")
+            self.checkpoint()
+            from registry_site.demo_real.publish import publish_real_results
+            from registry_site.demo_real.this_machine import publish_this_machine
+
+            real = publish_real_results(url, operator, say=self.say_unless_stopping)
+            self.checkpoint()
+            real += publish_this_machine(url, operator, say=self.say_unless_stopping, log_dir=self.log_dir)
+            self.say(f"real results: {real} runs published as real measurements (not demo data)")
         from registry_site.demo_data import leaderboard_summary
 
         self.say(leaderboard_summary(url))

@@ -90,6 +90,9 @@ def test_an_independent_matching_reproduction_earns_the_badge(matching_host, mak
     api = client.get(f"/api/v1/runs/{original.pk}/").json()["reproduction"]
     assert api["state"] == "reproduced" and api["evidence"]["run"] == reproduction.pk
     assert client.get(f"/api/v1/runs/{reproduction.pk}/").json()["reproduction"]["reproduces"]["run"] == original.pk
+    home = client.get("/").content.decode()
+    assert f'<a href="/runs/{original.pk}/">A run reproduced independently</a>' in home
+    assert "re-measured by its own owner" not in home
 
 
 def test_a_slower_reproduction_shows_not_reproduced_with_the_numbers(matching_host, publish_original, submitter,
@@ -120,6 +123,11 @@ def test_a_reproduction_by_the_same_submitter_is_kept_but_does_not_count(matchin
     page = client.get(f"/runs/{original.pk}/").content.decode()
     assert "✓ reproduced" not in page and "not independent: reproduced by the same owner: the same submitter measured both" in page
     assert client.get(f"/api/v1/runs/{original.pk}/").json()["reproduction"]["state"] == ""
+    # the home page's tour names it as what it is (issue 32 item 5), never "reproduced independently"
+    home = client.get("/").content.decode()
+    assert "A run reproduced independently" not in home
+    assert f'<a href="/runs/{original.pk}/#reproduction">A run re-measured by its own owner</a>' in home
+    assert "not an independent reproduction" in home
 
 
 def test_the_reproduce_page_is_for_operators_and_offers_only_matching_hosts(matching_host, publish_original,
