@@ -24,6 +24,9 @@ _METRICS_OF = itemgetter(*(COLUMNS.index(m) for m in METRICS))
 _OK_OF = itemgetter(COLUMNS.index("ok"))
 _PASSED_OF = itemgetter(COLUMNS.index("scoring_passed"))
 _PROMPT, _CACHED = METRICS.index("prompt_tokens"), METRICS.index("cached_prompt_tokens")
+# The columns `flush` returns.
+STATS = ("row_count", "ok_count", "scored_count", "passed_count", "prompt_token_rows", "cached_prompt_rows",
+         "cache_state", *FIGURES)
 _PROMPT_ROWS, _CACHED_ROWS = FIGURES.index("prompt_tokens"), FIGURES.index("cached_prompt_tokens")
 
 
@@ -70,40 +73,39 @@ class CaseBatch:
     def add_state(self, group: int, state: str) -> None:
         self._states[group].add(state)
 
-    def flush(self) -> list[tuple]:
-        """Per group opened since the last flush, in order: (info, row_count, ok_count, scored_count,
-        passed_count, FIGURES medians (NaN: none reported), prompt_token_rows, cached_prompt_rows,
-        cache_state); the batch is then empty."""
-        groups = len(self.infos)
+    def flush(self) -> tuple[list, dict]:
+        """(infos, columns) of the groups opened since the last flush, in order: their infos, and lists
+        `row_count`, `ok_count`, `scored_count`, `passed_count`, `prompt_token_rows`,
+        `cached_prompt_rows`, `cache_state` (casestate.combine over each group's ok rows) and one per
+        FIGURES name (the median, NaN when none was reported). The batch is then empty."""
+        groups, infos = len(self.infos), self.infos
         if not groups:
-            return []
+            return [], {name: [] for name in STATS}
         owner = np.concatenate(self._owners)
         passed = np.concatenate(self._passed)
         ok_owner = np.concatenate(self._ok_owners)
         metrics = np.concatenate(self._ok_metrics)
         scored = ~np.isnan(passed)
-        row_count = np.bincount(owner, minlength=groups).tolist()
-        ok_count = np.bincount(ok_owner, minlength=groups).tolist()
-        scored_count = np.bincount(owner[scored], minlength=groups).tolist()
-        passed_count = np.bincount(owner[scored], weights=passed[scored], minlength=groups).astype(np.int64).tolist()
         prompt, cached = metrics[:, _PROMPT], metrics[:, _CACHED]
         counted = (prompt > 0) & (cached >= 0)
         cold = counted & (cached <= COLD_MAX_CACHED_FRACTION * prompt)
-        any_cold = np.bincount(ok_owner[cold], minlength=groups).astype(bool).tolist()
-        any_cached = np.bincount(ok_owner[counted & ~cold], minlength=groups).astype(bool).tolist()
+        # the states decided row by row (add_state) are rare: flags per group, beside the counted ones
+        told = [(CACHED in states, COLD in states, UNKNOWN in states) for states in self._states]
+        told_cached, told_cold, told_unknown = np.array(told, dtype=bool).reshape(groups, 3).T
+        any_cached = np.bincount(ok_owner[counted & ~cold], minlength=groups).astype(bool) | told_cached
+        any_cold = np.bincount(ok_owner[cold], minlength=groups).astype(bool) | told_cold
+        state = np.where(any_cached, CACHED, np.where(any_cold & ~told_unknown, COLD, UNKNOWN))
         medians, counts = group_medians(ok_owner, metrics, groups)
-        out = []
-        for info, rows, oks, scores, passes, values, reported, is_cold, is_cached, states in zip(
-                self.infos, row_count, ok_count, scored_count, passed_count, medians.tolist(), counts.tolist(),
-                any_cold, any_cached, self._states):
-            # casestate.combine over the group's ok rows' states
-            if is_cached or CACHED in states:
-                state = CACHED
-            elif (is_cold or COLD in states) and UNKNOWN not in states:
-                state = COLD
-            else:
-                state = UNKNOWN
-            out.append((info, rows, oks, scores, passes, values, reported[_PROMPT_ROWS], reported[_CACHED_ROWS],
-                        state))
+        columns = {
+            "row_count": np.bincount(owner, minlength=groups).tolist(),
+            "ok_count": np.bincount(ok_owner, minlength=groups).tolist(),
+            "scored_count": np.bincount(owner[scored], minlength=groups).tolist(),
+            "passed_count": np.bincount(owner[scored], weights=passed[scored], minlength=groups)
+            .astype(np.int64).tolist(),
+            "prompt_token_rows": counts[:, _PROMPT_ROWS].tolist(),
+            "cached_prompt_rows": counts[:, _CACHED_ROWS].tolist(),
+            "cache_state": state.tolist(),
+            **dict(zip(FIGURES, medians.T.tolist())),
+        }
         self.__init__()
-        return out
+        return infos, columns

@@ -56,12 +56,12 @@ def group_medians(owner: "np.ndarray", table: "np.ndarray", groups: int) -> tupl
     owner, table = owner[order], table[order]
     start = np.cumsum(size) - size
     if groups * longest <= 2 * rows + 64:
-        padded = np.full((groups, longest, width), np.nan)
-        padded[owner, np.arange(rows) - start[owner]] = table
-        padded.sort(axis=1)
-        counts = np.count_nonzero(~np.isnan(padded), axis=1)
-        low = np.take_along_axis(padded, ((counts - 1) // 2).clip(0)[:, None, :], axis=1)[:, 0, :]
-        high = np.take_along_axis(padded, (counts // 2).clip(0, longest - 1)[:, None, :], axis=1)[:, 0, :]
+        padded = np.full((groups, width, longest), np.nan)  # a group's values of one figure contiguous: sorted in place
+        padded[owner, :, np.arange(rows) - start[owner]] = table
+        padded.sort(axis=2)
+        counts = np.count_nonzero(~np.isnan(padded), axis=2)
+        low = np.take_along_axis(padded, ((counts - 1) // 2).clip(0)[:, :, None], axis=2)[:, :, 0]
+        high = np.take_along_axis(padded, (counts // 2).clip(0, longest - 1)[:, :, None], axis=2)[:, :, 0]
     else:
         ordered = np.empty_like(table)
         for column in range(width):  # by group, then value: NaN last within each group

@@ -28,6 +28,7 @@ from benchpack.run.metadata import validate_run_metadata
 from benchpack.registry import fingerprint as fp
 from benchpack.packs.case_content import case_spec
 from benchpack.registry.casebatch import CaseBatch
+from benchpack.registry.casestats import FIGURES
 from benchpack.registry.casestate import state_of_counts
 from benchpack.registry.rows import COLUMNS, LANE, BadRow, FastPathMiss, decode_sql_row, normalize_row
 from benchpack.registry.schema import drop_row_indexes_if_empty, metadata_anchors, open_for_write, transaction
@@ -239,8 +240,11 @@ class _RunImporter:
         print_, print_json, complete = self._fingerprint(key[0], key[1], key[2], key[4])
         self.digests[key] = print_.digest
         self.packs.setdefault(f"{key[0]}@{key[1]}", None)
+        if self.system is None:  # the run's system key names the model of its first case
+            self.system = self._system(key[4])
         bits = tuple(map(bytes, msgspec.structs.astuple(_WORKLOAD_BITS(first_row))))
-        self.groups[key] = self.batch.open_group((self, key, print_.digest, complete, print_json, bits, first_row))
+        self.groups[key] = self.batch.open_group(
+            (self.run_id, *key, print_.digest, complete, print_json, self.system[0].digest, bits, first_row))
 
     def _slow_row(self, number: int, text: str) -> tuple | None:
         """The exact checks, for rows the fast decoder refused: values, or None after recording problems."""
@@ -309,8 +313,7 @@ class _RunImporter:
         if self.rows == 0:
             self.problems.append(Problem(str(self.run_file), "", "has no result rows"))
             return None
-        # The run's system key names the model of its first case; its stats rows are written at the batch's flush.
-        system, system_json = self.system = self._system(next(iter(self.groups))[4])
+        system, system_json = self.system  # its stats rows are written at the batch's flush
         self.conn.execute(
             "UPDATE runs SET row_count = ?, ok_count = ?, packs = ?, system_key = ?, system_json = ? WHERE id = ?",
             (self.rows, self.ok_rows, ", ".join(self.packs), system.digest, system_json, run_id),
@@ -351,35 +354,38 @@ class _RunImporter:
             found = self.fingerprints[inputs] = (system, json.dumps(system.to_dict(), sort_keys=True))
         return found
 
-    def _workload(self, key: tuple, bits: tuple, first_row: str, cache_state: str) -> tuple:
-        """(digest, complete, JSON) of a case's workload key, computed once per import for equal inputs
-        (runs of one pack share them: a canonical dump + sha256 per case added up). `bits` are the
-        first row's workload fields as raw JSON: a cache key, not a meaning — a differently ordered
-        record is only a miss, computed from the full row."""
-        inputs = (key[0], key[1], key[2], key[3], cache_state, *bits)
-        found = self.fingerprints.get(inputs)
-        if found is None:
-            workload = fp.workload_key([json.loads(first_row)], case_spec(key[0], key[1], key[2]),
-                                       cache_state=cache_state)
-            found = self.fingerprints[inputs] = (workload.digest, int(workload.complete),
-                                                 json.dumps(workload.to_dict(), sort_keys=True))
-        return found
 
 
-def _write_case_stats(conn: sqlite3.Connection, batch: CaseBatch) -> None:
-    """The stats rows of every case in the batch, in the order the cases were first seen."""
-    conn.executemany(STATS_INSERT, [_stats_row(*group) for group in batch.flush()])
+def _workload(fingerprints: dict, info: tuple, cache_state: str) -> tuple:
+    """(digest, complete, JSON) of a case's workload key, computed once per import for equal inputs
+    (runs of one pack share them: a canonical dump + sha256 per case added up). The inputs beyond the
+    case's key are the first row's workload fields as raw JSON: a cache key, not a meaning — a
+    differently ordered record is only a miss, computed from the full row."""
+    _, pack_id, pack_version, case_id, adapter, _, _, _, _, _, bits, first_row = info
+    inputs = (pack_id, pack_version, case_id, adapter, cache_state, *bits)
+    found = fingerprints.get(inputs)
+    if found is None:
+        workload = fp.workload_key([json.loads(first_row)], case_spec(pack_id, pack_version, case_id),
+                                   cache_state=cache_state)
+        found = fingerprints[inputs] = (workload.digest, int(workload.complete),
+                                        json.dumps(workload.to_dict(), sort_keys=True))
+    return found
 
 
-def _stats_row(info, rows, ok_rows, scored, passed, medians, prompt_rows, cached_rows, cache_state) -> tuple:
-    run, key, digest, complete, print_json, bits, first_row = info
-    workload_digest, workload_complete, workload_json = run._workload(key, bits, first_row, cache_state)
-    # medians in casestats.FIGURES order; NaN (none reported) is stored as NULL
-    return (
-        run.run_id, *key, rows, ok_rows, scored, passed, *medians[:8], prompt_rows, cached_rows,
-        digest, complete, print_json, workload_digest, workload_complete, workload_json, run.system[0].digest,
-        cache_state, medians[8],
-    )
+def _write_case_stats(conn: sqlite3.Connection, batch: CaseBatch, fingerprints: dict) -> None:
+    """The stats rows of every case in the batch, in the order the cases were first seen: assembled a
+    column at a time (zip, in C), only the workload key looked up per case."""
+    infos, c = batch.flush()
+    if not infos:
+        return
+    states = c["cache_state"]
+    head = list(zip(*infos))  # run_id, the case key (5), fingerprint digest, complete, JSON, system digest, ...
+    workload = zip(*map(_workload, repeat(fingerprints), infos, states))
+    conn.executemany(STATS_INSERT, zip(
+        *head[:6], c["row_count"], c["ok_count"], c["scored_count"], c["passed_count"],
+        *(c[name] for name in FIGURES[:-1]), c["prompt_token_rows"], c["cached_prompt_rows"],
+        *head[6:9], *workload, head[9], states, c["decode_rate"],  # NaN medians (none reported) are stored as NULL
+    ))
 
 
 class _WorkloadBits(msgspec.Struct):
@@ -427,10 +433,10 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
                 if summary is not None:
                     summaries.append(summary)
                 if not problems and batch.rows >= STATS_BATCH_ROWS:
-                    _write_case_stats(conn, batch)
+                    _write_case_stats(conn, batch, fingerprints)
             if problems:
                 raise BenchpackError(_capped(problems))
-            _write_case_stats(conn, batch)
+            _write_case_stats(conn, batch, fingerprints)
             for statement in recreate:
                 conn.execute(statement)
         # Sampled statistics (cheap at any size) let the planner pick the narrowest index.
