@@ -53,8 +53,10 @@ def test_a_batch_gives_each_case_the_stats_and_cache_state_of_its_rows_alone(row
         results.extend(zip(infos, *(columns[name] for name in STATS)))
 
     for chunk in chunks:
-        owners = [opened[r["case"]] if r["case"] in opened else opened.setdefault(r["case"], batch.open_group(r["case"]))
-                  for r in chunk]
+        for r in chunk:
+            if r["case"] not in opened:
+                opened[r["case"]] = batch.open_group(r["case"])
+        owners = [opened[r["case"]] for r in chunk]
         for index in batch.add_chunk(owners, [columns(r) for r in chunk]).tolist():
             batch.add_state(owners[index], chunk[index]["fallback"])
         if flush_between:
