@@ -35,52 +35,44 @@ def median(values: list) -> float | None:
     return float(_median(values)) if values else None
 
 
-def _medians(ok_metrics: list) -> tuple[dict, dict]:
-    """Per metric: the median over reported values and how many were reported.
+def group_medians(owner: "np.ndarray", table: "np.ndarray", groups: int) -> tuple["np.ndarray", "np.ndarray"]:
+    """Each group's FIGURES medians over its reported (non-NaN) values, NaN where none were reported,
+    and how many were reported: two (groups, FIGURES) arrays.
 
-    `ok_metrics` holds one row's METRICS after another, flat. One numpy sort per group orders every column in C, with NaN (numpy
-    reads None as NaN) sorted last; sorting in Python cost ~10 s per
-    million rows and a numpy call per metric dominated small groups."""
-    table = np.sort(_figures(np.array(ok_metrics, dtype=float).reshape(-1, len(METRICS))), axis=0)
-    counts = np.count_nonzero(~np.isnan(table), axis=0).tolist()
-    medians = {}
-    for i, (name, count) in enumerate(zip(FIGURES, counts)):
-        if count:
-            low, high = float(table[(count - 1) // 2, i]), float(table[count // 2, i])
-            medians[name] = low if count % 2 else (low + high) / 2
-        else:
-            medians[name] = None
-    return medians, dict(zip(FIGURES, counts))
-
-
-def medians_of_groups(groups: list[list]) -> list[tuple[dict, dict]]:
-    """`_medians` of every group, in one set of numpy calls when the groups are of similar size.
-
-    A real run has tens of cases with a few repetitions each, where a numpy
-    sort per group costs ~10 µs, more than the rows themselves. The groups
-    are laid side by side in one NaN-padded array, sorted in one call
-    (NaN sorts last) and their medians read by index. Very uneven groups
-    would pad too much, so those are sorted one by one instead."""
+    `owner` holds each ok row's group (0 <= g < groups) and `table` its METRICS, one row each; the
+    rows of a group need not be adjacent. All groups are taken in a few numpy calls, however many
+    there are: a registry of many small runs has ~50 cases of ~10 rows each per directory, where
+    per-group (or per-directory) calls cost more than the rows themselves. Groups of similar size
+    are laid side by side in one NaN-padded array and sorted in one call (NaN sorts last); very
+    uneven ones would pad too much, so then each column is sorted by (group, value) instead."""
     width = len(METRICS)
-    sizes = [len(group) // width for group in groups]
-    rows, longest = sum(sizes), max(sizes, default=0)
-    if rows == 0 or len(groups) == 1 or len(groups) * longest > 2 * rows + 64:
-        return [_medians(group) for group in groups]
-    size = np.array(sizes)
-    owner = np.repeat(np.arange(len(groups)), size)
-    position = np.arange(rows) - (np.cumsum(size) - size)[owner]
-    padded = np.full((len(groups), longest, width), np.nan)
-    padded[owner, position] = _figures(np.array(list(chain.from_iterable(groups)), dtype=float).reshape(rows, width))
-    padded.sort(axis=1)
-    counts = np.count_nonzero(~np.isnan(padded), axis=1)
-    low = np.take_along_axis(padded, ((counts - 1) // 2).clip(0)[:, None, :], axis=1)[:, 0, :]
-    high = np.take_along_axis(padded, (counts // 2).clip(0, longest - 1)[:, None, :], axis=1)[:, 0, :]
+    rows = len(owner)
+    table = _figures(np.asarray(table, dtype=float).reshape(rows, width))
+    size = np.bincount(owner, minlength=groups)
+    longest = int(size.max()) if groups else 0
+    if rows == 0:
+        return np.full((groups, width), np.nan), np.zeros((groups, width), dtype=np.int64)
+    order = np.argsort(owner, kind="stable")
+    owner, table = owner[order], table[order]
+    start = np.cumsum(size) - size
+    if groups * longest <= 2 * rows + 64:
+        padded = np.full((groups, width, longest), np.nan)  # a group's values of one figure contiguous: sorted in place
+        padded[owner, :, np.arange(rows) - start[owner]] = table
+        padded.sort(axis=2)
+        counts = np.count_nonzero(~np.isnan(padded), axis=2)
+        low = np.take_along_axis(padded, ((counts - 1) // 2).clip(0)[:, :, None], axis=2)[:, :, 0]
+        high = np.take_along_axis(padded, (counts // 2).clip(0, longest - 1)[:, :, None], axis=2)[:, :, 0]
+    else:
+        ordered = np.empty_like(table)
+        for column in range(width):  # by group, then value: NaN last within each group
+            ordered[:, column] = table[np.lexsort((table[:, column], owner)), column]
+        counts = np.stack([np.bincount(owner, weights=~np.isnan(table[:, c]), minlength=groups)
+                           for c in range(width)], axis=1).astype(np.int64)
+        last = rows - 1
+        low = np.take_along_axis(ordered, (start[:, None] + (counts - 1) // 2).clip(0, last), axis=0)
+        high = np.take_along_axis(ordered, (start[:, None] + counts // 2).clip(0, last), axis=0)
     middle = np.where(counts % 2 == 1, low, (low + high) / 2)
-    out = []
-    for values, reported in zip(middle.tolist(), counts.tolist()):
-        medians = {name: value if count else None for name, value, count in zip(FIGURES, values, reported)}
-        out.append((medians, dict(zip(FIGURES, reported))))
-    return out
+    return np.where(counts > 0, middle, np.nan), counts
 
 
 @dataclass(frozen=True)
@@ -129,13 +121,19 @@ class CaseStatsBuilder:
 
     def build(self) -> list[CaseStats]:
         groups = self._groups
-        all_medians = medians_of_groups([group[4] for group in groups.values()])
+        flat = [group[4] for group in groups.values()]
+        sizes = [len(metrics) // len(METRICS) for metrics in flat]
+        owner = np.repeat(np.arange(len(flat)), sizes)
+        # numpy reads None as NaN: not reported
+        table = np.array(list(chain.from_iterable(flat)), dtype=float)
+        medians, counts = group_medians(owner, table, len(flat))
         out = []
-        for (key, (rows, scored, passed, ok_rows, _)), (medians, counts) in zip(groups.items(), all_medians):
+        for (key, (rows, scored, passed, ok_rows, _)), values, reported in zip(
+                groups.items(), medians.tolist(), counts.tolist()):
             out.append(CaseStats(
                 key=key, row_count=rows, ok_count=ok_rows, scored_count=scored, passed_count=passed,
-                medians=medians,
-                prompt_token_rows=counts["prompt_tokens"],
-                cached_prompt_rows=counts["cached_prompt_tokens"],
+                medians={name: value if count else None for name, value, count in zip(FIGURES, values, reported)},
+                prompt_token_rows=reported[FIGURES.index("prompt_tokens")],
+                cached_prompt_rows=reported[FIGURES.index("cached_prompt_tokens")],
             ))
         return out

@@ -18,7 +18,7 @@ import sqlite3
 import msgspec
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from itertools import chain, islice, repeat
+from itertools import islice, repeat
 from operator import add, itemgetter
 from pathlib import Path
 
@@ -27,9 +27,9 @@ from benchpack.measurement.gcpause import gc_paused
 from benchpack.run.metadata import validate_run_metadata
 from benchpack.registry import fingerprint as fp
 from benchpack.packs.case_content import case_spec
-from benchpack.results.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION
-from benchpack.registry.casestate import combine, state_of_counts
-from benchpack.registry.casestats import METRICS, CaseStatsBuilder
+from benchpack.registry.casebatch import CaseBatch
+from benchpack.registry.casestats import FIGURES
+from benchpack.registry.casestate import state_of_counts
 from benchpack.registry.rows import COLUMNS, LANE, BadRow, FastPathMiss, decode_sql_row, normalize_row
 from benchpack.registry.schema import drop_row_indexes_if_empty, metadata_anchors, open_for_write, transaction
 
@@ -38,6 +38,8 @@ HARDWARE_FILE = "hardware.json"
 RUN_METADATA_FILE = "run-metadata.json"
 MAX_REPORTED_PROBLEMS = 50
 CHUNK_ROWS = 10_000
+# Case stats are taken for many runs at once (casebatch.py), after a run once this many rows are waiting.
+STATS_BATCH_ROWS = 200_000
 
 # The decoded columns first and the per-row extras last: a row's parameters are then its decoded tuple plus
 # (raw_json, fingerprint, run_id, line), joined in C (`map(operator.add, ...)`), not rebuilt in Python.
@@ -65,12 +67,8 @@ RUN_UPSERT = (
     + ", ".join(f"{c} = excluded.{c}" for c in _RUN_COLUMNS[1:])
     + " RETURNING id"
 )
-# Indexes of the metrics fed to case stats, in casestats.METRICS order.
-_METRICS_OF = itemgetter(*(COLUMNS.index(m) for m in METRICS))
-_OK, _PASSED = COLUMNS.index("ok"), COLUMNS.index("scoring_passed")
-_PROMPT, _CACHED = COLUMNS.index("prompt_tokens"), COLUMNS.index("cached_prompt_tokens")
 _KEY_OF = itemgetter(0, 1, 2, 3, 4)  # pack_id, pack_version, case_id, adapter, model
-_OK_OF, _PASSED_OF, _COUNTS_OF = itemgetter(_OK), itemgetter(_PASSED), itemgetter(_PROMPT, _CACHED)
+_OK_OF = itemgetter(COLUMNS.index("ok"))
 
 
 @dataclass(frozen=True)
@@ -96,12 +94,23 @@ class ImportSummary:
         return dict(self.__dict__)
 
 
-def _read_object(path: Path, problems: list[Problem]) -> dict | None:
+def _read_text(path: Path, problems: list[Problem]) -> str | None:
+    """The file's text; None when it does not exist, or cannot be read (then with a problem recorded)."""
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(str(path), "", f"not valid JSON ({exc})"))
+        return None
+
+
+def _parse_object(text: str | None, path: Path, problems: list[Problem]) -> dict | None:
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
         problems.append(Problem(str(path), "", f"not valid JSON ({exc})"))
         return None
     if not isinstance(data, dict):
@@ -145,22 +154,21 @@ class _RunImporter:
     """Streams one result directory's rows into the open transaction."""
 
     def __init__(self, conn: sqlite3.Connection, source: RunSource, problems: list[Problem],
-                 fingerprints: dict | None = None):
+                 fingerprints: dict, batch: CaseBatch, canonical: Path):
         self.conn = conn
         self.source = source
         self.problems = problems
-        self.canonical = source.path.resolve()
+        self.canonical = canonical  # source.path resolved
         self.run_file = self.canonical / RUN_FILE
-        self.stats = CaseStatsBuilder()
+        # The case stats of this run go into the import's batch, one group per case (`_open_group`).
+        self.batch = batch
+        self.groups: dict[tuple, int] = {}
         # Shared by every run of one import: runs from one machine, model and
         # runtime have the same fingerprint inputs, and a canonical JSON dump
         # plus sha256 per case was a large part of a small run's import.
-        self.fingerprints = {} if fingerprints is None else fingerprints
+        self.fingerprints = fingerprints
         self.digests: dict[tuple, str] = {}  # the hot loop's cache, by case-stats key
-        # For the workload key: each case's first row (request settings, lane
-        # fields) and the D-013 states of its ok rows.
-        self.first_rows: dict[tuple, str] = {}
-        self.cache_states: dict[tuple, set] = {}
+        self.run_id = 0
         self.system: tuple[fp.Key, str] | None = None
         self.packs: dict[str, None] = {}
         self.rows = 0
@@ -185,6 +193,7 @@ class _RunImporter:
         (bench/registry_import.py) rather than paying a dozen Python statements per row."""
         problems = self.problems
         number = 0
+        groups, batch = self.groups, self.batch
         while lines := list(islice(handle, CHUNK_ROWS)):
             first, number = number + 1, number + len(lines)
             texts = [line.rstrip("\r\n") for line in lines]
@@ -196,15 +205,15 @@ class _RunImporter:
             if problems or not values:
                 continue  # keep checking, stop writing: the transaction will roll back
             keys = list(map(_KEY_OF, values))
-            by_key: dict[tuple, list[int]] = {}
-            for index, key in enumerate(keys):
-                found = by_key.get(key)
-                if found is None:
-                    by_key[key] = [index]
-                else:
-                    found.append(index)
-            for key, indexes in by_key.items():
-                self._add_group(key, indexes, values, texts)
+            for key in dict.fromkeys(keys):  # the chunk's distinct cases in first-appearance order, in C
+                if key not in groups:
+                    self._open_group(key, texts[keys.index(key)])
+            owners = list(map(groups.__getitem__, keys))
+            for index in batch.add_chunk(owners, values).tolist():  # ok rows without server token counts
+                state = state_of_counts(None, None, json.loads(texts[index]).get("prompt_cache"))
+                batch.add_state(owners[index], state)
+            self.rows += len(values)
+            self.ok_rows += sum(map(_OK_OF, values))
             digests = self.digests
             yield list(map(add, values, zip(texts, map(digests.__getitem__, keys), repeat(run_id), numbers)))
 
@@ -224,26 +233,18 @@ class _RunImporter:
             kept.append(text)
         return values, numbers, kept
 
-    def _add_group(self, key: tuple, indexes: list[int], values: list[tuple], texts: list[str]) -> None:
-        """One chunk's rows of one case: its digest (first time seen), stats and D-013 cache states."""
-        if key not in self.digests:
-            self.digests[key] = self._fingerprint(key[0], key[1], key[2], key[4])[0].digest
-            self.packs.setdefault(f"{key[0]}@{key[1]}", None)
-            self.first_rows[key] = texts[indexes[0]]
-            self.cache_states[key] = set()
-        rows = list(map(values.__getitem__, indexes))
-        ok = list(filter(_OK_OF, rows))
-        passed = [p for p in map(_PASSED_OF, rows) if p is not None and p == p]  # None or NaN (SQL_NULL): unscored
-        self.stats.add_group(key, len(rows), passed, chain.from_iterable(map(_METRICS_OF, ok)))
-        states = self.cache_states[key]
-        counts = set(map(_COUNTS_OF, ok))  # few distinct (prompt, cached) pairs per case
-        for prompt, cached in counts:
-            if type(prompt) is int and type(cached) is int and prompt > 0 and cached >= 0:  # the common case
-                states.add(COLD if cached <= COLD_MAX_CACHED_FRACTION * prompt else CACHED)
-            else:  # no server counts: each such row's prompt-cache record decides (casestate.py)
-                for index in indexes:
-                    if values[index][_OK] and _COUNTS_OF(values[index]) == (prompt, cached):
-                        states.add(state_of_counts(None, None, json.loads(texts[index]).get("prompt_cache")))
+    def _open_group(self, key: tuple, first_row: str) -> None:
+        """A case's first row in this run: its digest, its group in the batch, and what its stats row
+        needs at flush: fingerprint, and the workload key's inputs from the case's first row (request
+        settings, lane fields) read as raw JSON (msgspec.Raw, no full parse)."""
+        print_, print_json, complete = self._fingerprint(key[0], key[1], key[2], key[4])
+        self.digests[key] = print_.digest
+        self.packs.setdefault(f"{key[0]}@{key[1]}", None)
+        if self.system is None:  # the run's system key names the model of its first case
+            self.system = self._system(key[4])
+        bits = tuple(map(bytes, msgspec.structs.astuple(_WORKLOAD_BITS(first_row))))
+        self.groups[key] = self.batch.open_group(
+            (self.run_id, *key, print_.digest, complete, print_json, self.system[0].digest, bits, first_row))
 
     def _slow_row(self, number: int, text: str) -> tuple | None:
         """The exact checks, for rows the fast decoder refused: values, or None after recording problems."""
@@ -275,28 +276,22 @@ class _RunImporter:
             self.problems.append(Problem(str(self.run_file), "", "no such file"))
             return None
         before = len(self.problems)
-        self.hardware = _read_object(path / HARDWARE_FILE, self.problems)
-        self.run_metadata = _read_object(path / RUN_METADATA_FILE, self.problems)
-        if self.hardware is not None:
-            self.problems.extend(check_hardware(self.hardware, path / HARDWARE_FILE))
-        if self.run_metadata is not None:
-            self.problems.extend(check_run_metadata(self.run_metadata, path / RUN_METADATA_FILE))
+        texts = (_read_text(path / HARDWARE_FILE, self.problems), _read_text(path / RUN_METADATA_FILE, self.problems))
         if len(self.problems) > before:
             return None
-        self.run_fp_inputs = fp.run_inputs(self.run_metadata, self.hardware)
-        self.run_key = json.dumps(self.run_fp_inputs, sort_keys=True, default=str)
+        # Runs from one machine and setup have the same two files: parsed, checked and turned into
+        # the run's columns once per import (per directory it was ~1 ms of a 500-row directory's import).
+        context = self.fingerprints.get(("run files", *texts))
+        if context is None:
+            context = self._run_context(*texts)
+            if context is None:
+                return None
+            self.fingerprints[("run files", *texts)] = context
+        self.hardware, self.run_metadata, self.run_fp_inputs, self.run_key, run_columns = context
         label = self.source.label or path.name
-        hardware = self.hardware or {}
-        anchors = metadata_anchors(self.run_metadata)
         existed = self.conn.execute("SELECT id FROM runs WHERE result_dir = ?", (str(path),)).fetchone()
-        run_id = self.conn.execute(RUN_UPSERT, (
-            str(path), label, self.source.source, imported_at, 0, 0, "",
-            hardware.get("hostname"), hardware.get("platform"),
-            hardware.get("chip") or hardware.get("cpu_model"), _gpu_models(self.hardware),
-            hardware.get("ram_mb"),
-            json.dumps(self.hardware) if self.hardware is not None else None,
-            json.dumps(self.run_metadata) if self.run_metadata is not None else None,
-            *anchors.values(), fp.hardware_class(self.hardware),
+        run_id = self.run_id = self.conn.execute(RUN_UPSERT, (
+            str(path), label, self.source.source, imported_at, 0, 0, "", *run_columns,
         )).fetchone()[0]
         if existed is not None:
             # Only a re-imported run has child rows (foreign keys are enforced,
@@ -315,36 +310,39 @@ class _RunImporter:
             self.problems.append(Problem(str(self.run_file), "", f"not UTF-8 text ({exc.reason})"))
         if len(self.problems) > before:
             return None
-        stats = self.stats.build()
-        self.rows = sum(s.row_count for s in stats)
-        self.ok_rows = sum(s.ok_count for s in stats)
         if self.rows == 0:
             self.problems.append(Problem(str(self.run_file), "", "has no result rows"))
             return None
-        self.conn.executemany(STATS_INSERT, (self._stats_tuple(run_id, s) for s in stats))
-        system, system_json = self.system or self._system(None)
+        system, system_json = self.system  # its stats rows are written at the batch's flush
         self.conn.execute(
             "UPDATE runs SET row_count = ?, ok_count = ?, packs = ?, system_key = ?, system_json = ? WHERE id = ?",
             (self.rows, self.ok_rows, ", ".join(self.packs), system.digest, system_json, run_id),
         )
-        return ImportSummary(run_id, str(path), label, self.rows, self.ok_rows, len(stats), existed is not None)
+        return ImportSummary(run_id, str(path), label, self.rows, self.ok_rows, len(self.groups),
+                             existed is not None)
 
-    def _stats_tuple(self, run_id: int, stats) -> tuple:
-        pack_id, pack_version, case_id, adapter, model = stats.key
-        print_, print_json, complete = self._fingerprint(pack_id, pack_version, case_id, model)
-        m = stats.medians
-        if self.system is None:
-            self.system = self._system(model)
-        workload_digest, workload_complete, workload_json, cache_state = self._workload(stats.key)
-        return (
-            run_id, *stats.key, stats.row_count, stats.ok_count, stats.scored_count, stats.passed_count,
-            m["wall_s"], m["ttft_s"], m["prefill_tps"], m["decode_tps"], m["total_tps"],
-            m["output_tokens"], m["prompt_tokens"], m["cached_prompt_tokens"],
-            stats.prompt_token_rows, stats.cached_prompt_rows,
-            print_.digest, complete, print_json,
-            workload_digest, workload_complete, workload_json, self.system[0].digest, cache_state,
-            m["decode_rate"],
+    def _run_context(self, hardware_text: str | None, metadata_text: str | None) -> tuple | None:
+        """(hardware, run metadata, fingerprint inputs, their key, the runs columns they fill) from the
+        texts of hardware.json and run-metadata.json; None after recording their problems."""
+        path, before = self.canonical, len(self.problems)
+        hardware = _parse_object(hardware_text, path / HARDWARE_FILE, self.problems)
+        run_metadata = _parse_object(metadata_text, path / RUN_METADATA_FILE, self.problems)
+        if hardware is not None:
+            self.problems.extend(check_hardware(hardware, path / HARDWARE_FILE))
+        if run_metadata is not None:
+            self.problems.extend(check_run_metadata(run_metadata, path / RUN_METADATA_FILE))
+        if len(self.problems) > before:
+            return None
+        fp_inputs = fp.run_inputs(run_metadata, hardware)
+        host = hardware or {}
+        columns = (
+            host.get("hostname"), host.get("platform"), host.get("chip") or host.get("cpu_model"),
+            _gpu_models(hardware), host.get("ram_mb"),
+            json.dumps(hardware) if hardware is not None else None,
+            json.dumps(run_metadata) if run_metadata is not None else None,
+            *metadata_anchors(run_metadata).values(), fp.hardware_class(hardware),
         )
+        return hardware, run_metadata, fp_inputs, json.dumps(fp_inputs, sort_keys=True, default=str), columns
 
     def _system(self, model: str | None) -> tuple[fp.Key, str]:
         """The run's system key and its JSON, computed once per import for equal inputs (a run of many
@@ -356,21 +354,38 @@ class _RunImporter:
             found = self.fingerprints[inputs] = (system, json.dumps(system.to_dict(), sort_keys=True))
         return found
 
-    def _workload(self, key: tuple) -> tuple:
-        """(digest, complete, JSON, cache state) of a case's workload key, computed once per import for
-        equal inputs (runs of one pack share them: a canonical dump + sha256 per case added up). The
-        inputs are read from the case's first row as raw JSON (msgspec.Raw, no full parse): a cache key,
-        not a meaning — a differently ordered record is only a miss, computed from the full row."""
-        text = self.first_rows[key]
-        cache_state = combine(self.cache_states[key])
-        bits = _WORKLOAD_BITS(text)
-        inputs = (key[0], key[1], key[2], key[3], cache_state, *map(bytes, msgspec.structs.astuple(bits)))
-        found = self.fingerprints.get(inputs)
-        if found is None:
-            workload = fp.workload_key([json.loads(text)], case_spec(key[0], key[1], key[2]), cache_state=cache_state)
-            found = self.fingerprints[inputs] = (workload.digest, int(workload.complete),
-                                                 json.dumps(workload.to_dict(), sort_keys=True), cache_state)
-        return found
+
+
+def _workload(fingerprints: dict, info: tuple, cache_state: str) -> tuple:
+    """(digest, complete, JSON) of a case's workload key, computed once per import for equal inputs
+    (runs of one pack share them: a canonical dump + sha256 per case added up). The inputs beyond the
+    case's key are the first row's workload fields as raw JSON: a cache key, not a meaning — a
+    differently ordered record is only a miss, computed from the full row."""
+    _, pack_id, pack_version, case_id, adapter, _, _, _, _, _, bits, first_row = info
+    inputs = (pack_id, pack_version, case_id, adapter, cache_state, *bits)
+    found = fingerprints.get(inputs)
+    if found is None:
+        workload = fp.workload_key([json.loads(first_row)], case_spec(pack_id, pack_version, case_id),
+                                   cache_state=cache_state)
+        found = fingerprints[inputs] = (workload.digest, int(workload.complete),
+                                        json.dumps(workload.to_dict(), sort_keys=True))
+    return found
+
+
+def _write_case_stats(conn: sqlite3.Connection, batch: CaseBatch, fingerprints: dict) -> None:
+    """The stats rows of every case in the batch, in the order the cases were first seen: assembled a
+    column at a time (zip, in C), only the workload key looked up per case."""
+    infos, c = batch.flush()
+    if not infos:
+        return
+    states = c["cache_state"]
+    head = list(zip(*infos))  # run_id, the case key (5), fingerprint digest, complete, JSON, system digest, ...
+    workload = zip(*map(_workload, repeat(fingerprints), infos, states))
+    conn.executemany(STATS_INSERT, zip(
+        *head[:6], c["row_count"], c["ok_count"], c["scored_count"], c["passed_count"],
+        *(c[name] for name in FIGURES[:-1]), c["prompt_token_rows"], c["cached_prompt_rows"],
+        *head[6:9], *workload, head[9], states, c["decode_rate"],  # NaN medians (none reported) are stored as NULL
+    ))
 
 
 class _WorkloadBits(msgspec.Struct):
@@ -404,6 +419,7 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
     imported_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     seen: set[Path] = set()
     fingerprints: dict = {}
+    batch = CaseBatch()
     tune_for_bulk_write(conn)
     try:
         with gc_paused(), transaction(conn):  # imported rows form no cycles
@@ -413,11 +429,14 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
                 if canonical in seen:
                     continue  # the same directory named twice is one run
                 seen.add(canonical)
-                summary = _RunImporter(conn, source, problems, fingerprints).run(imported_at)
+                summary = _RunImporter(conn, source, problems, fingerprints, batch, canonical).run(imported_at)
                 if summary is not None:
                     summaries.append(summary)
+                if not problems and batch.rows >= STATS_BATCH_ROWS:
+                    _write_case_stats(conn, batch, fingerprints)
             if problems:
                 raise BenchpackError(_capped(problems))
+            _write_case_stats(conn, batch, fingerprints)
             for statement in recreate:
                 conn.execute(statement)
         # Sampled statistics (cheap at any size) let the planner pick the narrowest index.

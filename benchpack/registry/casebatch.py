@@ -1,0 +1,111 @@
+"""Case stats of many runs' rows, taken a batch at a time in a few numpy calls (issue 34).
+
+The importer hands over each chunk of decoded rows with the case (group) of
+each row; this keeps the columns the stats need as arrays and, at `flush`,
+counts, medians (`casestats.group_medians`) and D-013 cache states come for
+every group of the batch at once. A registry of many small runs (~50 cases of
+~10 rows per directory) then pays no per-case or per-directory numpy or
+Python work beyond one short tuple per case, where per-case grouping and a
+median pass per directory cost about as much as the rows themselves.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from operator import itemgetter
+
+import numpy as np
+
+from benchpack.registry.casestats import FIGURES, METRICS, group_medians
+from benchpack.registry.rows import COLUMNS
+from benchpack.results.cache_state import CACHED, COLD, COLD_MAX_CACHED_FRACTION, UNKNOWN
+
+_METRICS_OF = itemgetter(*(COLUMNS.index(m) for m in METRICS))
+_OK_OF = itemgetter(COLUMNS.index("ok"))
+_PASSED_OF = itemgetter(COLUMNS.index("scoring_passed"))
+_PROMPT, _CACHED = METRICS.index("prompt_tokens"), METRICS.index("cached_prompt_tokens")
+# The columns `flush` returns.
+STATS = ("row_count", "ok_count", "scored_count", "passed_count", "prompt_token_rows", "cached_prompt_rows",
+         "cache_state", *FIGURES)
+_PROMPT_ROWS, _CACHED_ROWS = FIGURES.index("prompt_tokens"), FIGURES.index("cached_prompt_tokens")
+
+
+class CaseBatch:
+    """Groups (one per run and case, numbered in the order they are opened) and their rows' columns."""
+
+    def __init__(self) -> None:
+        self.infos: list = []  # per group, what the caller wants back at flush
+        self._owners: list[np.ndarray] = []  # per chunk: each row's group
+        self._passed: list[np.ndarray] = []  # per chunk: each row's scoring_passed (NaN: unscored)
+        self._ok_owners: list[np.ndarray] = []  # per chunk: each ok row's group
+        self._ok_metrics: list[np.ndarray] = []  # per chunk: each ok row's METRICS
+        self._states: list[set] = []  # per group: D-013 states the caller decided row by row
+        self.rows = 0
+
+    def open_group(self, info) -> int:
+        self.infos.append(info)
+        self._states.append(set())
+        return len(self.infos) - 1
+
+    def add_chunk(self, owners: list[int], values: list[tuple]) -> "np.ndarray":
+        """One chunk's rows (decoded column tuples) and their groups. Returns the chunk indexes of the
+        ok rows whose token counts cannot decide their cache state (no server counts): the caller
+        decides those from each row's prompt-cache record and passes the state to `add_state`."""
+        rows = len(values)
+        owner = np.fromiter(owners, np.intp, rows)
+        ok = np.fromiter(map(_OK_OF, values), bool, rows)
+        try:  # fromiter: half the time of np.array over a list of tuples
+            metrics = np.fromiter(chain.from_iterable(map(_METRICS_OF, values)), float, rows * len(METRICS))
+            passed = np.fromiter(map(_PASSED_OF, values), float, rows)
+        except TypeError:  # a None from a row the exact checks decoded: np.array reads it as NaN, like SQL_NULL
+            metrics = np.array(list(map(_METRICS_OF, values)), dtype=float)
+            passed = np.array(list(map(_PASSED_OF, values)), dtype=float)
+        metrics = metrics.reshape(rows, len(METRICS))[ok]
+        self._owners.append(owner)
+        self._passed.append(passed)
+        self._ok_owners.append(owner[ok])
+        self._ok_metrics.append(metrics)
+        self.rows += rows
+        prompt, cached = metrics[:, _PROMPT], metrics[:, _CACHED]
+        counted = (prompt > 0) & (cached >= 0)  # False for NaN: casestate.counted_state's test
+        return np.flatnonzero(ok)[~counted]
+
+    def add_state(self, group: int, state: str) -> None:
+        self._states[group].add(state)
+
+    def flush(self) -> tuple[list, dict]:
+        """(infos, columns) of the groups opened since the last flush, in order: their infos, and lists
+        `row_count`, `ok_count`, `scored_count`, `passed_count`, `prompt_token_rows`,
+        `cached_prompt_rows`, `cache_state` (casestate.combine over each group's ok rows) and one per
+        FIGURES name (the median, NaN when none was reported). The batch is then empty."""
+        groups, infos = len(self.infos), self.infos
+        if not groups:
+            return [], {name: [] for name in STATS}
+        owner = np.concatenate(self._owners)
+        passed = np.concatenate(self._passed)
+        ok_owner = np.concatenate(self._ok_owners)
+        metrics = np.concatenate(self._ok_metrics)
+        scored = ~np.isnan(passed)
+        prompt, cached = metrics[:, _PROMPT], metrics[:, _CACHED]
+        counted = (prompt > 0) & (cached >= 0)
+        cold = counted & (cached <= COLD_MAX_CACHED_FRACTION * prompt)
+        # the states decided row by row (add_state) are rare: flags per group, beside the counted ones
+        told = [(CACHED in states, COLD in states, UNKNOWN in states) for states in self._states]
+        told_cached, told_cold, told_unknown = np.array(told, dtype=bool).reshape(groups, 3).T
+        any_cached = np.bincount(ok_owner[counted & ~cold], minlength=groups).astype(bool) | told_cached
+        any_cold = np.bincount(ok_owner[cold], minlength=groups).astype(bool) | told_cold
+        state = np.where(any_cached, CACHED, np.where(any_cold & ~told_unknown, COLD, UNKNOWN))
+        medians, counts = group_medians(ok_owner, metrics, groups)
+        columns = {
+            "row_count": np.bincount(owner, minlength=groups).tolist(),
+            "ok_count": np.bincount(ok_owner, minlength=groups).tolist(),
+            "scored_count": np.bincount(owner[scored], minlength=groups).tolist(),
+            "passed_count": np.bincount(owner[scored], weights=passed[scored], minlength=groups)
+            .astype(np.int64).tolist(),
+            "prompt_token_rows": counts[:, _PROMPT_ROWS].tolist(),
+            "cached_prompt_rows": counts[:, _CACHED_ROWS].tolist(),
+            "cache_state": state.tolist(),
+            **dict(zip(FIGURES, medians.T.tolist())),
+        }
+        self.__init__()
+        return infos, columns
