@@ -348,7 +348,56 @@ def _description(rows, unit: str, reference, reference_label: str) -> str:
 # ---- line charts: a rate against a condition (the depth lane) ----------------------
 
 LINE_PLOT_H = 200
-LINE_LEFT_PX = 64
+LINE_LEFT_MIN_PX = 32
+LINE_HEIGHT_PX = 17  # one line of 13px text
+BOLD_CHAR_PX = CHAR_PX * 1.08  # the title is drawn bold: a little wider
+LEGEND_SWATCH_PX = 16
+LEGEND_LINES = 3  # a legend entry wraps onto at most this many lines; the rest is cut (its tooltip is whole)
+# The width a chart is drawn at for a phone: a 390 px screen less the page's margins (static/benchpack/site.css,
+# `main` padding .8rem each side), so one SVG unit is about one CSS pixel and 13 px text stays 13 px.
+PHONE_WIDTH = 360
+
+
+def _wrap(text: str, max_chars: int, max_lines: int | None = None) -> list[str]:
+    """Lines of at most `max_chars`, broken at spaces (a " · " stays with the word before it); a word longer
+    than a line breaks after a "+" or "/" (hardware classes), else where it must. Past `max_lines` the last
+    line ends in "…"."""
+    max_chars = max(4, max_chars)
+    pieces: list[tuple[str, str]] = []  # (text, what joins it to the piece before on one line)
+    for number, word in enumerate(text.replace(" · ", "\u00a0· ").split(" ")):
+        word = word.replace("\u00a0", " ")
+        parts = [p for p in re.split(r"(?<=[+/])", word) if p] if len(word) > max_chars else [word]
+        joiner = " " if number else ""
+        for part in parts:
+            while True:
+                pieces.append((part[:max_chars], joiner))
+                joiner, part = "", part[max_chars:]
+                if not part:
+                    break
+    lines: list[str] = []
+    line = ""
+    for piece, joiner in pieces:
+        candidate = line + joiner + piece if line else piece
+        if len(candidate) <= max_chars:
+            line = candidate
+        else:
+            lines.append(line)
+            line = piece
+    lines.append(line)
+    if max_lines is not None and len(lines) > max_lines:
+        kept = lines[:max_lines]
+        kept[-1] = kept[-1][:max_chars - 1] + "…"
+        return kept
+    return lines
+
+
+def _compact(value: float) -> str:
+    """A depth that does not fit its slot: 4096 -> "4k", 32768 -> "32k", 1500 -> "1.5k"."""
+    if abs(value) >= 1024 and value % 1024 == 0:
+        return f"{value / 1024:g}k"
+    if abs(value) >= 1000:
+        return f"{value / 1000:.3g}k"
+    return format_value(value)
 
 
 @dataclass(frozen=True)
@@ -358,24 +407,45 @@ class Series:
 
 
 def line_chart(series: Iterable[Series], *, title: str, x_label: str, unit: str = "", width: int = 640,
-               chart_id: str | None = None) -> str:
+               chart_id: str | None = None, y_label: str = "", css_class: str = "") -> str:
     """One line per series over categorical x values (e.g. context depths 0, 1k, 4k, 32k: equally spaced, so
-    small depths stay readable), y from zero. A missing y breaks the line and draws no marker."""
+    small depths stay readable), y from zero. A missing y breaks the line and draws no marker.
+
+    Every text fits the `width` it is drawn at (issue 32 item 7: at 390 px legends and the y axis were cut
+    off): the title wraps, the y axis is named with its unit above the plot ("decode rate, tok/s"), depth
+    ticks shorten to "4k" when their slot is narrow, and the legend sits below the plot, one entry a line,
+    each wrapping. `css_class` is added to the root's class (e.g. "bp-fitted": the page keeps its 13 px)."""
     series = list(series)
     xs = sorted({x for s in series for x, _ in s.points})
     values = [y for s in series for _, y in s.points if is_number(y)]
     ticks = nice_ticks(0.0, max(values) if values else 1.0)
     hi = ticks[-1] or 1.0
     colour = {s.label: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
-    ident = chart_id or "bpline-" + hashlib.sha1(repr((title, unit, series)).encode()).hexdigest()[:10]
-    legend_h = LEGEND_PX * max(1, len(series))
-    top = TITLE_PX + legend_h + PAD
-    height = top + LINE_PLOT_H + AXIS_PX + LEGEND_PX + PAD
-    plot_x, plot_w = LINE_LEFT_PX, width - LINE_LEFT_PX - 2 * PAD
+    ident = chart_id or "bpline-" + hashlib.sha1(repr((title, unit, series, width)).encode()).hexdigest()[:10]
+    inner = width - 2 * PAD
+
+    title_lines = _wrap(title, int(inner / BOLD_CHAR_PX))
+    axis_name = ", ".join(p for p in (y_label, unit) if p)
+    axis_lines = _wrap(axis_name, int(inner / CHAR_PX)) if axis_name else []
+    tick_texts = [format_value(t) for t in ticks]
+    plot_x = max(LINE_LEFT_MIN_PX, math.ceil(max(len(t) for t in tick_texts) * CHAR_PX + 2 * PAD))
+    plot_w = width - plot_x - 2 * PAD
+    slot = plot_w / max(len(xs), 1)
+    x_texts = [format_value(x) for x in xs]
+    if any(len(t) * CHAR_PX > slot - 4 for t in x_texts):
+        x_texts = [_compact(x) for x in xs]
+    x_label_lines = _wrap(x_label, int(inner / CHAR_PX))
+    legend = [(s, _wrap(s.label, int((inner - LEGEND_SWATCH_PX) / CHAR_PX), LEGEND_LINES)) for s in series]
+
+    top = PAD + len(title_lines) * LINE_HEIGHT_PX + PAD + len(axis_lines) * LINE_HEIGHT_PX + PAD
+    plot_bottom = top + LINE_PLOT_H
+    x_label_y = plot_bottom + AXIS_PX + LINE_HEIGHT_PX - 4
+    legend_top = x_label_y + (len(x_label_lines) - 1) * LINE_HEIGHT_PX + PAD + 4
+    height = legend_top + sum(len(lines) * LINE_HEIGHT_PX + 4 for _, lines in legend) + PAD
 
     def px(x: float) -> float:
         index = xs.index(x)
-        return round(plot_x + (index + 0.5) / max(len(xs), 1) * plot_w, 2)
+        return round(plot_x + (index + 0.5) * slot, 2)
 
     def py(y: float) -> float:
         return round(top + LINE_PLOT_H - y / hi * LINE_PLOT_H, 2)
@@ -383,35 +453,40 @@ def line_chart(series: Iterable[Series], *, title: str, x_label: str, unit: str 
     described = "; ".join(f"{s.label}: " + ", ".join(f"{format_value(x)} → {_with_unit(format_value(y), unit)}"
                                                       for x, y in s.points) for s in series)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bp-chart" viewBox="0 0 {width} {height}" width="{width}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{_attr(("bp-chart " + css_class).strip())}" '
+        f'viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" role="img" aria-labelledby="{ident}-t {ident}-d" '
         f'font-family="system-ui,-apple-system,Segoe UI,sans-serif" font-size="{FONT_PX}" fill="{TEXT}">',
         f'<title id="{ident}-t">{_text(title)}</title>',
         f'<desc id="{ident}-d">{_text(described or "no data")}</desc>',
-        f'<text x="{PAD}" y="17" font-size="13" font-weight="600">{_text(title)}</text>',
     ]
-    for i, s in enumerate(series):
-        ly = TITLE_PX + i * LEGEND_PX + 12
-        out.append(f'<rect x="{PAD}" y="{ly - 9}" width="10" height="10" fill="{colour[s.label]}"/>'
-                   f'<text x="{PAD + 16}" y="{ly}">{_text(_truncate(s.label, int((width - 40) / CHAR_PX)))}</text>')
-    for t in ticks:
+    y = PAD
+    for line in title_lines:
+        y += LINE_HEIGHT_PX
+        out.append(f'<text class="bp-title" x="{PAD}" y="{y - 4}" font-size="13" font-weight="600">{_text(line)}</text>')
+    y += PAD
+    for line in axis_lines:
+        y += LINE_HEIGHT_PX
+        out.append(f'<text class="bp-axis-label" x="{PAD}" y="{y - 4}" fill="{MUTED}">{_text(line)}</text>')
+    for t, label in zip(ticks, tick_texts):
         ty = py(t)
         out.append(f'<line class="bp-tick" x1="{plot_x}" y1="{ty}" x2="{plot_x + plot_w}" y2="{ty}" '
                    f'stroke="{MUTED if t == 0 else GRID}" stroke-width="1"/>')
-        out.append(f'<text x="{plot_x - 6}" y="{ty + 4}" text-anchor="end" fill="{MUTED}">{_text(format_value(t))}</text>')
-    for x in xs:
-        out.append(f'<text x="{px(x)}" y="{top + LINE_PLOT_H + 15}" text-anchor="middle" fill="{MUTED}">'
-                   f'{_text(format_value(x))}</text>')
-    out.append(f'<text x="{plot_x + plot_w / 2}" y="{top + LINE_PLOT_H + AXIS_PX + 12}" text-anchor="middle" '
-               f'fill="{MUTED}">{_text(x_label)}</text>')
+        out.append(f'<text x="{plot_x - 6}" y="{ty + 4}" text-anchor="end" fill="{MUTED}">{_text(label)}</text>')
+    for x, label in zip(xs, x_texts):
+        out.append(f'<text x="{px(x)}" y="{plot_bottom + 15}" text-anchor="middle" fill="{MUTED}">'
+                   f'{_text(label)}<title>{_text(format_value(x))}</title></text>')
+    for i, line in enumerate(x_label_lines):
+        out.append(f'<text class="bp-axis-label" x="{round(plot_x + plot_w / 2, 2)}" y="{x_label_y + i * LINE_HEIGHT_PX}" '
+                   f'text-anchor="middle" fill="{MUTED}">{_text(line)}</text>')
     if not values:
         out.append(f'<text x="{plot_x + PAD}" y="{top + LINE_PLOT_H / 2}" fill="{MUTED}">no data</text>')
     for s in series:
         segment: list[str] = []
         segments = []
-        for x, y in sorted(s.points, key=lambda p: p[0]):
-            if is_number(y):
-                segment.append(f"{px(x)},{py(y)}")
+        for x, y_value in sorted(s.points, key=lambda p: p[0]):
+            if is_number(y_value):
+                segment.append(f"{px(x)},{py(y_value)}")
             elif segment:
                 segments.append(segment)
                 segment = []
@@ -420,10 +495,19 @@ def line_chart(series: Iterable[Series], *, title: str, x_label: str, unit: str 
         for part in segments:
             if len(part) > 1:
                 out.append(f'<polyline fill="none" stroke="{colour[s.label]}" stroke-width="2" points="{" ".join(part)}"/>')
-        for x, y in s.points:
-            if is_number(y):
-                out.append(f'<circle cx="{px(x)}" cy="{py(y)}" r="3.5" fill="{colour[s.label]}">'
-                           f'<title>{_text(s.label)} at {_text(format_value(x))}: {_text(_with_unit(exact_value(y), unit))}'
-                           f'</title></circle>')
+        for x, y_value in s.points:
+            if is_number(y_value):
+                out.append(f'<circle cx="{px(x)}" cy="{py(y_value)}" r="3.5" fill="{colour[s.label]}">'
+                           f'<title>{_text(s.label)} at {_text(format_value(x))}: '
+                           f'{_text(_with_unit(exact_value(y_value), unit))}</title></circle>')
+    y = legend_top
+    for s, lines in legend:
+        out.append(f'<g class="bp-legend"><title>{_text(s.label)}</title>'
+                   f'<rect x="{PAD}" y="{y + 3}" width="10" height="10" fill="{colour[s.label]}"/>')
+        for line in lines:
+            y += LINE_HEIGHT_PX
+            out.append(f'<text x="{PAD + LEGEND_SWATCH_PX}" y="{y - 4}">{_text(line)}</text>')
+        out.append("</g>")
+        y += 4
     out.append("</svg>")
     return "\n".join(out)

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.service.live import ROOT
+from tests.service.pages.test_chart_text_in_browser import MEASURE as CHART_TEXT
 from tests.service.test_e2e_browser import browser  # noqa: F401 - the shared Chromium fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("demo")]
@@ -151,6 +152,11 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     page.goto(url + "/depth-curves/runtime-sweep/")
     check_readable(page, "depth curves")
     assert page.locator("svg").count() >= 1
+    # issue 32 item 7: every label of every chart shown lies inside its chart, at about the page's text size
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 2 and not charts["outside"], (size, charts["outside"])
+    assert all(10 <= px <= 16 for px in charts["seen"]), (size, charts["seen"])
+    assert page.locator("svg.bp-chart text.bp-axis-label:has-text('tok/s')").first.is_visible()
     page.goto(url + "/")
     page.click("text=Output rate against concurrency")
     page.wait_for_load_state()
