@@ -39,6 +39,8 @@ MISSING = "—"
 
 FONT_PX = 13
 CHAR_PX = 7.2  # average glyph width of a 13px system sans-serif; labels are cut to fit by this estimate
+BOLD_CHAR_PX = CHAR_PX * 1.08  # titles are drawn bold: a little wider
+LINE_HEIGHT_PX = 17  # one line of 13px text
 ROW_PX = 24
 BAR_PX = 15
 HEADER_PX = 24
@@ -77,10 +79,11 @@ def bar_chart(
     reference_label: str = "reference",
     width: int = 640,
     chart_id: str | None = None,
+    css_class: str = "",
 ) -> str:
     """Horizontal bars, one row each, with optional min–max whiskers and a reference line."""
     rows = [("bar", b) for b in bars]
-    return _render(rows, title, unit, reference, reference_label, width, chart_id)
+    return _render(rows, title, unit, reference, reference_label, width, chart_id, css_class)
 
 
 def grouped_bar_chart(
@@ -92,13 +95,14 @@ def grouped_bar_chart(
     reference_label: str = "reference",
     width: int = 640,
     chart_id: str | None = None,
+    css_class: str = "",
 ) -> str:
     """Bars in labelled groups (e.g. one group per case, one bar per run), coloured by series."""
     rows: list[tuple[str, object]] = []
     for g in groups:
         rows.append(("group", g.label))
         rows.extend(("bar", b) for b in g.bars)
-    return _render(rows, title, unit, reference, reference_label, width, chart_id)
+    return _render(rows, title, unit, reference, reference_label, width, chart_id, css_class)
 
 
 def grouped_records_chart(records: Iterable[Sequence], *, title: str, unit: str = "", width: int = 640) -> str:
@@ -221,21 +225,26 @@ def _domain(bars: list[Bar], reference: float | None) -> list[float]:
     return ticks
 
 
-def _render(rows, title, unit, reference, reference_label, width, chart_id) -> str:
+def _render(rows, title, unit, reference, reference_label, width, chart_id, css_class="") -> str:
     bars = [item for kind, item in rows if kind == "bar"]
     series = list(dict.fromkeys(b.series for b in bars if b.series))
     colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(series)}
     has_reference = is_number(reference)
-    ident = chart_id or "bpchart-" + hashlib.sha1(repr((title, unit, rows, reference)).encode()).hexdigest()[:10]
+    ident = chart_id or "bpchart-" + hashlib.sha1(repr((title, unit, rows, reference, width)).encode()).hexdigest()[:10]
 
-    # The label column fits the longest label, up to 30% of the width (longer ones are cut).
+    # The label column fits the longest label, up to 30% of the width (longer ones are cut) — 40% on a
+    # phone's narrow drawing, where 30% would leave a dozen characters. A PAD of slack: CHAR_PX is an average,
+    # and a label of digits and "@" (`short @depth=1024`) ran a pixel past the left edge in Chromium.
     longest = max((len(b.label) for b in bars), default=0)
-    label_px = math.ceil(min(width * 0.3, max(64, longest * CHAR_PX + 2 * PAD)))
+    label_px = math.ceil(min(width * (0.3 if width >= 480 else 0.4), max(64, longest * CHAR_PX + 3 * PAD)))
     max_chars = int((label_px - 2 * PAD) / CHAR_PX)
     plot_x = label_px
     plot_w = width - label_px - VALUE_COLUMN_PX
-    legend, legend_lines = _legend(series, colour, has_reference, reference, reference_label, unit, width)
-    top = TITLE_PX + legend_lines * LEGEND_PX
+    # The title wraps to the width (issue 32 item 7: on a phone it ran past the chart's edge).
+    title_lines = _wrap(title, int((width - 2 * PAD) / BOLD_CHAR_PX))
+    title_px = TITLE_PX + (len(title_lines) - 1) * LINE_HEIGHT_PX
+    legend, legend_lines = _legend(series, colour, has_reference, reference, reference_label, unit, width, title_px)
+    top = title_px + legend_lines * LEGEND_PX
     body_h = sum(ROW_PX if kind == "bar" else HEADER_PX for kind, _ in rows) or ROW_PX
     height = top + body_h + AXIS_PX + PAD
 
@@ -246,14 +255,15 @@ def _render(rows, title, unit, reference, reference_label, width, chart_id) -> s
         return round(plot_x + (v - lo) / (hi - lo) * plot_w, 2)
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bp-chart" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{_attr(("bp-chart " + css_class).strip())}" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
         f'aria-labelledby="{ident}-t {ident}-d" font-family="system-ui,-apple-system,Segoe UI,sans-serif" '
         f'font-size="{FONT_PX}" fill="{TEXT}">',
         f'<title id="{ident}-t">{_text(title)}</title>',
         f'<desc id="{ident}-d">{_text(_description(rows, unit, reference, reference_label))}</desc>',
-        f'<text x="{PAD}" y="17" font-size="13" font-weight="600">{_text(title)}</text>',
     ]
+    out += [f'<text x="{PAD}" y="{17 + i * LINE_HEIGHT_PX}" font-size="13" font-weight="600">{_text(line)}</text>'
+            for i, line in enumerate(title_lines)]
     out += legend
 
     plot_top, plot_bottom = top, top + body_h
@@ -306,7 +316,8 @@ def _bar_row(bar: Bar, y: float, x, lo: float, label_px: int, max_chars: int, va
     return "".join(parts)
 
 
-def _legend(series, colour, has_reference, reference, reference_label, unit, width) -> tuple[list[str], int]:
+def _legend(series, colour, has_reference, reference, reference_label, unit, width,
+            title_px: int = TITLE_PX) -> tuple[list[str], int]:
     """Legend entries left to right, wrapping onto new lines; returns (elements, lines used)."""
     entries = []  # (advance width, svg at origin 0,0)
     for name in series:
@@ -323,7 +334,7 @@ def _legend(series, colour, has_reference, reference, reference_label, unit, wid
     for advance, svg in entries:
         if lx > PAD and lx + advance > width:
             lx, line = PAD, line + 1
-        out.append(f'<g class="bp-legend" transform="translate({round(lx, 1)} {TITLE_PX + 4 + line * LEGEND_PX})">{svg}</g>')
+        out.append(f'<g class="bp-legend" transform="translate({round(lx, 1)} {title_px + 4 + line * LEGEND_PX})">{svg}</g>')
         lx += advance
     return out, (line + 1 if entries else 0)
 
@@ -349,8 +360,6 @@ def _description(rows, unit: str, reference, reference_label: str) -> str:
 
 LINE_PLOT_H = 200
 LINE_LEFT_MIN_PX = 32
-LINE_HEIGHT_PX = 17  # one line of 13px text
-BOLD_CHAR_PX = CHAR_PX * 1.08  # the title is drawn bold: a little wider
 LEGEND_SWATCH_PX = 16
 LEGEND_LINES = 3  # a legend entry wraps onto at most this many lines; the rest is cut (its tooltip is whole)
 # The width a chart is drawn at for a phone: a 390 px screen less the page's margins (static/benchpack/site.css,

@@ -1,12 +1,14 @@
 """Issue 32 item 7: on a 390 px phone the depth curves' legends and y-axis labels were cut off and had no
-units. Every text of a line chart must lie inside its viewBox at the width it is drawn at, by the same
-glyph-width estimate the chart lays itself out with."""
+units. Every text of a line chart (and of the run page's bar charts) must lie inside its viewBox at the
+width it is drawn at, by the same glyph-width estimate the chart lays itself out with."""
 
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from benchpack.reporting.charts import BOLD_CHAR_PX, CHAR_PX, FONT_PX, PHONE_WIDTH, Series, line_chart
+from benchpack.reporting.charts import (BOLD_CHAR_PX, CHAR_PX, FONT_PX, PHONE_WIDTH, Bar, Series, bar_chart,
+                                       line_chart)
 
 NS = "{http://www.w3.org/2000/svg}"
 LONG_SYSTEM = ("llama-3.1-70b-instruct Q4_K_M · llama.cpp b4567 · "
@@ -14,18 +16,28 @@ LONG_SYSTEM = ("llama-3.1-70b-instruct Q4_K_M · llama.cpp b4567 · "
 
 
 def text_boxes(svg: str):
-    """(text, left, top, right, bottom) of each drawn <text> (its <title> tooltip is not drawn)."""
+    """(text, left, top, right, bottom) of each drawn <text> (its <title> tooltip is not drawn), with the
+    translate() of the groups around it."""
     root = ET.fromstring(svg)
     base = float(root.get("font-size"))
-    for element in root.iter(f"{NS}text"):
-        text = element.text or ""
-        size = float(element.get("font-size", base))
-        glyph = (BOLD_CHAR_PX if element.get("font-weight") == "600" else CHAR_PX) * size / FONT_PX
-        width = len(text) * glyph
-        x, y = float(element.get("x")), float(element.get("y"))
-        anchor = element.get("text-anchor", "start")
-        left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
-        yield text, left, y - 0.8 * size, left + width, y + 0.25 * size
+
+    def walk(element, dx, dy):
+        found = re.fullmatch(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", element.get("transform", ""))
+        if found:
+            dx, dy = dx + float(found.group(1)), dy + float(found.group(2))
+        if element.tag == f"{NS}text":
+            text = element.text or ""
+            size = float(element.get("font-size", base))
+            glyph = (BOLD_CHAR_PX if element.get("font-weight") == "600" else CHAR_PX) * size / FONT_PX
+            width = len(text) * glyph
+            x, y = float(element.get("x")) + dx, float(element.get("y")) + dy
+            anchor = element.get("text-anchor", "start")
+            left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
+            yield text, left, y - 0.8 * size, left + width, y + 0.25 * size
+        for child in element:
+            yield from walk(child, dx, dy)
+
+    yield from walk(root, 0.0, 0.0)
 
 
 def assert_fits(svg: str) -> ET.Element:
@@ -82,3 +94,14 @@ def test_depth_ticks_shorten_when_their_slot_is_narrow():
 
 def test_an_empty_chart_fits_too():
     assert_fits(line_chart([], width=PHONE_WIDTH, title="nothing yet", x_label="depth", unit="tok/s"))
+
+
+@pytest.mark.parametrize("width", [PHONE_WIDTH, 560])
+def test_every_label_of_a_run_pages_bar_chart_lies_inside_it(width):
+    bars = [Bar(f"short @depth={d}", 113.0 / (1 + d / 2048), 100.0 / (1 + d / 2048), 120.0 / (1 + d / 2048),
+                series="this submission" if d % 1024 else "approved, same fingerprint")
+            for d in (0, 512, 1024, 2048, 3072)]
+    bars.append(Bar("fix-prerelease-order @concurrency=16 with a long case name", 12345.6, series="this submission"))
+    svg = bar_chart(bars, title="Decode speed (1/TPOT) per case: median, min–max (higher is faster)", unit="tok/s",
+                    width=width, reference=60.0, reference_label="approved median")
+    assert_fits(svg)
