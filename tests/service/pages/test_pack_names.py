@@ -17,7 +17,7 @@ def sweep(publish):
     return publish("2026-04-29-llama-server-runtime")
 
 
-def test_pages_name_the_pack_by_kind_of_work_and_title(client, sweep):
+def test_pages_name_the_pack_by_kind_of_work_and_title(client, sweep, publish):
     assert sweep.pack_id == "runtime-sweep"
     board = client.get("/leaderboards/runtime-sweep/").content.decode()
     assert re.search(rf"<h1>{SWEEP} <small>runtime-sweep {re.escape(sweep.pack_version)} · whole pack</small></h1>",
@@ -31,6 +31,10 @@ def test_pages_name_the_pack_by_kind_of_work_and_title(client, sweep):
     assert f">{SWEEP}</a> <small>runtime-sweep {sweep.pack_version}</small>" in system
     home = client.get("/").content.decode()
     assert SWEEP in home
+    smoke = publish()
+    compare = client.get(f"/compare/?runs={smoke.pk},{sweep.pk}").content.decode()
+    assert f"<td>{SWEEP} <small>runtime-sweep {sweep.pack_version}</small></td>" in compare
+    assert f"<td>Smoke test · One short question <small>smoke-chat {smoke.pack_version}</small></td>" in compare
 
 
 def test_the_api_gives_each_pack_its_title_and_kind(client, sweep):
