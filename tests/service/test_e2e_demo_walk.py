@@ -133,6 +133,8 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     page.wait_for_load_state()
     run = check_readable(page, "run page")
     assert "Demo data" in run and "Hardware" in run and "decode" in run
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 2 and not charts["outside"], (size, "run page", charts["outside"])
     snap(page, f"{size}-06-run")
     page.locator("a:has-text('timeline')").first.click()
     page.wait_for_load_state()
@@ -146,6 +148,8 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     box = page.locator("svg.bp-xy").bounding_box()
     scale = box["width"] / 640
     assert 9 <= float(font.rstrip("px")) * scale <= 16, (font, scale)  # chart text near the page's own size
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 1 and not charts["outside"], (size, "timeline", charts["outside"])
     snap(page, f"{size}-07-timeline")
 
     # the depth and concurrency curves
@@ -163,6 +167,8 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     page.wait_for_load_state()
     lanes = check_readable(page, "concurrency run")
     assert "Output rate against streams in flight" in page.content() and "8 streams" in lanes
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 1 and not charts["outside"], (size, "lanes", charts["outside"])
     snap(page, f"{size}-08-lanes")
     context.close()
 
