@@ -39,6 +39,8 @@ MISSING = "—"
 
 FONT_PX = 13
 CHAR_PX = 7.2  # average glyph width of a 13px system sans-serif; labels are cut to fit by this estimate
+BOLD_CHAR_PX = CHAR_PX * 1.08  # titles are drawn bold: a little wider
+LINE_HEIGHT_PX = 17  # one line of 13px text
 ROW_PX = 24
 BAR_PX = 15
 HEADER_PX = 24
@@ -77,10 +79,11 @@ def bar_chart(
     reference_label: str = "reference",
     width: int = 640,
     chart_id: str | None = None,
+    css_class: str = "",
 ) -> str:
     """Horizontal bars, one row each, with optional min–max whiskers and a reference line."""
     rows = [("bar", b) for b in bars]
-    return _render(rows, title, unit, reference, reference_label, width, chart_id)
+    return _render(rows, title, unit, reference, reference_label, width, chart_id, css_class)
 
 
 def grouped_bar_chart(
@@ -92,13 +95,14 @@ def grouped_bar_chart(
     reference_label: str = "reference",
     width: int = 640,
     chart_id: str | None = None,
+    css_class: str = "",
 ) -> str:
     """Bars in labelled groups (e.g. one group per case, one bar per run), coloured by series."""
     rows: list[tuple[str, object]] = []
     for g in groups:
         rows.append(("group", g.label))
         rows.extend(("bar", b) for b in g.bars)
-    return _render(rows, title, unit, reference, reference_label, width, chart_id)
+    return _render(rows, title, unit, reference, reference_label, width, chart_id, css_class)
 
 
 def grouped_records_chart(records: Iterable[Sequence], *, title: str, unit: str = "", width: int = 640) -> str:
@@ -221,21 +225,26 @@ def _domain(bars: list[Bar], reference: float | None) -> list[float]:
     return ticks
 
 
-def _render(rows, title, unit, reference, reference_label, width, chart_id) -> str:
+def _render(rows, title, unit, reference, reference_label, width, chart_id, css_class="") -> str:
     bars = [item for kind, item in rows if kind == "bar"]
     series = list(dict.fromkeys(b.series for b in bars if b.series))
     colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(series)}
     has_reference = is_number(reference)
-    ident = chart_id or "bpchart-" + hashlib.sha1(repr((title, unit, rows, reference)).encode()).hexdigest()[:10]
+    ident = chart_id or "bpchart-" + hashlib.sha1(repr((title, unit, rows, reference, width)).encode()).hexdigest()[:10]
 
-    # The label column fits the longest label, up to 30% of the width (longer ones are cut).
+    # The label column fits the longest label, up to 30% of the width (longer ones are cut) — 40% on a
+    # phone's narrow drawing, where 30% would leave a dozen characters. A PAD of slack: CHAR_PX is an average,
+    # and a label of digits and "@" (`short @depth=1024`) ran a pixel past the left edge in Chromium.
     longest = max((len(b.label) for b in bars), default=0)
-    label_px = math.ceil(min(width * 0.3, max(64, longest * CHAR_PX + 2 * PAD)))
+    label_px = math.ceil(min(width * (0.3 if width >= 480 else 0.4), max(64, longest * CHAR_PX + 3 * PAD)))
     max_chars = int((label_px - 2 * PAD) / CHAR_PX)
     plot_x = label_px
     plot_w = width - label_px - VALUE_COLUMN_PX
-    legend, legend_lines = _legend(series, colour, has_reference, reference, reference_label, unit, width)
-    top = TITLE_PX + legend_lines * LEGEND_PX
+    # The title wraps to the width (issue 32 item 7: on a phone it ran past the chart's edge).
+    title_lines = _wrap(title, int((width - 2 * PAD) / BOLD_CHAR_PX))
+    title_px = TITLE_PX + (len(title_lines) - 1) * LINE_HEIGHT_PX
+    legend, legend_lines = _legend(series, colour, has_reference, reference, reference_label, unit, width, title_px)
+    top = title_px + legend_lines * LEGEND_PX
     body_h = sum(ROW_PX if kind == "bar" else HEADER_PX for kind, _ in rows) or ROW_PX
     height = top + body_h + AXIS_PX + PAD
 
@@ -246,14 +255,15 @@ def _render(rows, title, unit, reference, reference_label, width, chart_id) -> s
         return round(plot_x + (v - lo) / (hi - lo) * plot_w, 2)
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bp-chart" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{_attr(("bp-chart " + css_class).strip())}" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
         f'aria-labelledby="{ident}-t {ident}-d" font-family="system-ui,-apple-system,Segoe UI,sans-serif" '
         f'font-size="{FONT_PX}" fill="{TEXT}">',
         f'<title id="{ident}-t">{_text(title)}</title>',
         f'<desc id="{ident}-d">{_text(_description(rows, unit, reference, reference_label))}</desc>',
-        f'<text x="{PAD}" y="17" font-size="13" font-weight="600">{_text(title)}</text>',
     ]
+    out += [f'<text x="{PAD}" y="{17 + i * LINE_HEIGHT_PX}" font-size="13" font-weight="600">{_text(line)}</text>'
+            for i, line in enumerate(title_lines)]
     out += legend
 
     plot_top, plot_bottom = top, top + body_h
@@ -306,7 +316,8 @@ def _bar_row(bar: Bar, y: float, x, lo: float, label_px: int, max_chars: int, va
     return "".join(parts)
 
 
-def _legend(series, colour, has_reference, reference, reference_label, unit, width) -> tuple[list[str], int]:
+def _legend(series, colour, has_reference, reference, reference_label, unit, width,
+            title_px: int = TITLE_PX) -> tuple[list[str], int]:
     """Legend entries left to right, wrapping onto new lines; returns (elements, lines used)."""
     entries = []  # (advance width, svg at origin 0,0)
     for name in series:
@@ -323,7 +334,7 @@ def _legend(series, colour, has_reference, reference, reference_label, unit, wid
     for advance, svg in entries:
         if lx > PAD and lx + advance > width:
             lx, line = PAD, line + 1
-        out.append(f'<g class="bp-legend" transform="translate({round(lx, 1)} {TITLE_PX + 4 + line * LEGEND_PX})">{svg}</g>')
+        out.append(f'<g class="bp-legend" transform="translate({round(lx, 1)} {title_px + 4 + line * LEGEND_PX})">{svg}</g>')
         lx += advance
     return out, (line + 1 if entries else 0)
 
@@ -348,7 +359,54 @@ def _description(rows, unit: str, reference, reference_label: str) -> str:
 # ---- line charts: a rate against a condition (the depth lane) ----------------------
 
 LINE_PLOT_H = 200
-LINE_LEFT_PX = 64
+LINE_LEFT_MIN_PX = 32
+LEGEND_SWATCH_PX = 16
+LEGEND_LINES = 3  # a legend entry wraps onto at most this many lines; the rest is cut (its tooltip is whole)
+# The width a chart is drawn at for a phone: a 390 px screen less the page's margins (static/benchpack/site.css,
+# `main` padding .8rem each side), so one SVG unit is about one CSS pixel and 13 px text stays 13 px.
+PHONE_WIDTH = 360
+
+
+def _wrap(text: str, max_chars: int, max_lines: int | None = None) -> list[str]:
+    """Lines of at most `max_chars`, broken at spaces (a " · " stays with the word before it); a word longer
+    than a line breaks after a "+" or "/" (hardware classes), else where it must. Past `max_lines` the last
+    line ends in "…"."""
+    max_chars = max(4, max_chars)
+    pieces: list[tuple[str, str]] = []  # (text, what joins it to the piece before on one line)
+    for number, word in enumerate(text.replace(" · ", "\u00a0· ").split(" ")):
+        word = word.replace("\u00a0", " ")
+        parts = [p for p in re.split(r"(?<=[+/])", word) if p] if len(word) > max_chars else [word]
+        joiner = " " if number else ""
+        for part in parts:
+            while True:
+                pieces.append((part[:max_chars], joiner))
+                joiner, part = "", part[max_chars:]
+                if not part:
+                    break
+    lines: list[str] = []
+    line = ""
+    for piece, joiner in pieces:
+        candidate = line + joiner + piece if line else piece
+        if len(candidate) <= max_chars:
+            line = candidate
+        else:
+            lines.append(line)
+            line = piece
+    lines.append(line)
+    if max_lines is not None and len(lines) > max_lines:
+        kept = lines[:max_lines]
+        kept[-1] = kept[-1][:max_chars - 1] + "…"
+        return kept
+    return lines
+
+
+def _compact(value: float) -> str:
+    """A depth that does not fit its slot: 4096 -> "4k", 32768 -> "32k", 1500 -> "1.5k"."""
+    if abs(value) >= 1024 and value % 1024 == 0:
+        return f"{value / 1024:g}k"
+    if abs(value) >= 1000:
+        return f"{value / 1000:.3g}k"
+    return format_value(value)
 
 
 @dataclass(frozen=True)
@@ -358,24 +416,45 @@ class Series:
 
 
 def line_chart(series: Iterable[Series], *, title: str, x_label: str, unit: str = "", width: int = 640,
-               chart_id: str | None = None) -> str:
+               chart_id: str | None = None, y_label: str = "", css_class: str = "") -> str:
     """One line per series over categorical x values (e.g. context depths 0, 1k, 4k, 32k: equally spaced, so
-    small depths stay readable), y from zero. A missing y breaks the line and draws no marker."""
+    small depths stay readable), y from zero. A missing y breaks the line and draws no marker.
+
+    Every text fits the `width` it is drawn at (issue 32 item 7: at 390 px legends and the y axis were cut
+    off): the title wraps, the y axis is named with its unit above the plot ("decode rate, tok/s"), depth
+    ticks shorten to "4k" when their slot is narrow, and the legend sits below the plot, one entry a line,
+    each wrapping. `css_class` is added to the root's class (e.g. "bp-fitted": the page keeps its 13 px)."""
     series = list(series)
     xs = sorted({x for s in series for x, _ in s.points})
     values = [y for s in series for _, y in s.points if is_number(y)]
     ticks = nice_ticks(0.0, max(values) if values else 1.0)
     hi = ticks[-1] or 1.0
     colour = {s.label: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
-    ident = chart_id or "bpline-" + hashlib.sha1(repr((title, unit, series)).encode()).hexdigest()[:10]
-    legend_h = LEGEND_PX * max(1, len(series))
-    top = TITLE_PX + legend_h + PAD
-    height = top + LINE_PLOT_H + AXIS_PX + LEGEND_PX + PAD
-    plot_x, plot_w = LINE_LEFT_PX, width - LINE_LEFT_PX - 2 * PAD
+    ident = chart_id or "bpline-" + hashlib.sha1(repr((title, unit, series, width)).encode()).hexdigest()[:10]
+    inner = width - 2 * PAD
+
+    title_lines = _wrap(title, int(inner / BOLD_CHAR_PX))
+    axis_name = ", ".join(p for p in (y_label, unit) if p)
+    axis_lines = _wrap(axis_name, int(inner / CHAR_PX)) if axis_name else []
+    tick_texts = [format_value(t) for t in ticks]
+    plot_x = max(LINE_LEFT_MIN_PX, math.ceil(max(len(t) for t in tick_texts) * CHAR_PX + 2 * PAD))
+    plot_w = width - plot_x - 2 * PAD
+    slot = plot_w / max(len(xs), 1)
+    x_texts = [format_value(x) for x in xs]
+    if any(len(t) * CHAR_PX > slot - 4 for t in x_texts):
+        x_texts = [_compact(x) for x in xs]
+    x_label_lines = _wrap(x_label, int(inner / CHAR_PX))
+    legend = [(s, _wrap(s.label, int((inner - LEGEND_SWATCH_PX) / CHAR_PX), LEGEND_LINES)) for s in series]
+
+    top = PAD + len(title_lines) * LINE_HEIGHT_PX + PAD + len(axis_lines) * LINE_HEIGHT_PX + PAD
+    plot_bottom = top + LINE_PLOT_H
+    x_label_y = plot_bottom + AXIS_PX + LINE_HEIGHT_PX - 4
+    legend_top = x_label_y + (len(x_label_lines) - 1) * LINE_HEIGHT_PX + PAD + 4
+    height = legend_top + sum(len(lines) * LINE_HEIGHT_PX + 4 for _, lines in legend) + PAD
 
     def px(x: float) -> float:
         index = xs.index(x)
-        return round(plot_x + (index + 0.5) / max(len(xs), 1) * plot_w, 2)
+        return round(plot_x + (index + 0.5) * slot, 2)
 
     def py(y: float) -> float:
         return round(top + LINE_PLOT_H - y / hi * LINE_PLOT_H, 2)
@@ -383,35 +462,40 @@ def line_chart(series: Iterable[Series], *, title: str, x_label: str, unit: str 
     described = "; ".join(f"{s.label}: " + ", ".join(f"{format_value(x)} → {_with_unit(format_value(y), unit)}"
                                                       for x, y in s.points) for s in series)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bp-chart" viewBox="0 0 {width} {height}" width="{width}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{_attr(("bp-chart " + css_class).strip())}" '
+        f'viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" role="img" aria-labelledby="{ident}-t {ident}-d" '
         f'font-family="system-ui,-apple-system,Segoe UI,sans-serif" font-size="{FONT_PX}" fill="{TEXT}">',
         f'<title id="{ident}-t">{_text(title)}</title>',
         f'<desc id="{ident}-d">{_text(described or "no data")}</desc>',
-        f'<text x="{PAD}" y="17" font-size="13" font-weight="600">{_text(title)}</text>',
     ]
-    for i, s in enumerate(series):
-        ly = TITLE_PX + i * LEGEND_PX + 12
-        out.append(f'<rect x="{PAD}" y="{ly - 9}" width="10" height="10" fill="{colour[s.label]}"/>'
-                   f'<text x="{PAD + 16}" y="{ly}">{_text(_truncate(s.label, int((width - 40) / CHAR_PX)))}</text>')
-    for t in ticks:
+    y = PAD
+    for line in title_lines:
+        y += LINE_HEIGHT_PX
+        out.append(f'<text class="bp-title" x="{PAD}" y="{y - 4}" font-size="13" font-weight="600">{_text(line)}</text>')
+    y += PAD
+    for line in axis_lines:
+        y += LINE_HEIGHT_PX
+        out.append(f'<text class="bp-axis-label" x="{PAD}" y="{y - 4}" fill="{MUTED}">{_text(line)}</text>')
+    for t, label in zip(ticks, tick_texts):
         ty = py(t)
         out.append(f'<line class="bp-tick" x1="{plot_x}" y1="{ty}" x2="{plot_x + plot_w}" y2="{ty}" '
                    f'stroke="{MUTED if t == 0 else GRID}" stroke-width="1"/>')
-        out.append(f'<text x="{plot_x - 6}" y="{ty + 4}" text-anchor="end" fill="{MUTED}">{_text(format_value(t))}</text>')
-    for x in xs:
-        out.append(f'<text x="{px(x)}" y="{top + LINE_PLOT_H + 15}" text-anchor="middle" fill="{MUTED}">'
-                   f'{_text(format_value(x))}</text>')
-    out.append(f'<text x="{plot_x + plot_w / 2}" y="{top + LINE_PLOT_H + AXIS_PX + 12}" text-anchor="middle" '
-               f'fill="{MUTED}">{_text(x_label)}</text>')
+        out.append(f'<text x="{plot_x - 6}" y="{ty + 4}" text-anchor="end" fill="{MUTED}">{_text(label)}</text>')
+    for x, label in zip(xs, x_texts):
+        out.append(f'<text x="{px(x)}" y="{plot_bottom + 15}" text-anchor="middle" fill="{MUTED}">'
+                   f'{_text(label)}<title>{_text(format_value(x))}</title></text>')
+    for i, line in enumerate(x_label_lines):
+        out.append(f'<text class="bp-axis-label" x="{round(plot_x + plot_w / 2, 2)}" y="{x_label_y + i * LINE_HEIGHT_PX}" '
+                   f'text-anchor="middle" fill="{MUTED}">{_text(line)}</text>')
     if not values:
         out.append(f'<text x="{plot_x + PAD}" y="{top + LINE_PLOT_H / 2}" fill="{MUTED}">no data</text>')
     for s in series:
         segment: list[str] = []
         segments = []
-        for x, y in sorted(s.points, key=lambda p: p[0]):
-            if is_number(y):
-                segment.append(f"{px(x)},{py(y)}")
+        for x, y_value in sorted(s.points, key=lambda p: p[0]):
+            if is_number(y_value):
+                segment.append(f"{px(x)},{py(y_value)}")
             elif segment:
                 segments.append(segment)
                 segment = []
@@ -420,10 +504,19 @@ def line_chart(series: Iterable[Series], *, title: str, x_label: str, unit: str 
         for part in segments:
             if len(part) > 1:
                 out.append(f'<polyline fill="none" stroke="{colour[s.label]}" stroke-width="2" points="{" ".join(part)}"/>')
-        for x, y in s.points:
-            if is_number(y):
-                out.append(f'<circle cx="{px(x)}" cy="{py(y)}" r="3.5" fill="{colour[s.label]}">'
-                           f'<title>{_text(s.label)} at {_text(format_value(x))}: {_text(_with_unit(exact_value(y), unit))}'
-                           f'</title></circle>')
+        for x, y_value in s.points:
+            if is_number(y_value):
+                out.append(f'<circle cx="{px(x)}" cy="{py(y_value)}" r="3.5" fill="{colour[s.label]}">'
+                           f'<title>{_text(s.label)} at {_text(format_value(x))}: '
+                           f'{_text(_with_unit(exact_value(y_value), unit))}</title></circle>')
+    y = legend_top
+    for s, lines in legend:
+        out.append(f'<g class="bp-legend"><title>{_text(s.label)}</title>'
+                   f'<rect x="{PAD}" y="{y + 3}" width="10" height="10" fill="{colour[s.label]}"/>')
+        for line in lines:
+            y += LINE_HEIGHT_PX
+            out.append(f'<text x="{PAD + LEGEND_SWATCH_PX}" y="{y - 4}">{_text(line)}</text>')
+        out.append("</g>")
+        y += 4
     out.append("</svg>")
     return "\n".join(out)

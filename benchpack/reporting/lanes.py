@@ -70,16 +70,19 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "case"
 
 
-def depth_charts(figures: Mapping[str, Mapping]) -> dict[str, str]:
-    """{file name: SVG}: per case, prefill and decode rate against depth, one line per run."""
+def depth_charts(figures: Mapping[str, Mapping], width: int = 640, css_class: str = "") -> dict[str, str]:
+    """{file name: SVG}: per case, prefill and decode rate against depth, one line per run, drawn `width`
+    wide (benchpack.reporting.charts.line_chart)."""
     cases = list(dict.fromkeys(case for lanes in figures.values() for case in lanes["depth"]))
     charts = {}
     for case in cases:
-        for metric, title, unit in (("prefill_tps", "prefill", "tok/s"), ("decode_rate", "decode (1/TPOT)", "tok/s")):
+        for metric, title, axis, unit in (("prefill_tps", "prefill", "prefill", "tok/s"),
+                                          ("decode_rate", "decode (1/TPOT)", "decode", "tok/s")):
             series = [Series(run, [(p["depth_tokens"], p[metric]) for p in lanes["depth"].get(case, [])])
                       for run, lanes in figures.items() if case in lanes["depth"]]
             charts[f"depth-{_slug(case)}-{metric}.svg"] = line_chart(
-                series, title=f"{case}: {title} against context depth", x_label="filler context (tokens)", unit=unit)
+                series, title=f"{case}: {title} against context depth", x_label="filler context (tokens)", unit=unit,
+                y_label=axis, width=width, css_class=css_class)
     return charts
 
 

@@ -28,6 +28,7 @@ from benchpack.results import metrics as metric_registry
 from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
 from registry_site.catalogue.leaderboard import PLAUSIBILITY_TIER
 from registry_site.catalogue.models import LeaderboardEntry
+from registry_site.catalogue.pack_words import pack_words
 
 CODING = "coding"
 CLOSEST = 3  # rows shown as "came closest" when nothing meets the question
@@ -230,9 +231,10 @@ def packs_for(work: str) -> list[str]:
 
 
 def work_choices() -> list[str]:
-    """What the form offers: "coding" first, then every pack with a whole-pack board."""
-    packs = sorted(set(LeaderboardEntry.objects.filter(case="").values_list("pack_id", flat=True).distinct()))
-    return [CODING, *packs]
+    """What the form offers: "coding" first, then every pack with a whole-pack board, ordered by the
+    kind of work and title a visitor reads in the list (registry_site.catalogue.pack_words)."""
+    packs = set(LeaderboardEntry.objects.filter(case="").values_list("pack_id", flat=True).distinct())
+    return [CODING, *sorted(packs, key=lambda p: (pack_words(p).label.lower(), p))]
 
 
 def _misses(entry: LeaderboardEntry, q: Question) -> list[Miss]:

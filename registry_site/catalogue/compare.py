@@ -67,6 +67,7 @@ class RunColumn:
     provenance: str
     is_demo: bool
     from_rows: bool  # False: compared from stored medians (no noise band)
+    pack_id: str = ""  # the page names the pack in words by it (registry_site.catalogue.pack_words)
 
 
 @dataclass
@@ -206,7 +207,7 @@ def compare_published(run_ids: list[int], *, page: int = 1, per_page: int = CASE
 def _column(run, *, from_rows: bool) -> RunColumn:
     return RunColumn(run_id=run.pk, label=f"#{run.pk}", pack=f"{run.pack_id} {run.pack_version}", model=run.model,
                      runtime=run.runtime, hardware_class=run.hardware_class, provenance=run.provenance,
-                     is_demo=run.is_demo, from_rows=from_rows)
+                     is_demo=run.is_demo, from_rows=from_rows, pack_id=run.pack_id)
 
 
 def _from_rows(runs, columns, rows_by_run, on_page) -> tuple[list[CaseLine], list[dict]]:

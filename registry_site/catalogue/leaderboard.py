@@ -537,6 +537,31 @@ class Leaderboard:
     def order_label(self) -> str:
         return order_label(self.order)
 
+    @property
+    def figures_over(self) -> str:
+        return figures_over(self.workload) if self.workload else ""
+
+
+# The most base-case names a board's header spells out; a pack of more says how many.
+NAMED_CASES = 6
+
+
+def figures_over(workload: Workload) -> str:
+    """What a board's speeds aggregate, in words (issue 32 item 4). A case or lane board: that case's
+    rows. A whole-pack board: each run's median over its base cases — unlike work (a short and a long
+    prompt) — whose names it says, lane levels left out (_pack_figures); each case has its own board."""
+    if workload.case:
+        return f"the median over case {workload.case}'s rows only"
+    keys = (workload.fields or {}).get("cases") or []
+    names = sorted(set(PublishedCase.objects.filter(workload_key__in=keys).values_list("case", flat=True)))
+    if not names:
+        return "the median over the pack's base cases, lane levels left out"
+    if len(names) == 1:
+        return f"the median over the pack's one case ({names[0]})"
+    shown = ", ".join(names[:NAMED_CASES]) + (f" and {len(names) - NAMED_CASES} more" if len(names) > NAMED_CASES else "")
+    return (f"the median over the pack's {len(names)} base cases ({shown}) for each run — a summary across "
+            f"different prompts, lane levels left out; each case's own board compares like with like")
+
 
 # What a board says when it is sorted by a column that is not a figure: words, never a field name.
 COLUMN_WORDS = {

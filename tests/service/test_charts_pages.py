@@ -15,7 +15,13 @@ NS = {"s": "http://www.w3.org/2000/svg"}
 
 
 def charts_in(html: str) -> list[ET.Element]:
-    return [ET.fromstring(svg) for svg in re.findall(r"<svg\b.*?</svg>", html, flags=re.S)]
+    """The desktop drawing of each chart; each is drawn again for a phone (class bp-fitted, issue 32 item 7),
+    with the same bars."""
+    drawn = [ET.fromstring(svg) for svg in re.findall(r"<svg\b.*?</svg>", html, flags=re.S)]
+    wide = [c for c in drawn if "bp-fitted" not in c.get("class")]
+    phone = [c for c in drawn if "bp-fitted" in c.get("class")]
+    assert [tooltips(c) for c in phone] == [tooltips(c) for c in wide]
+    return wide
 
 
 def tooltips(chart: ET.Element) -> list[str]:

@@ -119,7 +119,7 @@ def _check_every_surface(run_dir, tmp_path, capsys, submit, operator, client, dj
 
     # the leaderboards: API rows, board pages, and how many systems each says it ranks
     home = client.get("/").content.decode()
-    assert "runtime-sweep</a> <small>1 system</small>" in home
+    assert 'title="runtime-sweep">Chat speed · Short, medium and long prompts</a> <small>1 system</small>' in home
     for case, medians in cases.items():
         board = client.get(f"/api/v1/leaderboards/runtime-sweep/{case}/").json()
         assert board["count"] == 1 and board["board"]["order"] == "decode_rate"

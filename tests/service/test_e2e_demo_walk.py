@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.service.live import ROOT
+from tests.service.pages.test_chart_text_in_browser import MEASURE as CHART_TEXT
 from tests.service.test_e2e_browser import browser  # noqa: F401 - the shared Chromium fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("demo")]
@@ -132,6 +133,8 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     page.wait_for_load_state()
     run = check_readable(page, "run page")
     assert "Demo data" in run and "Hardware" in run and "decode" in run
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 2 and not charts["outside"], (size, "run page", charts["outside"])
     snap(page, f"{size}-06-run")
     page.locator("a:has-text('timeline')").first.click()
     page.wait_for_load_state()
@@ -145,17 +148,27 @@ def test_a_visitor_walks_the_demo(demo, browser, size):  # noqa: F811 - the fixt
     box = page.locator("svg.bp-xy").bounding_box()
     scale = box["width"] / 640
     assert 9 <= float(font.rstrip("px")) * scale <= 16, (font, scale)  # chart text near the page's own size
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 1 and not charts["outside"], (size, "timeline", charts["outside"])
     snap(page, f"{size}-07-timeline")
 
     # the depth and concurrency curves
     page.goto(url + "/depth-curves/runtime-sweep/")
     check_readable(page, "depth curves")
     assert page.locator("svg").count() >= 1
+    # issue 32 item 7: every label of every chart shown lies inside its chart, at about the page's text size
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 2 and not charts["outside"], (size, charts["outside"])
+    assert all(10 <= px <= 16 for px in charts["seen"]), (size, charts["seen"])
+    # the y axis named with its unit, in the drawing this screen shows (the other is hidden)
+    assert page.locator("svg.bp-chart text.bp-axis-label:has-text('tok/s') >> visible=true").count() >= 2
     page.goto(url + "/")
     page.click("text=Output rate against concurrency")
     page.wait_for_load_state()
     lanes = check_readable(page, "concurrency run")
     assert "Output rate against streams in flight" in page.content() and "8 streams" in lanes
+    charts = page.evaluate(CHART_TEXT)
+    assert charts["charts"] >= 1 and not charts["outside"], (size, "lanes", charts["outside"])
     snap(page, f"{size}-08-lanes")
     context.close()
 

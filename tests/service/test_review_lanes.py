@@ -42,7 +42,12 @@ def test_the_review_page_shows_depth_curves_and_concurrency_levels(client, submi
     for level in ("1 streams", "2 streams", "4 streams", "8 streams"):
         assert f"<td>{level}</td>" in lanes
     assert "16/16" in lanes and "TTFT ≤ 2.0 s and TPOT ≤ 0.1 s" in lanes
-    charts = [ET.fromstring(svg) for svg in re.findall(r"<svg\b.*?</svg>", lanes, flags=re.S)]
+    drawn = [ET.fromstring(svg) for svg in re.findall(r"<svg\b.*?</svg>", lanes, flags=re.S)]
+    # each chart is drawn twice, for a desktop and for a phone (issue 32 item 7); the phone's is fitted
+    charts = [c for c in drawn if "bp-fitted" not in c.get("class")]
+    phone = [c for c in drawn if "bp-fitted" in c.get("class")]
+    assert [c.find("s:title", NS).text for c in phone] == [c.find("s:title", NS).text for c in charts]
+    assert {c.get("width") for c in phone} == {"360"} and {c.get("width") for c in charts} == {"640"}
     titles = [c.find("s:title", NS).text for c in charts]
     assert titles == ["Output rate against streams in flight",  # the concurrency run's section comes first
                       "short: prefill against context depth", "short: decode (1/TPOT) against context depth"]

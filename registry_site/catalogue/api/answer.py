@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from registry_site.catalogue.api.base import ConditionalGetMixin, StrictQueryMixin
+from registry_site.catalogue.api.packs import PackSerializer
 from registry_site.catalogue import answer as shared
 
 
@@ -27,6 +28,7 @@ class AnswerMissSerializer(serializers.Serializer):
 
 class AnswerSystemSerializer(serializers.Serializer):
     pack_id = serializers.CharField(source="entry.pack_id")
+    pack = PackSerializer(source="entry.pack_id", read_only=True)
     pack_version = serializers.CharField(source="entry.pack_version")
     model = serializers.CharField(source="entry.model")
     runtime_name = serializers.CharField(source="entry.runtime_name")

@@ -22,6 +22,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
 from registry_site.catalogue.api.base import CatalogueListView, CataloguePagedView
+from registry_site.catalogue.api.packs import PackSerializer
 from registry_site.catalogue import leaderboard as lb
 from registry_site.catalogue.models import METRICS, LeaderboardEntry
 
@@ -86,9 +87,14 @@ class WorkloadSerializer(serializers.Serializer):
 
 class BoardSerializer(serializers.Serializer):
     pack_id = serializers.CharField()
+    pack = PackSerializer(source="pack_id", read_only=True)
     case = serializers.CharField(help_text='"" is the whole-pack board')
     order = serializers.CharField()
     order_label = serializers.CharField(help_text="the ranked figure's label, unit and formula (benchpack.results.metrics)")
+    figures_over = serializers.CharField(
+        help_text="what each run's speeds on this board aggregate, in words: on a whole-pack board the median over "
+                  "the pack's base cases (named; unlike prompts pooled, lane levels left out), on a case board that "
+                  "case's rows")
     workload = WorkloadSerializer(allow_null=True)
     workloads = WorkloadSerializer(many=True)
 
@@ -103,6 +109,7 @@ class BoardPageSerializer(serializers.Serializer):
 
 class BoardIndexSerializer(serializers.Serializer):
     pack_id = serializers.CharField()
+    pack = PackSerializer(source="pack_id", read_only=True)
     case = serializers.CharField(help_text='"" is the whole-pack board')
     workloads = serializers.IntegerField()
     systems = serializers.IntegerField()

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from registry_site.catalogue import evidence
 from registry_site.catalogue.api.base import CatalogueDetailView, CatalogueListView
 from registry_site.catalogue.api.filters import RunFilter
+from registry_site.catalogue.api.packs import PackSerializer
 from registry_site.catalogue.models import PublishedCase, PublishedRun
 
 
@@ -45,10 +46,11 @@ class RunSummarySerializer(serializers.ModelSerializer):
 
     case_count = serializers.IntegerField(read_only=True)
     url = serializers.SerializerMethodField()
+    pack = PackSerializer(source="pack_id", read_only=True)
 
     class Meta:
         model = PublishedRun
-        fields = ["id", "url", "label", "pack_id", "pack_version", "adapter", "model", "runtime", "hardware_class",
+        fields = ["id", "url", "label", "pack_id", "pack", "pack_version", "adapter", "model", "runtime", "hardware_class",
                   "provenance", "provenance_basis", "claimed_provenance", "is_demo", "row_count", "ok_count",
                   "case_count", "published_at", "plausibility_status", "plausibility", "imported_from"]
         extra_kwargs = {"imported_from": {"help_text": '"imported from TOOL VERSION" when another tool measured '

@@ -14,16 +14,15 @@ from dataclasses import dataclass, field
 
 from django.http import Http404
 from django.shortcuts import render
-from django.utils.safestring import mark_safe
-
 from benchpack.reporting.charts import Series, line_chart
 from registry_site.catalogue.models import LeaderboardEntry
+from registry_site.catalogue.pages.fitted_charts import at_both_widths
 
 DEPTH_MARK = " @depth="
 # Lines per chart: the systems with the most runs behind their rows (a chart of
 # hundreds of lines reads as none).
 MAX_SYSTEMS = 8
-CURVES = (("prefill_tps", "Prefill rate", "tok/s"), ("decode_rate", "Decode rate (1/TPOT)", "tok/s"))
+CURVES = (("prefill_tps", "Prefill rate", "prefill", "tok/s"), ("decode_rate", "Decode rate (1/TPOT)", "decode", "tok/s"))
 
 
 @dataclass
@@ -58,13 +57,20 @@ def curves_of(pack_id: str) -> dict[tuple[str, str], list[Curve]]:
             entry.hardware_class or "hardware unknown") if part) + (" (demo data)" if entry.is_demo else "")
         curve = grouped.setdefault((entry.pack_version, base), {}).setdefault(entry.system_key, Curve(label))
         curve.runs = max(curve.runs, entry.run_count)
-        for metric, _, _ in CURVES:
+        for metric, *_ in CURVES:
             value = getattr(entry, metric)
             if metric == "prefill_tps" and entry.cache_state != "cold":
                 value = None  # never a cached prefill on a prefill curve
             curve.points.setdefault(metric, {})[depth] = value
     return {key: sorted(systems.values(), key=lambda c: (-c.runs, c.label))
             for key, systems in sorted(grouped.items())}
+
+
+def _chart(curves: list[Curve], metric: str, title: str, axis: str, unit: str):
+    series = [Series(c.label, sorted(c.points.get(metric, {}).items())) for c in curves]
+    return at_both_widths(lambda width, css_class: line_chart(
+        series, title=title, x_label="context depth (tokens)", y_label=axis, unit=unit, width=width,
+        css_class=css_class))
 
 
 def depth_curves(request, pack_id: str):
@@ -74,10 +80,8 @@ def depth_curves(request, pack_id: str):
     sections = []
     for (version, base), curves in found.items():
         shown = curves[:MAX_SYSTEMS]
-        charts = [mark_safe(line_chart(  # benchpack.reporting.charts escapes every label
-            [Series(c.label, sorted(c.points.get(metric, {}).items())) for c in shown],
-            title=f"{title}, {pack_id} {version} · {base}", x_label="context depth (tokens)", unit=unit))
-            for metric, title, unit in CURVES]
+        charts = [_chart(shown, metric, f"{title}, {pack_id} {version} · {base}", axis, unit)
+                  for metric, title, axis, unit in CURVES]
         sections.append({"version": version, "case": base, "charts": charts, "curves": shown,
                          "left_out": len(curves) - len(shown),
                          "depths": [(d, f"{base}{DEPTH_MARK}{d}") for d in

@@ -6,19 +6,22 @@ it lives in the catalogue, the lower of the two apps.
 
 from __future__ import annotations
 
-from django.utils.safestring import mark_safe
+from benchpack.reporting.charts import PHONE_WIDTH
+from registry_site.catalogue.pages.fitted_charts import FITTED, WIDE, at_both_widths, pair
 
 
 def level_charts(label: str, levels: list[dict]) -> list[str]:
-    """Output rate against load, one chart per lane (concurrency: streams in flight; rate: requests/s)."""
+    """Output rate against load, one chart per lane (concurrency: streams in flight; rate: requests/s),
+    each drawn at the desktop's and a phone's width (fitted_charts)."""
     from benchpack.reporting.charts import Series, line_chart
 
     charts = []
     for lane, x_label in (("concurrency", "streams in flight"), ("rate", "requests per second offered")):
         points = [(level["level"], level.get("output_tps")) for level in levels if level.get("lane") == lane]
         if points:
-            charts.append(line_chart([Series(label, points)], title=f"Output rate against {x_label}",
-                                     x_label=x_label, unit="tok/s"))
+            charts.append(at_both_widths(lambda width, css_class: line_chart(
+                [Series(label, points)], title=f"Output rate against {x_label}", x_label=x_label,
+                y_label="output rate", unit="tok/s", width=width, css_class=css_class)))
     return charts
 
 
@@ -48,7 +51,9 @@ def lane_sections(results) -> list[dict]:
             "depth": [{"case": case, "points": points} for case, points in figures["depth"].items()],
             "levels": figures["levels"],
             "energy": figures["energy"],
-            "charts": [mark_safe(svg) for svg in depth_charts({label: figures}).values()],  # noqa: S308 - escaped SVG
-            "level_charts": [mark_safe(svg) for svg in level_charts(label, figures["levels"])],  # noqa: S308 - escaped SVG
+            "charts": [pair(wide, phone) for wide, phone in zip(
+                depth_charts({label: figures}, WIDE).values(),
+                depth_charts({label: figures}, PHONE_WIDTH, FITTED).values())],
+            "level_charts": level_charts(label, figures["levels"]),
         })
     return sections

@@ -11,10 +11,12 @@ from django.db.models import Sum
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from benchpack.lanes.aggregate import group_label
 from registry_site.catalogue.models import PublishedRun
 from registry_site.catalogue.pages.describe import hardware_in_words, metadata_fields
 
 RUN_CASES_PER_PAGE = 100
+LANE_MARK = " @"  # benchpack.lanes.aggregate.lane_suffix: `short @depth=4096`
 
 
 def _public_run(pk) -> PublishedRun:
@@ -26,7 +28,12 @@ def run_detail(request, pk):
     run = _public_run(pk)
     page = Paginator(run.cases.all(), RUN_CASES_PER_PAGE).get_page(request.GET.get("page"))
     cases = list(page.object_list)
-    page_rows = run.rows.filter(case__in=[c.case for c in cases]).only("raw")
+    # A lane level's case row (`short @depth=4096`) is made of rows whose own case is `short`: select by base
+    # case, keep the rows of this page's labels (a lane run's charts were empty when its rows were selected
+    # by the label, issue 32 item 4).
+    labels = {c.case for c in cases}
+    page_rows = [row for row in run.rows.filter(case__in={label.split(LANE_MARK, 1)[0] for label in labels})
+                 .only("raw") if isinstance(row.raw, dict) and group_label(row.raw) in labels]
     return render(request, "registry_site/run_detail.html", {
         "lanes": _lanes(run),
         # Over all the run's cases, not this page's: suspicious answers are failed and counted apart.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from benchpack.measurement.stats import is_number
+from registry_site.catalogue.pack_words import pack_words as words_of
 
 register = template.Library()
 
@@ -95,3 +96,16 @@ def hardware_words(hardware_class: str) -> str:
         return f"{words(found.group(1))} · {found.group(2)} GB" if found else words(hardware_class)
     shown = [words(p) if p != "no-gpu" else "no GPU" for p in (parts[:-1] if ram else parts)]
     return " · ".join(shown + ([f"{ram.group(1)} GB"] if ram else []))
+
+
+@register.filter
+def pack_words(pack_id: str):
+    """`{% with w=run.pack_id|pack_words %}`: the pack's kind of work, title and description
+    (registry_site.catalogue.pack_words; issue 32 item 5)."""
+    return words_of(pack_id or "")
+
+
+@register.filter
+def pack_label(pack_id: str) -> str:
+    """"Chat speed · Short, medium and long prompts"; the id itself for a pack with no words."""
+    return pack_words(pack_id).label

@@ -8,15 +8,16 @@
 
 The SVG is built from escaped text by benchpack.reporting.charts, so it is marked safe here.
 Both default to a 560-unit-wide viewBox: two fit side by side on the site's
-72rem page at about their natural text size.
+72rem page at about their natural text size. Each is drawn a second time at a
+phone's width (benchpack.reporting.charts.PHONE_WIDTH; pages/fitted_charts.py), and
+the stylesheet shows the drawing made for the screen (issue 32 item 7).
 """
 
 from __future__ import annotations
 
 from django import template
-from django.utils.safestring import mark_safe
-
 from benchpack.reporting import charts
+from registry_site.catalogue.pages.fitted_charts import FITTED, pair
 
 register = template.Library()
 
@@ -31,7 +32,8 @@ def case_spread_chart(rows, path: str, title: str, unit: str = "", width: int = 
     bars = charts.case_spread_bars(raw_rows, path)
     if not bars:
         return ""
-    return mark_safe(charts.bar_chart(bars, title=title, unit=unit, width=width))
+    return pair(charts.bar_chart(bars, title=title, unit=unit, width=width),
+                charts.bar_chart(bars, title=title, unit=unit, width=charts.PHONE_WIDTH, css_class=FITTED))
 
 
 @register.simple_tag
@@ -62,7 +64,8 @@ def submission_vs_approved_chart(comparison, similar, metric: str, title: str, u
                 detail=f"{run.label} · {run.hardware_class or 'hardware not recorded'} · same fingerprint as {matched_run}",
             ))
         groups.append(charts.Group(case.case, bars))
-    return mark_safe(charts.grouped_bar_chart(groups, title=title, unit=unit, width=width))
+    return pair(charts.grouped_bar_chart(groups, title=title, unit=unit, width=width),
+                charts.grouped_bar_chart(groups, title=title, unit=unit, width=charts.PHONE_WIDTH, css_class=FITTED))
 
 
 @register.filter

@@ -87,7 +87,17 @@ def test_bad_questions_are_one_clear_400(client, systems, params, param):
 def test_unknown_parameters_are_refused_and_the_empty_form_renders(client, systems):
     assert api(client, work="coding", pass_rate="5").status_code == 400
     html = client.get("/answer/").content.decode()
-    assert 'name="min_decode"' in html and "coding (every coding pack)" in html
+    assert 'name="min_decode"' in html and "Coding (every coding pack)" in html
+
+
+def test_work_is_offered_by_kind_and_title_not_by_pack_id_alone(client, systems):
+    """Issue 32 item 5: the work list named packs by id only."""
+    html = client.get("/answer/").content.decode()
+    assert '<option value="runtime-sweep">Chat speed · Short, medium and long prompts (runtime-sweep)</option>' in html
+    assert ('<option value="python-regression-fix">Coding: fix a bug from a report · Prerelease versions sort '
+            'wrongly (python-regression-fix)</option>') in html
+    answered = client.get("/answer/", {"work": "runtime-sweep"}).content.decode()
+    assert ">Chat speed · Short, medium and long prompts</a>" in answered  # each row's pack, in words
 
 
 def test_the_hardware_list_names_each_class_once_in_words(client, systems):

@@ -30,7 +30,10 @@ def depth_run(tmp_path, submit, operator):
 
 def test_each_system_is_a_line_over_the_depths_with_links_to_each_depths_board(client, depth_run):
     html = client.get("/depth-curves/lanes-bench/").content.decode()
-    assert html.count("<svg") == 2 and "Prefill rate" in html and "Decode rate" in html
+    # two charts, each drawn for a desktop and for a phone (issue 32 item 7)
+    assert html.count("<svg") == 4 and html.count('class="bp-chart bp-fitted"') == 2
+    assert "Prefill rate" in html and "Decode rate" in html
+    assert html.count(">prefill, tok/s</text>") == 2 and html.count(">decode, tok/s</text>") == 2  # the y axis
     assert "case short" in html and depth_run.model in html
     for depth in (0, 512, 1024, 2048, 3072):
         assert f"/leaderboards/lanes-bench/short%20@depth={depth}/" in html
