@@ -101,6 +101,7 @@ class SharedReader:
         self._wake_r.setblocking(False)
         self._epoll.register(self._wake_r.fileno(), select.EPOLLIN)
         self._closed = False
+        self._watching = 0  # streams with watched reads left: the run delay is read only while there are some
         from benchpack.adapters.wire import QUIET_TICK_S  # wire imports this module: looked up once, here
 
         self._quiet_tick = QUIET_TICK_S
@@ -118,7 +119,8 @@ class SharedReader:
             stream.wire_times.append(getattr(conn, "arrived", None) or perf_counter())
             stream.wire.append(conn.buf)
             conn.buf = b""
-            if self._finish_if_done(stream):
+            data = stream.wire[-1]
+            if (len(data) < 4 or data.endswith(b"\r\n\r\n")) and self._finish_if_done(stream):
                 return self._result(stream)
         fd = conn.sock.fileno()
         stream.registered = perf_counter()  # before epoll can see it: the reader may read it at once
@@ -126,6 +128,7 @@ class SharedReader:
             if self._closed:
                 raise ReadError("the shared stream reader is closed")
             self._streams[fd] = stream
+            self._watching += stream.watched > 0
         try:
             self._epoll.register(fd, select.EPOLLIN)
         except OSError as exc:
@@ -161,7 +164,9 @@ class SharedReader:
 
     def _drop(self, fd: int) -> None:
         with self._lock:
-            self._streams.pop(fd, None)
+            stream = self._streams.pop(fd, None)
+            if stream is not None and stream.watched:
+                self._watching -= 1
         try:
             self._epoll.unregister(fd)
         except (OSError, ValueError):
@@ -185,18 +190,18 @@ class SharedReader:
         stream.stop, stream.error = stop, error
         stream.done.release()
 
-    def _finish_if_done(self, stream: _Stream) -> bool:
-        data = stream.wire[-1]
-        if len(data) < 4 or data.endswith(b"\r\n\r\n"):
-            try:
-                stream.decoder.decode_reads(stream.wire_times, stream.wire, stream.times, stream.reads)
-            except TransportError as exc:
-                stream.error = exc
-                return True
-            if stream.decoder.done:
-                stream.conn.buf, stream.conn.complete = stream.decoder.buf, True
-                stream.stop = "end"
-                return True
+    @staticmethod
+    def _finish_if_done(stream: _Stream) -> bool:
+        """Decode what arrived; True when the body ended (or its framing is broken)."""
+        try:
+            stream.decoder.decode_reads(stream.wire_times, stream.wire, stream.times, stream.reads)
+        except TransportError as exc:
+            stream.error = exc
+            return True
+        if stream.decoder.done:
+            stream.conn.buf, stream.conn.complete = stream.decoder.buf, True
+            stream.stop = "end"
+            return True
         return False
 
     def _run(self) -> None:
@@ -222,28 +227,31 @@ class SharedReader:
         pending_full = False  # a read of the previous pass filled its buffer: epoll_wait may not have slept
         last_sweep = perf_counter()
         while not self._closed:
-            waited_before = run_delay() if run_delay is not None else 0
+            watching = run_delay is not None and self._watching > 0
+            waited_before = run_delay() if watching else 0
             entered = perf_counter()
             ready = poll(SWEEP_S)
             woke = perf_counter()
-            waited = (run_delay() - waited_before) * 1e-9 if run_delay is not None else None
+            waited = (run_delay() - waited_before) * 1e-9 if watching else None
             # The earliest any byte of this pass can have arrived, if epoll_wait slept (checked per read below).
             slept_bound = max(entered, woke - waited - rundelay.MARGIN_S) if waited is not None else None
             full = False
             stamps_after_entry = not pending_full
             taken: list[tuple[_Stream, float, int, float]] = []  # watched reads: stream, stamp, size, read began
+            # Streams that end in this pass are handed back after it, once their reads' bounds are known.
+            ending: list[tuple[int, _Stream, str | None, BaseException | None]] = []
             for fd, _ in ready:
-                if fd == wake_fd:
-                    try:
-                        self._wake_r.recv(4096)
-                    except OSError:
-                        pass
-                    continue
                 stream = streams.get(fd)
                 if stream is None:
+                    if fd == wake_fd:
+                        try:
+                            self._wake_r.recv(4096)
+                        except OSError:
+                            pass
                     continue
                 conn = stream.conn
-                began = perf_counter()
+                watched = stream.watched
+                began = perf_counter() if watched else 0.0
                 try:
                     if conn.stamped:
                         data, ancillary, _, _ = conn.sock.recvmsg(_READ, ancillary_bytes, _DONTWAIT)
@@ -255,7 +263,7 @@ class SharedReader:
                 except (BlockingIOError, InterruptedError):
                     continue
                 except OSError as exc:
-                    self._finish(fd, stream, error=ReadError(str(exc)))
+                    ending.append((fd, stream, None, ReadError(str(exc))))
                     continue
                 if not data:
                     try:
@@ -263,31 +271,37 @@ class SharedReader:
                     except TransportError:
                         pass
                     if stream.decoder.done:  # the peer closed right after a complete body
-                        self._finish(fd, stream, "end")
+                        ending.append((fd, stream, "end", None))
                     else:
-                        self._finish(fd, stream, error=RemoteProtocolError(
-                            "peer closed connection without sending complete message body"))
+                        ending.append((fd, stream, None, RemoteProtocolError(
+                            "peer closed connection without sending complete message body")))
                     continue
                 stream.stamp = stamp
                 stream.last_data = now
                 stream.quiet_since = None
                 if stamp <= entered:  # this socket had bytes when epoll_wait was entered: it did not sleep
                     stamps_after_entry = False
-                if stream.watched:
-                    stream.watched -= 1
+                if watched:
                     taken.append((stream, stamp, len(data), began))
+                    if watched == 1:
+                        with self._lock:
+                            self._watching -= 1
+                    stream.watched = watched - 1
                 if len(data) == _READ:
                     full = True
                 stream.wire_times.append(stamp)
                 stream.wire.append(data)
-                if self._finish_if_done(stream):
-                    self._finish(fd, stream, stream.stop, stream.error)
+                # A body's last 4 bytes are CRLF CRLF, so its last read ends so or is shorter than that.
+                if (len(data) < 4 or data[-4:] == b"\r\n\r\n") and self._finish_if_done(stream):
+                    ending.append((fd, stream, stream.stop, stream.error))
                 elif now > stream.deadline:
-                    self._finish(fd, stream, "deadline")
+                    ending.append((fd, stream, "deadline", None))
             for stream, stamp, size, began in taken:
                 # A socket handed over during the wait woke it by being added, not by a packet.
                 slept = stamps_after_entry and stream.registered < entered
                 self._bound(stream, stamp, size, began, slept_bound if slept else None)
+            for fd, stream, stop, error in ending:
+                self._finish(fd, stream, stop, error)
             pending_full = full
             now = perf_counter()
             if not ready or now - last_sweep >= SWEEP_S:
