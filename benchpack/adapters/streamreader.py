@@ -123,7 +123,6 @@ class SharedReader:
             if (len(data) < 4 or data.endswith(b"\r\n\r\n")) and self._finish_if_done(stream):
                 return self._result(stream)
         fd = conn.sock.fileno()
-        stream.registered = perf_counter()  # before epoll can see it: the reader may read it at once
         with self._lock:
             if self._closed:
                 raise ReadError("the shared stream reader is closed")
@@ -132,9 +131,11 @@ class SharedReader:
         try:
             self._epoll.register(fd, select.EPOLLIN)
         except OSError as exc:
-            with self._lock:
-                self._streams.pop(fd, None)
+            self._drop(fd)
             raise ReadError(str(exc)) from exc
+        # Taken after the socket was added: a wait entered later was not woken by the adding. (The reader
+        # may read the socket before this is set; it then takes the wake-up for the adding, which is safe.)
+        stream.registered = perf_counter()
         # Wait for the reader; a reader that died (it never should) must not hang the worker for ever.
         while not stream.done.acquire(timeout=max(1.0, deadline - perf_counter() + 1.0)):
             if not self._thread.is_alive():
