@@ -6,9 +6,10 @@ With N streams in lockstep each token wave woke N threads, and each took the
 GIL in turn: wake-ups, context switches and GIL hand-offs grew with the
 stream count, and at 64 streams the reader's CPU per token was no longer
 below a plain asyncio loop's (issue 34, docs/measurement.md). Here a worker
-sends its request and reads the response head as before, then hands the
-body's connection to the level's `SharedReader` and sleeps until the body
-ends (or goes quiet, or the deadline passes). One thread waits in
+sends its request and reads the response head and the body's first reads
+as before (see below), then hands the connection to the level's
+`SharedReader` and sleeps until the body ends (or goes quiet, or the
+deadline passes). One thread waits in
 epoll_wait() for all of them; a wake-up reads every socket that is ready
 (one recvmsg() each, with the kernel's receive stamp, exactly as a worker
 read it: rxstamp), so a token wave costs one wake-up, not N.
@@ -20,17 +21,19 @@ caller parses and calls again) or "deadline"; transport errors are raised
 in the worker's thread. So the adapters, their parsing and the row are the
 same code whichever thread read the bytes.
 
-The run-delay bound (adapters/rundelay.py) is per thread: here it is the
-reading thread's. For the first WATCHED_READS reads of each body, the bytes
-of a read arrived after the same socket's previous read began (that read
-took all there was, unless it filled its buffer) and, when epoll_wait()
-slept (no socket was ready when it was entered), after it was entered and
-no earlier than its wake-up: the first packet woke the thread, which then
-waited `run delay` for a CPU — so no earlier than the return from epoll_wait
-less that run delay (less MARGIN_S). Whether it slept is judged as the
-single-stream reader judges it: every read of the pass carries a stamp
-later than the moment epoll_wait() was entered, and no read of the
-previous pass filled its buffer.
+The run-delay bound (adapters/rundelay.py) is per thread: it says how
+long the thread that made a read waited for a CPU, and a thread that
+blocked in recvmsg() was woken by that read's first packet, which is what
+makes the bound tight. One thread serving every ready socket is woken by
+whichever packet came first, and when it is late, it is late for all of
+them: a bound from its wait is valid but loose, and at 64 streams on a
+loaded machine that let a first read holding two tokens (a server catching
+up, 3.7 ms apart) be placed by the stream's spacing, 6.7 ms early. So the
+worker makes the body's first WATCHED_READS reads itself, watched as
+before (chunked.read_chunked_arrivals with `watched_only`), and hands the
+connection over after them: the first token's time and its bound are what
+they were, and the reads after them need none (TPOT spans the first token
+to the last, and the last read's stamp is the last token's own).
 
 `shared_reads()` makes a reader for the calling block (the lanes' level);
 outside one, `active()` is None and every body is read in its own thread as
@@ -47,8 +50,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from benchpack.adapters import rundelay, rxstamp
-from benchpack.adapters.chunked import WATCHED_READS, ChunkedDecoder
+from benchpack.adapters import rxstamp
+from benchpack.adapters.chunked import ChunkedDecoder, read_chunked_arrivals
 from benchpack.adapters.wireerrors import ReadError, ReadTimeout, RemoteProtocolError, TransportError
 
 _READ = 65536
@@ -63,10 +66,10 @@ class _Stream:
     """One body being read by the shared reader, and what its worker is waiting for."""
 
     __slots__ = ("conn", "decoder", "times", "reads", "deadline", "wire_times", "wire", "handed", "last_data",
-                 "quiet_since", "stop", "error", "done", "watched", "before", "entered_prev", "stamp", "registered")
+                 "quiet_since", "stop", "error", "done", "stamp")
 
     def __init__(self, conn: Any, decoder: ChunkedDecoder, times: list[float], reads: list[bytes],
-                 deadline: float, watch: bool) -> None:
+                 deadline: float) -> None:
         self.conn = conn
         self.decoder = decoder
         self.times = times
@@ -81,12 +84,7 @@ class _Stream:
         self.error: BaseException | None = None
         self.done = threading.Lock()
         self.done.acquire()  # released by the reader when the worker may go on
-        self.watched = WATCHED_READS if watch else 0
-        # The previous read's stamp (the head's, for the first): this read's bytes were not in it.
-        self.before: float | None = getattr(conn, "arrived", None)
-        self.entered_prev: float | None = None
         self.stamp: float | None = None
-        self.registered = float("inf")  # when the reader began to watch the socket
 
 
 class SharedReader:
@@ -101,7 +99,6 @@ class SharedReader:
         self._wake_r.setblocking(False)
         self._epoll.register(self._wake_r.fileno(), select.EPOLLIN)
         self._closed = False
-        self._watching = 0  # streams with watched reads left: the run delay is read only while there are some
         from benchpack.adapters.wire import QUIET_TICK_S  # wire imports this module: looked up once, here
 
         self._quiet_tick = QUIET_TICK_S
@@ -112,9 +109,13 @@ class SharedReader:
 
     def read_arrivals(self, conn: Any, decoder: ChunkedDecoder, times: list[float], reads: list[bytes],
                       deadline: float) -> str:
-        """chunked.read_chunked_arrivals' contract, the reads done by the reader thread."""
-        stream = _Stream(conn, decoder, times, reads, deadline,
-                         watch=bool(getattr(conn, "stamped", False)) and getattr(conn, "earliest", None) is not None)
+        """chunked.read_chunked_arrivals' contract, the reads after the body's first ones done by the reader
+        thread (`times`/`reads` still empty: this body's first call, whose first reads are this thread's)."""
+        if not times and not reads:
+            stop = read_chunked_arrivals(conn, decoder, times, reads, deadline, watched_only=True)
+            if stop != "watched":
+                return stop
+        stream = _Stream(conn, decoder, times, reads, deadline)
         if conn.buf:  # what came with the response head
             stream.wire_times.append(getattr(conn, "arrived", None) or perf_counter())
             stream.wire.append(conn.buf)
@@ -127,15 +128,11 @@ class SharedReader:
             if self._closed:
                 raise ReadError("the shared stream reader is closed")
             self._streams[fd] = stream
-            self._watching += stream.watched > 0
         try:
             self._epoll.register(fd, select.EPOLLIN)
         except OSError as exc:
             self._drop(fd)
             raise ReadError(str(exc)) from exc
-        # Taken after the socket was added: a wait entered later was not woken by the adding. (The reader
-        # may read the socket before this is set; it then takes the wake-up for the adding, which is safe.)
-        stream.registered = perf_counter()
         # Wait for the reader; a reader that died (it never should) must not hang the worker for ever.
         while not stream.done.acquire(timeout=max(1.0, deadline - perf_counter() + 1.0)):
             if not self._thread.is_alive():
@@ -165,9 +162,7 @@ class SharedReader:
 
     def _drop(self, fd: int) -> None:
         with self._lock:
-            stream = self._streams.pop(fd, None)
-            if stream is not None and stream.watched:
-                self._watching -= 1
+            self._streams.pop(fd, None)
         try:
             self._epoll.unregister(fd)
         except (OSError, ValueError):
@@ -224,24 +219,9 @@ class SharedReader:
         wake_fd = self._wake_r.fileno()
         arrival = rxstamp.arrival
         ancillary_bytes = rxstamp.ANCILLARY_BYTES
-        run_delay = rundelay.reader()
-        pending_full = False  # a read of the previous pass filled its buffer: epoll_wait may not have slept
         last_sweep = perf_counter()
         while not self._closed:
-            watching = run_delay is not None and self._watching > 0
-            waited_before = run_delay() if watching else 0
-            entered = perf_counter()
-            ready = poll(SWEEP_S)
-            woke = perf_counter()
-            waited = (run_delay() - waited_before) * 1e-9 if watching else None
-            # The earliest any byte of this pass can have arrived, if epoll_wait slept (checked per read below).
-            slept_bound = max(entered, woke - waited - rundelay.MARGIN_S) if waited is not None else None
-            full = False
-            stamps_after_entry = not pending_full
-            taken: list[tuple[_Stream, float, int, float]] = []  # watched reads: stream, stamp, size, read began
-            # Streams that end in this pass are handed back after it, once their reads' bounds are known.
-            ending: list[tuple[int, _Stream, str | None, BaseException | None]] = []
-            for fd, _ in ready:
+            for fd, _ in poll(SWEEP_S):
                 stream = streams.get(fd)
                 if stream is None:
                     if fd == wake_fd:
@@ -251,8 +231,6 @@ class SharedReader:
                             pass
                     continue
                 conn = stream.conn
-                watched = stream.watched
-                began = perf_counter() if watched else 0.0
                 try:
                     if conn.stamped:
                         data, ancillary, _, _ = conn.sock.recvmsg(_READ, ancillary_bytes, _DONTWAIT)
@@ -264,7 +242,7 @@ class SharedReader:
                 except (BlockingIOError, InterruptedError):
                     continue
                 except OSError as exc:
-                    ending.append((fd, stream, None, ReadError(str(exc))))
+                    self._finish(fd, stream, error=ReadError(str(exc)))
                     continue
                 if not data:
                     try:
@@ -272,56 +250,25 @@ class SharedReader:
                     except TransportError:
                         pass
                     if stream.decoder.done:  # the peer closed right after a complete body
-                        ending.append((fd, stream, "end", None))
+                        self._finish(fd, stream, "end")
                     else:
-                        ending.append((fd, stream, None, RemoteProtocolError(
-                            "peer closed connection without sending complete message body")))
+                        self._finish(fd, stream, error=RemoteProtocolError(
+                            "peer closed connection without sending complete message body"))
                     continue
                 stream.stamp = stamp
                 stream.last_data = now
                 stream.quiet_since = None
-                if stamp <= entered:  # this socket had bytes when epoll_wait was entered: it did not sleep
-                    stamps_after_entry = False
-                if watched:
-                    taken.append((stream, stamp, len(data), began))
-                    if watched == 1:
-                        with self._lock:
-                            self._watching -= 1
-                    stream.watched = watched - 1
-                if len(data) == _READ:
-                    full = True
                 stream.wire_times.append(stamp)
                 stream.wire.append(data)
                 # A body's last 4 bytes are CRLF CRLF, so its last read ends so or is shorter than that.
                 if (len(data) < 4 or data[-4:] == b"\r\n\r\n") and self._finish_if_done(stream):
-                    ending.append((fd, stream, stream.stop, stream.error))
+                    self._finish(fd, stream, stream.stop, stream.error)
                 elif now > stream.deadline:
-                    ending.append((fd, stream, "deadline", None))
-            for stream, stamp, size, began in taken:
-                # A socket handed over during the wait woke it by being added, not by a packet.
-                slept = stamps_after_entry and stream.registered < entered
-                self._bound(stream, stamp, size, began, slept_bound if slept else None)
-            for fd, stream, stop, error in ending:
-                self._finish(fd, stream, stop, error)
-            pending_full = full
+                    self._finish(fd, stream, "deadline")
             now = perf_counter()
-            if not ready or now - last_sweep >= SWEEP_S:
+            if now - last_sweep >= SWEEP_S:
                 last_sweep = now
                 self._sweep(now)
-
-    @staticmethod
-    def _bound(stream: _Stream, stamp: float, size: int, began: float, slept_bound: float | None) -> None:
-        """The earliest moment this read's bytes can have arrived (the module doc says why), kept by stamp."""
-        bound = stream.before
-        if stream.entered_prev is not None:
-            bound = max(bound or stream.entered_prev, stream.entered_prev)
-        if slept_bound is not None and stamp > slept_bound:
-            bound = max(bound or slept_bound, slept_bound)
-        if bound is not None:
-            stream.conn.earliest[stamp] = min(bound, stamp)
-        full = size == _READ  # a full read may have left bytes waiting: the next one's bytes may be older
-        stream.before = None if full else stamp
-        stream.entered_prev = None if full else began
 
     def _sweep(self, now: float) -> None:
         """Quiet streams (a tick without data: pause with what arrived), read timeouts, deadlines."""

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from benchpack.adapters import AdapterRequest, rxstamp, streamreader
+from benchpack.adapters.chunked import WATCHED_READS
 from benchpack.adapters.openai_chat import OpenAIChatAdapter
 from benchpack.refserver.server import RefServer
 from tests.adapters.test_adapters_plain import EVENT, Scripted, closes_mid_stream, stalls_mid_stream
@@ -68,11 +69,12 @@ def test_a_level_of_streams_is_read_by_one_thread_and_timed_by_the_kernels_stamp
             adapter.close()
         records = {re.search(r"\[stream (\d\d)\]", r["body"]["messages"][0]["content"]).group(1): r
                    for r in srv.log() if r.get("content_times")}
-    # The workers read only their response heads; every body read was the shared reader's.
-    body_reads = [name for name in recvmsg_threads if not name.startswith("worker-")]
-    assert set(body_reads) == {"benchpack-stream-reader"}
-    assert len(recvmsg_threads) - len(body_reads) <= 2 * STREAMS
-    assert len(body_reads) >= STREAMS * TOKENS // 2
+    # The workers read their response heads and the body's first (watched) reads; every later read was the
+    # shared reader's.
+    shared_reads = [name for name in recvmsg_threads if not name.startswith("worker-")]
+    assert set(shared_reads) == {"benchpack-stream-reader"}
+    assert len(recvmsg_threads) - len(shared_reads) <= (2 + WATCHED_READS) * STREAMS
+    assert len(shared_reads) >= STREAMS * (TOKENS - WATCHED_READS) // 2
     for i, (result, trace, _) in enumerate(out):
         assert result.ok, result.error
         assert result.tokens["output"] == TOKENS
@@ -81,7 +83,8 @@ def test_a_level_of_streams_is_read_by_one_thread_and_timed_by_the_kernels_stamp
         truth_tpot = (sent[-1] - sent[0]) / (len(sent) - 1)
         assert abs(result.timing["ttft_s"] - truth_ttft) < 0.005
         assert result.timing["tpot_s"] == pytest.approx(truth_tpot, rel=0.15)
-        # The run-delay bounds of the watched reads: never after the moment the read's first token was sent.
+        # The run-delay bounds of the watched reads (the worker's own): never after the moment the read's
+        # first token was sent.
         assert trace.earliest, "the body's first reads are watched"
         for token, stamp in enumerate(trace.content_times):
             bound = trace.earliest.get(stamp)
@@ -90,7 +93,29 @@ def test_a_level_of_streams_is_read_by_one_thread_and_timed_by_the_kernels_stamp
                 assert bound <= sent[token] + 0.001, (i, token, bound - sent[token])
 
 
+def sends_spaced_events(conn, count=WATCHED_READS + 1):
+    """The head, then `count` events in reads of their own: the last ones past the worker's watched reads."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+    for _ in range(count):
+        time.sleep(0.03)
+        conn.sendall(b"%x\r\n%s\r\n" % (len(EVENT), EVENT))
+
+
+def closes_after_the_watched_reads(conn):
+    sends_spaced_events(conn)
+    time.sleep(0.05)
+
+
+def stalls_after_the_watched_reads(conn):
+    sends_spaced_events(conn)
+    return "hold"
+
+
 @pytest.mark.parametrize("script, expected", [
+    (closes_after_the_watched_reads, "connection closed mid-stream after 4 events: peer closed connection without "
+                                     "sending complete message body"),
+    (stalls_after_the_watched_reads, "timed out after 0.6s (stream still running, 4 events received)"),
     (closes_mid_stream, "connection closed mid-stream after 1 events: peer closed connection without sending "
                         "complete message body"),
     (stalls_mid_stream, "timed out after 0.6s (stream still running, 1 events received)"),
@@ -107,7 +132,8 @@ def test_a_broken_stream_reads_the_same_through_the_shared_reader(script, expect
         adapter.close()
         server.close()
     assert shared.error == alone.error == expected
-    assert shared.output_text == alone.output_text == "hi"
+    assert shared.output_text == alone.output_text
+    assert shared.output_text.startswith("hi")
 
 
 def test_a_stream_that_goes_quiet_is_parsed_while_it_waits_and_an_error_event_ends_it():
@@ -117,8 +143,8 @@ def test_a_stream_that_goes_quiet_is_parsed_while_it_waits_and_an_error_event_en
     error = b'data: {"error":{"message":"out of memory"}}\n\n'
 
     def script(conn):
-        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     + b"%x\r\n%s\r\n" % (len(EVENT), EVENT) + b"%x\r\n%s\r\n" % (len(error), error))
+        sends_spaced_events(conn)  # past the worker's own reads: the error comes to the shared reader
+        conn.sendall(b"%x\r\n%s\r\n" % (len(error), error))
         release.wait(30)
 
     server = Scripted(script)
@@ -133,14 +159,14 @@ def test_a_stream_that_goes_quiet_is_parsed_while_it_waits_and_an_error_event_en
         release.set()
         adapter.close()
         server.close()
-    assert not result.ok and "out of memory" in result.error and result.output_text == "hi"
+    assert not result.ok and "out of memory" in result.error and result.output_text == "hi" * (WATCHED_READS + 1)
     assert waited < 5
 
 
 def test_a_quiet_gap_inside_a_stream_does_not_end_it(recvmsg_threads):
     def script(conn):
-        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"%x\r\n%s\r\n" % (len(EVENT), EVENT))
-        time.sleep(0.6)  # two quiet ticks: the worker is handed the first event and calls again
+        sends_spaced_events(conn)
+        time.sleep(0.6)  # two quiet ticks: the shared reader hands the worker what it has, the worker calls again
         done = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
         conn.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
 
@@ -154,7 +180,7 @@ def test_a_quiet_gap_inside_a_stream_does_not_end_it(recvmsg_threads):
         adapter.close()
         server.close()
     assert result.ok, result.error
-    assert result.output_text == "hi" and result.finish_reason == "stop"
+    assert result.output_text == "hi" * (WATCHED_READS + 1) and result.finish_reason == "stop"
     assert "benchpack-stream-reader" in recvmsg_threads or not rxstamp.SUPPORTED
 
 
