@@ -94,7 +94,7 @@ class SharedReader:
         self._epoll = select.epoll()
         self._streams: dict[int, _Stream] = {}
         self._lock = threading.Lock()  # guards _streams between the workers (add) and the reader (remove)
-        # A pipe that wakes epoll_wait when a stream is added or the reader is closed.
+        # A socket pair that wakes epoll_wait when the reader is closed (adding a socket wakes it by itself).
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._epoll.register(self._wake_r.fileno(), select.EPOLLIN)
