@@ -56,7 +56,16 @@ def test_text_tokens_and_cached_tokens_come_from_each_apis_own_usage(srv, adapte
         assert 0.02 <= timing["ttft_s"] < 0.2 and timing["ttft_tool_s"] is None
         # The same tokens the server wrote at 4 ms intervals.
         sent = record["content_times"]
-        assert len(sent) == 6 and timing["tpot_s"] == pytest.approx((sent[-1] - sent[0]) / 5, rel=0.25)
+        assert len(sent) == 6
+        if sent[-1] - sent[0] >= 0.01:
+            assert timing["tpot_s"] == pytest.approx((sent[-1] - sent[0]) / 5, rel=0.25)
+        else:  # a stalled server catches up on its schedule in one burst (seen at load: 6 tokens in 36 µs);
+            # in one read the spacing cannot be told and the row says so rather than inventing one; split over
+            # reads, the gaps are the burst's, not the schedule's 4 ms
+            if timing["tpot_s"] is None:
+                assert timing["placement"]["tpot"] == "one_read", timing
+            else:
+                assert timing["tpot_s"] < 0.002, timing
     else:
         assert result.timing["ttft_s"] is None and result.timing["tpot_s"] is None
 
