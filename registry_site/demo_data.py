@@ -254,8 +254,13 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
     # same machine — a re-run, never an independent reproduction (issue 32 item 5; reproduction.independence).
     _, operator_token = ApiToken.issue(operator, "demo seeding: this machine")
     published = 0
-    with (tempfile.TemporaryDirectory(prefix="benchpack-demo-") as tmp, contextlib.ExitStack() as servers,
-          ThreadPoolExecutor(SEED_PARALLEL_RUNS, thread_name_prefix="demo-seed") as pool):
+    # The scripted endpoints are entered after the pool, so they stop first on the way out: each is a child in
+    # its own session (RefServer), out of reach of the terminal's Ctrl-C, and a run in flight streams from one
+    # until its scripted sleeps end — the pool's exit waited for that (3 s at a Ctrl-C as the big board starts,
+    # docs/testing.md). Stopped first, they end those runs at once; nothing of the bundle is submitted.
+    with (tempfile.TemporaryDirectory(prefix="benchpack-demo-") as tmp,
+          ThreadPoolExecutor(SEED_PARALLEL_RUNS, thread_name_prefix="demo-seed") as pool,
+          contextlib.ExitStack() as servers):
         idle: queue.SimpleQueue = queue.SimpleQueue()
         for n in range(SEED_PARALLEL_RUNS):
             idle.put(servers.enter_context(RefServer(port=seed_port if n == 0 else 0)))
@@ -275,8 +280,7 @@ def seed(server_url: str, operator, say: Callable[[str], None] = print, seed_por
                 for future in running:
                     future.result()
             except BaseException:
-                # Ctrl-C reaches the scripted endpoints too (one process group), so the other runs end at
-                # once, failing to connect; nothing of this bundle is submitted.
+                # The runs not started yet never start; those in flight end when the endpoints stop (above).
                 for future in running:
                     future.cancel()
                 raise
