@@ -2,31 +2,15 @@
 
 The result directories are real llama-server lane runs (tests/data/lanes-results)."""
 
-import shutil
-
 import pytest
 
-from benchpack.bundles.archives import pack_archive
-from benchpack.bundles.create import create_bundle
 from registry_site.catalogue.models import LeaderboardEntry, PublishedCase
-from submissions import states
-from tests.service.vouch import approve
-from submissions.tasks import validate_submission
-from tests.data_paths import LANES_RESULTS
+from tests.service import lane_runs
 
 
 @pytest.fixture
 def approve_lane_run(tmp_path, submit, operator):
-    def do(name):
-        source = tmp_path / name
-        shutil.copytree(LANES_RESULTS / name, source)
-        bundle = create_bundle([source], tmp_path / f"bundle-{name}", "self-reported")
-        submission = submit(pack_archive(bundle, tmp_path / f"{name}.tar.gz"))
-        assert validate_submission(str(submission.pk)) == states.QUARANTINED
-        assert approve(submission.pk, operator)
-        return submission
-
-    return do
+    return lambda name: lane_runs.approve_lane_run(name, tmp_path, submit, operator)
 
 
 def test_each_depth_is_its_own_case_row_with_its_own_workload(approve_lane_run):

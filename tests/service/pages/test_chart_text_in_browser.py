@@ -8,27 +8,19 @@ browser measures exactly what a visitor's would lay out (fonts, the phone's CSS,
 browser starts after the database work is done: Playwright's sync API runs an event loop in this thread,
 and Django refuses database calls from one."""
 
-import shutil
-
 import pytest
 
-from benchpack.bundles.archives import pack_archive
-from benchpack.bundles.create import create_bundle
 from benchpack.reporting.charts import line_chart
 from registry_site.catalogue.models import PublishedRun
 from registry_site.catalogue.pages.fitted_charts import at_both_widths
-from submissions import states
-from submissions.tasks import validate_submission
-from tests.data_paths import LANES_RESULTS
 from tests.reporting.test_line_chart_fits import depth_series
 from tests.service.live import ROOT
 from tests.environment import unavailable
 from tests.service.test_e2e_browser import CHROMIUM
-from tests.service.vouch import approve
+from tests.service.lane_runs import DEPTH_RUN, approve_lane_run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 WIDTHS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
-DEPTH_RUN = "2026-12-01-llama-server-lanes-depth"
 STYLESHEET = ROOT / "static" / "benchpack" / "site.css"
 
 # Every drawn text (its own text node; a <title> tooltip is not drawn) of every chart on screen, whose box
@@ -55,13 +47,7 @@ MEASURE = """() => {
 def pages(tmp_path, submit, operator, client):
     """The depth-curve page and the run page (bar charts per case and lane level, lane curves) of a real
     llama-server depth-lane run."""
-    source = tmp_path / DEPTH_RUN
-    shutil.copytree(LANES_RESULTS / DEPTH_RUN, source)
-    bundle = create_bundle([source], tmp_path / "bundle", "self-reported")
-    submission = submit(pack_archive(bundle, tmp_path / "depth.tar.gz"))
-    assert validate_submission(str(submission.pk)) == states.QUARANTINED
-    assert approve(submission.pk, operator)
-    run = PublishedRun.objects.get(submission=submission)
+    run = PublishedRun.objects.get(submission=approve_lane_run(DEPTH_RUN, tmp_path, submit, operator))
     depth = client.get("/depth-curves/lanes-bench/").content.decode()
     return {"the depth-curve page": depth, "the run page": client.get(f"/runs/{run.pk}/").content.decode(),
             "eight long-labelled systems": _crowded(depth)}

@@ -1,31 +1,17 @@
 """`/depth-curves/<pack>/`: rate-vs-depth curves from the depth lane's boards (a real llama-server depth run)."""
 
-import shutil
-
 import pytest
 
-from benchpack.bundles.archives import pack_archive
-from benchpack.bundles.create import create_bundle
 from registry_site.catalogue import transitions
 from registry_site.catalogue.models import PublishedRun
-from submissions import states
-from tests.service.vouch import approve
-from submissions.tasks import validate_submission
-from tests.data_paths import LANES_RESULTS
+from tests.service.lane_runs import DEPTH_RUN, approve_lane_run
 
 pytestmark = pytest.mark.django_db
-DEPTH_RUN = "2026-12-01-llama-server-lanes-depth"
 
 
 @pytest.fixture
 def depth_run(tmp_path, submit, operator):
-    source = tmp_path / DEPTH_RUN
-    shutil.copytree(LANES_RESULTS / DEPTH_RUN, source)
-    bundle = create_bundle([source], tmp_path / "bundle", "self-reported")
-    submission = submit(pack_archive(bundle, tmp_path / "depth.tar.gz"))
-    assert validate_submission(str(submission.pk)) == states.QUARANTINED
-    assert approve(submission.pk, operator)
-    return PublishedRun.objects.get(submission=submission)
+    return PublishedRun.objects.get(submission=approve_lane_run(DEPTH_RUN, tmp_path, submit, operator))
 
 
 def test_each_system_is_a_line_over_the_depths_with_links_to_each_depths_board(client, depth_run):

@@ -5,32 +5,19 @@ no bar at all for a lane run). A real llama-server depth-lane run."""
 
 import html
 import re
-import shutil
 
 import pytest
 
-from benchpack.bundles.archives import pack_archive
-from benchpack.bundles.create import create_bundle
 from benchpack.reporting.charts import format_value
 from registry_site.catalogue.models import PublishedCase, PublishedRun
-from submissions import states
-from submissions.tasks import validate_submission
-from tests.data_paths import LANES_RESULTS
-from tests.service.vouch import approve
+from tests.service.lane_runs import DEPTH_RUN, approve_lane_run
 
 pytestmark = pytest.mark.django_db
-DEPTH_RUN = "2026-12-01-llama-server-lanes-depth"
 
 
 @pytest.fixture
 def depth_run(tmp_path, submit, operator):
-    source = tmp_path / DEPTH_RUN
-    shutil.copytree(LANES_RESULTS / DEPTH_RUN, source)
-    bundle = create_bundle([source], tmp_path / "bundle", "self-reported")
-    submission = submit(pack_archive(bundle, tmp_path / "depth.tar.gz"))
-    assert validate_submission(str(submission.pk)) == states.QUARANTINED
-    assert approve(submission.pk, operator)
-    return PublishedRun.objects.get(submission=submission)
+    return PublishedRun.objects.get(submission=approve_lane_run(DEPTH_RUN, tmp_path, submit, operator))
 
 
 def _chart_values(description: str, unit: str) -> dict[str, str]:
