@@ -138,7 +138,9 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
     - tool-json on four machines;
     - python-regression-fix (a coding pack): four systems, three runs each, solved by the demo's
       scripted coding agent through the measuring proxy, the known-good patch in some of them (pass
-      rate beside the agent's own speed over its turns, with a dominated system off the Pareto front);
+      rate beside the agent's own speed over its turns, with a dominated system off the Pareto front), and one
+      answer the pack's verifier marks suspicious (the fix plus a line reading the interpreter's flags), so the
+      boards, the run page and the review page show the mark (issue 31 item 3);
     - a timeline: one system on desktop-django-wrap, six runs on one runtime version and three on a slower one.
     """
     smoke = [DemoRun("smoke-chat", replies=(DEMO_REPLY,))]
@@ -155,11 +157,13 @@ def demo_plan() -> list[tuple[str, list[DemoRun]]]:
                  ("demo/scripted-1b", "laptop", 1024, ("base", "depth")))]
     tools = [_timed("tool-json", "demo/scripted-8b", machine) for machine in ("laptop", "mini", "desktop", "server")]
     good, bad = _coding_replies()
+    sly = suspicious_fix(good)
     coding = []
-    # (model, machine, replies of its three runs): fast and sloppy, slow and right, and a dominated one.
+    # (model, machine, replies of its three runs): fast and sloppy, slow and right, and a dominated one;
+    # SUSPICIOUS_SYSTEM's one failure is a suspicious answer, not a missing diff (failed either way).
     for model, machine, replies in (
             ("demo/scripted-coder-32b", "workstation", (good, good, good)),
-            ("demo/scripted-coder-7b", "desktop", (good, good, bad)),
+            ("demo/scripted-coder-7b", "desktop", (good, good, sly)),
             ("demo/scripted-1b", "server", (good, bad, bad)),
             ("demo/scripted-coder-7b", "gaming-laptop", (good, bad, bad))):
         coding += [_timed("python-regression-fix", model, machine, replies=_agent_script(reply), agent=True)
@@ -188,6 +192,24 @@ def _coding_replies() -> tuple[str, str]:
 
     audit = resolve_pack_path("python-regression-fix") / "audit" / "fix-prerelease-order"
     return (audit / "known-good.md").read_text(encoding="utf-8"), (audit / "missing-diff.md").read_text(encoding="utf-8")
+
+
+# The demo system whose coding runs hold the suspicious answer (demo_plan).
+SUSPICIOUS_SYSTEM = ("demo/scripted-coder-7b", "desktop")
+SUSPICIOUS_LINE = "            _isolated = sys.flags.isolated"  # what the verifier's screen flags (interpreter flags)
+
+
+def suspicious_fix(good: str) -> str:
+    """The known-good fix plus one added line that reads the interpreter's flags: it still fixes the bug, and
+    no fix of the task needs that line, so the pack's verifier screens the answer `suspicious` — failed, counted
+    apart on the boards (issue 31 item 3; docs/audits.md "Every signal considered")."""
+    sly = good.replace("@@ -57,7 +57,12 @@", "@@ -57,7 +57,13 @@").replace(
+        "+        if self.prerelease:\n", f"+        if self.prerelease:\n+{SUSPICIOUS_LINE}\n", 1)
+    if sly.count("sys.flags") != 1 or "@@ -57,7 +57,13 @@" not in sly:
+        raise ValueError("python-regression-fix audit/fix-prerelease-order/known-good.md: the hunk header "
+                         "'@@ -57,7 +57,12 @@' or the line '+        if self.prerelease:' changed; "
+                         "demo_data.suspicious_fix cannot add its line")
+    return sly
 
 
 # The scripted agent's own answers, short as an agent's thinking turns are; its last turn gets the fix.

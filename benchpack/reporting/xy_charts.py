@@ -11,21 +11,29 @@ every point with a `<title>` tooltip carrying its exact values.
   version) and joined in order; flagged points get a ring and a marker.
 
 Missing coordinates (None, NaN, inf) are left out of the drawing and counted
-in the description, never drawn at zero.
+in the description, never drawn at zero. Every text fits the `width` a chart is
+drawn at (pages draw each twice, at 640 and at a phone's 360: issue 32 item 7).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from benchpack.reporting.charts import FONT_PX, GRID, MUTED, PALETTE, TEXT, _attr, _text, exact_value, format_value, nice_ticks
+from benchpack.reporting.charts import (BOLD_CHAR_PX, CHAR_PX, FONT_PX, GRID, LINE_HEIGHT_PX, MUTED, PAD, PALETTE, TEXT,
+                                       _attr, _text, _truncate, _wrap, exact_value, format_value, nice_ticks)
 from benchpack.measurement.stats import is_number
 
-MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 16, 34, 64
-Y_LABEL_X = 22  # the rotated y label's baseline
+# Every text is laid out for the width the chart is drawn at, by the glyph-width estimate of
+# benchpack.reporting.charts (issue 32 item 7): pages draw each chart twice, 640 units wide and at a
+# phone's width (registry_site/catalogue/pages/fitted_charts.py), so 13 px text stays 13 px on a phone.
+PLOT_LEFT_MIN, PLOT_RIGHT_PAD = 32, 12
+TICK_GAP = 8  # the least room between two x tick labels
+LEGEND_SWATCH = 14
+LEGEND_GAP = 16
 RADIUS = 4.5
 FRONT = "#c0392b"
 FLAG_COLOURS = {"regression": "#c0392b", "improvement": "#186a2a"}
@@ -66,56 +74,131 @@ def _scale(low: float, high: float, start: float, end: float) -> Callable[[float
     return lambda v: start + (v - low) / span * (end - start)
 
 
-def _id(title: str, points: Sequence[XYPoint]) -> str:
-    digest = hashlib.sha256((title + "".join(f"{p.label}{p.x}{p.y}" for p in points)).encode()).hexdigest()
+def _id(title: str, points: Sequence[XYPoint], width: int) -> str:
+    # the width too: a page shows both drawings of one chart, and their ids must differ
+    digest = hashlib.sha256((f"{title}{width}" + "".join(f"{p.label}{p.x}{p.y}" for p in points)).encode()).hexdigest()
     return f"bpxy-{digest[:10]}"
 
 
-def _frame(width: int, height: int, title: str, x_label: str, y_label: str, x_ticks, y_ticks, sx, sy,
-           x_tick_text, chart_id: str, description: str) -> list[str]:
+@dataclass(frozen=True)
+class _Layout:
+    """Where everything goes at one width: the plot's box, the texts above and below it, the legend rows."""
+
+    width: int
+    height: int
+    title_lines: list[str]
+    axis_lines: list[str]  # the y axis's name and unit, above the plot (a rotated label ran off a phone's chart)
+    plot_left: float
+    plot_right: float
+    plot_top: float
+    plot_bottom: float
+    x_label_lines: list[str]
+    legend_rows: list[list[tuple[str, str, float]]]  # (text, colour, x) per entry
+    legend_top: float
+
+
+def _legend_rows(entries: list[tuple[str, str]], width: int) -> list[list[tuple[str, str, float]]]:
+    """Legend entries left to right, wrapping onto further rows; a name longer than a row is cut in the
+    middle (every point's tooltip names its series whole)."""
+    room = width - 2 * PAD
+    rows: list[list[tuple[str, str, float]]] = [[]]
+    x = PAD
+    for name, colour in entries:
+        text = _truncate(name, max(4, int((room - LEGEND_SWATCH) / CHAR_PX)))
+        step = LEGEND_SWATCH + len(text) * CHAR_PX
+        if x + step > width - PAD and rows[-1]:
+            rows.append([])
+            x = PAD
+        rows[-1].append((text, colour, x))
+        x += step + LEGEND_GAP
+    return [row for row in rows if row]
+
+
+def _layout(width: int, plot_height: int, title: str, x_label: str, y_label: str, y_tick_texts: list[str],
+            legend: list[tuple[str, str]]) -> _Layout:
+    inner = width - 2 * PAD
+    title_lines = _wrap(title, int(inner / BOLD_CHAR_PX))
+    axis_lines = _wrap(y_label, int(inner / CHAR_PX))
+    plot_left = max(PLOT_LEFT_MIN, math.ceil(max(len(t) for t in y_tick_texts) * CHAR_PX + 2 * PAD))
+    plot_right = width - PLOT_RIGHT_PAD
+    plot_top = PAD + (len(title_lines) + len(axis_lines)) * LINE_HEIGHT_PX + 2 * PAD
+    plot_bottom = plot_top + plot_height
+    # the x axis's name is centred on the plot: it wraps to the plot's width, so it never leaves the chart
+    x_label_lines = _wrap(x_label, int((plot_right - plot_left) / CHAR_PX))
+    legend_top = plot_bottom + 16 + len(x_label_lines) * LINE_HEIGHT_PX + PAD
+    rows = _legend_rows(legend, width)
+    height = math.ceil(legend_top + len(rows) * (LINE_HEIGHT_PX + 4) + PAD)
+    return _Layout(width, height, title_lines, axis_lines, plot_left, plot_right, plot_top, plot_bottom,
+                   x_label_lines, rows, legend_top)
+
+
+def _placed_ticks(positions: list[float], labels: list[str], width: int) -> list[tuple[str, str, float, float, float]]:
+    """(label, anchor, x, left, right) of each x tick label: centred on its tick, or anchored at the chart's
+    edge where centring would run past it (never cut off)."""
+    placed = []
+    for x, label in zip(positions, labels):
+        wide = len(label) * CHAR_PX
+        anchor = "end" if x + wide / 2 > width - 2 else "start" if x - wide / 2 < 2 else "middle"
+        left = x - wide if anchor == "end" else x if anchor == "start" else x - wide / 2
+        placed.append((label, anchor, x, left, left + wide))
+    return placed
+
+
+def _ticks_that_fit(choose: Callable[[int], tuple[list[float], Callable[[float], str], Callable[[float], float]]],
+                    width: int) -> tuple[list[tuple[str, str, float, float, float]], Callable[[float], float]]:
+    """The most x ticks (at most five) whose labels do not overlap at this width, placed, and the x scale they
+    go with: `choose(target)` gives the ticks for a target count, their label and the scale."""
+    for target in (5, 4, 3, 2):
+        ticks, label_of, position = choose(target)
+        placed = _placed_ticks([position(t) for t in ticks], [label_of(t) for t in ticks], width)
+        if all(b[3] - a[4] >= TICK_GAP for a, b in zip(placed, placed[1:])):
+            return placed, position
+    # even two crowd each other: the first and the last, or the first alone
+    ends = placed[:1] + placed[-1:] if len(placed) > 1 and placed[-1][3] - placed[0][4] >= TICK_GAP else placed[:1]
+    return ends, position
+
+
+def _frame(layout: _Layout, title: str, x_ticks, y_ticks, sy, chart_id: str, description: str,
+           css_class: str) -> list[str]:
+    width, height = layout.width, layout.height
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bp-chart bp-xy" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" aria-labelledby="{chart_id}-t {chart_id}-d" '
-        f'font-family="system-ui, sans-serif" font-size="{FONT_PX}">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{_attr(("bp-chart bp-xy " + css_class).strip())}" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-labelledby="{chart_id}-t {chart_id}-d" font-family="system-ui, sans-serif" font-size="{FONT_PX}">',
         f'<title id="{chart_id}-t">{_text(title)}</title>',
         f'<desc id="{chart_id}-d">{_text(description)}</desc>',
-        f'<text x="{MARGIN_LEFT}" y="18" fill="{TEXT}" font-weight="600">{_text(title)}</text>',
     ]
-    bottom, top = height - MARGIN_BOTTOM, MARGIN_TOP
+    y = PAD
+    for line in layout.title_lines:
+        y += LINE_HEIGHT_PX
+        parts.append(f'<text class="bp-title" x="{PAD}" y="{y - 4}" fill="{TEXT}" font-weight="600">{_text(line)}</text>')
+    y += PAD
+    for line in layout.axis_lines:
+        y += LINE_HEIGHT_PX
+        parts.append(f'<text class="bp-axis-label" x="{PAD}" y="{y - 4}" fill="{MUTED}">{_text(line)}</text>')
+    left, right, top, bottom = layout.plot_left, layout.plot_right, layout.plot_top, layout.plot_bottom
     for tick in y_ticks:
-        y = sy(tick)
-        parts.append(f'<line x1="{MARGIN_LEFT}" x2="{width - MARGIN_RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{GRID}"/>')
-        parts.append(f'<text x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="{MUTED}">'
+        ty = sy(tick)
+        parts.append(f'<line x1="{left}" x2="{right}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="{GRID}"/>')
+        parts.append(f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end" fill="{MUTED}">'
                      f'{_text(format_value(tick))}</text>')
-    for tick in x_ticks:
-        x = sx(tick)
+    for label, anchor, x, _, _ in x_ticks:
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="{GRID}"/>')
-        label = x_tick_text(tick)
-        half = len(label) * FONT_PX * 0.3  # about half the label's width
-        # A label that would run past an edge of the frame is anchored at that edge instead (never cut off).
-        anchor = "end" if x + half > width - 2 else "start" if x - half < 2 else "middle"
-        parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="{anchor}" fill="{MUTED}">'
+        parts.append(f'<text class="bp-x-tick" x="{x:.1f}" y="{bottom + 16}" text-anchor="{anchor}" fill="{MUTED}">'
                      f'{_text(label)}</text>')
-    parts.append(f'<text x="{(MARGIN_LEFT + width - MARGIN_RIGHT) / 2:.1f}" y="{height - 30}" text-anchor="middle" '
-                 f'fill="{TEXT}">{_text(x_label)}</text>')
-    # The rotated y label's ascent reaches left of its baseline: at a phone's 20 px (site.css) about 19 units,
-    # so a baseline at 14 cut it off by 5 (issue 32 item 7, measured in Chromium by the demo walk).
-    parts.append(f'<text x="{Y_LABEL_X}" y="{(top + bottom) / 2:.1f}" text-anchor="middle" fill="{TEXT}" '
-                 f'transform="rotate(-90 {Y_LABEL_X} {(top + bottom) / 2:.1f})">{_text(y_label)}</text>')
+    for i, line in enumerate(layout.x_label_lines):
+        parts.append(f'<text class="bp-axis-label" x="{(left + right) / 2:.1f}" y="{bottom + 16 + (i + 1) * LINE_HEIGHT_PX}" '
+                     f'text-anchor="middle" fill="{TEXT}">{_text(line)}</text>')
     return parts
 
 
-def _legend(series: list[str], colours: dict[str, str], width: int, y: float, extra: list[tuple[str, str]]) -> list[str]:
-    parts, x = [], MARGIN_LEFT
-    for name, colour in [*((s, colours[s]) for s in series if s), *extra]:
-        text = name if len(name) <= 28 else name[:27] + "…"
-        # room for the label at the size a phone's stylesheet draws it (site.css: ~1.6x the 13 px here)
-        step = 22 + len(text) * 11.5
-        if x + step > width - MARGIN_RIGHT and x > MARGIN_LEFT:
-            break  # the tooltip of every point still names its series
-        parts.append(f'<circle cx="{x + 5}" cy="{y - 4}" r="5" fill="{colour}"/>')
-        parts.append(f'<text x="{x + 14}" y="{y}" fill="{TEXT}" class="bp-legend">{_text(text)}</text>')
-        x += step
+def _legend(layout: _Layout) -> list[str]:
+    parts = []
+    for number, row in enumerate(layout.legend_rows):
+        y = layout.legend_top + number * (LINE_HEIGHT_PX + 4) + LINE_HEIGHT_PX - 4
+        for text, colour, x in row:
+            parts.append(f'<circle cx="{x + 5:.1f}" cy="{y - 4}" r="5" fill="{colour}"/>')
+            parts.append(f'<text x="{x + LEGEND_SWATCH:.1f}" y="{y}" fill="{TEXT}" class="bp-legend">{_text(text)}</text>')
     return parts
 
 
@@ -133,35 +216,44 @@ def _colours(points: Sequence[XYPoint]) -> tuple[list[str], dict[str, str]]:
     return series, {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
 
 
-def _domain(values: list[float], include_zero: bool) -> list[float]:
+def _domain(values: list[float], include_zero: bool, target: int = 5) -> list[float]:
     values = list(values) + ([0.0] if include_zero else [])
     low, high = min(values), max(values)
     if low == high:
         low, high = low - (abs(low) * 0.1 or 1), high + (abs(high) * 0.1 or 1)
-    return nice_ticks(low, high)
+    return nice_ticks(low, high, target)
 
 
 def scatter_chart(points: Sequence[XYPoint], *, title: str, x_label: str, y_label: str, x_unit: str = "",
-                  y_unit: str = "", front: Sequence[XYPoint] = (), width: int = 640, height: int = 400) -> str:
-    """Points on linear axes from zero; `front` (from `pareto_front`) drawn as a step line."""
+                  y_unit: str = "", front: Sequence[XYPoint] = (), width: int = 640, plot_height: int = 300,
+                  css_class: str = "") -> str:
+    """Points on linear axes from zero; `front` (from `pareto_front`) drawn as a step line. Every text fits
+    `width` at 13 px; `css_class` is added to the root's class (e.g. "bp-fitted": the page keeps its 13 px)."""
     drawn = [p for p in points if is_number(p.x) and is_number(p.y)]
     left_out = len(points) - len(drawn)
     if not drawn:
         return ""
-    xt, yt = _domain([p.x for p in drawn], True), _domain([p.y for p in drawn], True)
-    sx = _scale(xt[0], xt[-1], MARGIN_LEFT, width - MARGIN_RIGHT)
-    sy = _scale(yt[0], yt[-1], height - MARGIN_BOTTOM, MARGIN_TOP)
-    chart_id = _id(title, drawn)
+    yt = _domain([p.y for p in drawn], True)
+    series, colours = _colours(drawn)
+    extra = [("Pareto front", FRONT)] if len(front) > 1 else []
+    layout = _layout(width, plot_height, title, _unit(x_label, x_unit), _unit(y_label, y_unit),
+                     [format_value(t) for t in yt], [*((s, colours[s]) for s in series if s), *extra])
+
+    def choose(target: int):
+        xt = _domain([p.x for p in drawn], True, target)
+        return xt, format_value, _scale(xt[0], xt[-1], layout.plot_left, layout.plot_right)
+
+    x_ticks, sx = _ticks_that_fit(choose, width)
+    sy = _scale(yt[0], yt[-1], layout.plot_bottom, layout.plot_top)
+    chart_id = _id(title, drawn, width)
     description = (f"{len(drawn)} point(s); {len(front)} on the Pareto front"
                    + (f"; {left_out} without both values not drawn" if left_out else ""))
-    parts = _frame(width, height, title, _unit(x_label, x_unit), _unit(y_label, y_unit), xt, yt, sx, sy,
-                   format_value, chart_id, description)
+    parts = _frame(layout, title, x_ticks, yt, sy, chart_id, description, css_class)
     if len(front) > 1:
         path = " ".join(f"{'M' if i == 0 else 'L'}{sx(p.x):.1f},{sy(p.y):.1f}" for i, p in enumerate(front))
         parts.append(f'<path class="bp-front" d="{path}" fill="none" stroke="{FRONT}" stroke-width="1.5" '
                      f'stroke-dasharray="5 3"/>')
     on_front = {id(p) for p in front}
-    series, colours = _colours(drawn)
     for p in drawn:
         tip = [p.label, f"{x_label}: {exact_value(p.x)}{' ' + x_unit if x_unit else ''}",
                f"{y_label}: {exact_value(p.y)}{' ' + y_unit if y_unit else ''}"]
@@ -172,8 +264,7 @@ def scatter_chart(points: Sequence[XYPoint], *, title: str, x_label: str, y_labe
         if p.detail:
             tip.append(p.detail)
         parts.append(_point(p, sx(p.x), sy(p.y), colours[p.series], "\n".join(tip)))
-    extra = [("Pareto front", FRONT)] if len(front) > 1 else []
-    parts += _legend(series, colours, width, height - 8, extra)
+    parts += _legend(layout)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -183,8 +274,9 @@ def _unit(label: str, unit: str) -> str:
 
 
 def timeline_chart(points: Sequence[XYPoint], *, title: str, y_label: str, y_unit: str = "", width: int = 640,
-                   height: int = 340) -> str:
-    """`x`: POSIX timestamps; points joined in x order, coloured by series, flagged ones ringed."""
+                   plot_height: int = 240, css_class: str = "") -> str:
+    """`x`: POSIX timestamps; points joined in x order, coloured by series, flagged ones ringed. Every text
+    fits `width` at 13 px (fewer date ticks on a narrow drawing); `css_class` as scatter_chart's."""
     drawn = sorted((p for p in points if is_number(p.x) and is_number(p.y)), key=lambda p: p.x)
     if not drawn:
         return ""
@@ -192,19 +284,25 @@ def timeline_chart(points: Sequence[XYPoint], *, title: str, y_label: str, y_uni
     low, high = min(xs), max(xs)
     if low == high:
         low, high = low - 60, high + 60  # one run: a two-minute window around it, labelled in times
-    xt, x_format = _time_ticks(low, high)
     yt = _domain([p.y for p in drawn], True)
-    sx = _scale(low, high, MARGIN_LEFT + 8, width - MARGIN_RIGHT - 8)
-    sy = _scale(yt[0], yt[-1], height - MARGIN_BOTTOM, MARGIN_TOP)
+    series, colours = _colours(drawn)
     flagged = [p for p in drawn if p.flag]
-    chart_id = _id(title, drawn)
+    extra = [(name, colour) for name, colour in FLAG_COLOURS.items() if any(p.flag == name for p in drawn)]
+    layout = _layout(width, plot_height, title, "published", _unit(y_label, y_unit), [format_value(t) for t in yt],
+                     [*((s, colours[s]) for s in series if s), *extra])
+    sx = _scale(low, high, layout.plot_left + 8, layout.plot_right - 8)
+
+    def choose(target: int):
+        ticks, x_format = _time_ticks(low, high, target)
+        return ticks, lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime(x_format), sx
+
+    x_ticks, _ = _ticks_that_fit(choose, width)
+    sy = _scale(yt[0], yt[-1], layout.plot_bottom, layout.plot_top)
+    chart_id = _id(title, drawn, width)
     description = f"{len(drawn)} run(s) over time; {len(flagged)} flagged change(s)"
-    parts = _frame(width, height, title, "published", _unit(y_label, y_unit), xt, yt, sx, sy,
-                   lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime(x_format), chart_id,
-                   description)
+    parts = _frame(layout, title, x_ticks, yt, sy, chart_id, description, css_class)
     path = " ".join(f"{'M' if i == 0 else 'L'}{sx(p.x):.1f},{sy(p.y):.1f}" for i, p in enumerate(drawn))
     parts.append(f'<path d="{path}" fill="none" stroke="{MUTED}" stroke-width="1"/>')
-    series, colours = _colours(drawn)
     for p in drawn:
         when = dt.datetime.fromtimestamp(p.x, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
         tip = [p.label, f"{when} UTC", f"{y_label}: {exact_value(p.y)}{' ' + y_unit if y_unit else ''}"]
@@ -213,8 +311,7 @@ def timeline_chart(points: Sequence[XYPoint], *, title: str, y_label: str, y_uni
         if p.detail:
             tip.append(p.detail)
         parts.append(_point(p, sx(p.x), sy(p.y), colours[p.series], "\n".join(tip)))
-    extra = [(name, colour) for name, colour in FLAG_COLOURS.items() if any(p.flag == name for p in drawn)]
-    parts += _legend(series, colours, width, height - 8, extra)
+    parts += _legend(layout)
     parts.append("</svg>")
     return "".join(parts)
 

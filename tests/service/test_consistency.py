@@ -238,16 +238,6 @@ def test_one_pass_rate_on_every_surface(tmp_path, capsys, submit, operator, clie
     assert "4/6" in model_page
 
 
-def _suspicious_fix(good: str) -> str:
-    """The pack's known-good fix plus one added line that reads the interpreter's flags: it fixes the bug,
-    and no fix needs that line (issue 31 item 3), so the verifier's screen calls the answer suspicious."""
-    added = "+            _isolated = sys.flags.isolated\n"
-    sly = good.replace("@@ -57,7 +57,12 @@", "@@ -57,7 +57,13 @@").replace(
-        "+        if self.prerelease:\n", "+        if self.prerelease:\n" + added, 1)
-    assert sly.count("sys.flags") == 1 and "@@ -57,7 +57,13 @@" in sly
-    return sly
-
-
 @pytest.mark.bubblewrap
 def test_suspicious_answers_count_the_same_on_every_surface(tmp_path, capsys, submit, operator, client,
                                                            django_capture_on_commit_callbacks):
@@ -258,12 +248,12 @@ def test_suspicious_answers_count_the_same_on_every_surface(tmp_path, capsys, su
     coding view, the system page and API, the model page and the answer (page and API)."""
     from benchpack.results.metrics import pass_text
     from registry_site.catalogue.pages.board_rows import SUSPICIOUS_TITLE
-    from registry_site.demo_data import _coding_replies
+    from registry_site.demo_data import _coding_replies, suspicious_fix
 
     pack, case = "python-regression-fix", "fix-prerelease-order"
     good, no_diff = _coding_replies()
     runs = []
-    for index, reply in enumerate((good, _suspicious_fix(good), no_diff)):
+    for index, reply in enumerate((good, suspicious_fix(good), no_diff)):
         out = tmp_path / f"run{index}" / pack
         with RefServer(responses=[reply]) as server:
             assert cli.main(["run", pack, "--adapter", "openai-chat", "--model", "scripted-model",

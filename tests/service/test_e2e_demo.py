@@ -65,6 +65,14 @@ def test_it_starts_the_registry_and_publishes_demo_data(demo_service, tmp_path):
         ("smoke-chat", 3, 1, 1, "approved"),  # the upload, the run request, the reproduction
         ("tool-json", 4, 4, 1, "approved"),
     ]
+    # One coding answer the pack's verifier screened suspicious (issue 31 item 3): its run's case and its system's
+    # board row count it apart
+    assert db.execute("select r.model, sum(c.suspicious_rows) from registry_site_publishedcase c join "
+                      "registry_site_publishedrun r on r.id = c.run_id where c.suspicious_rows > 0 "
+                      "group by r.model").fetchall() == [("demo/scripted-coder-7b", 1)]
+    assert db.execute("select model, correct, scored, suspicious_answers from registry_site_leaderboardentry "
+                      "where suspicious_answers > 0 and \"case\" = ''").fetchall() == [
+        ("demo/scripted-coder-7b", 2, 3, 1)]
     # Earned provenance: the seeded uploads come from the demo submitter (self-reported, whatever their
     # bundles claim); the run request was queued by the operator on the operator's host; only the
     # reproduction judge makes a run independently-reproduced.

@@ -15,13 +15,13 @@ from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import render
-from django.utils.safestring import mark_safe
 
 from benchpack.reporting.xy_charts import XYPoint, pareto_front, scatter_chart
 from benchpack.results import metrics as metric_registry
 from registry_site.catalogue import leaderboard as lb
 from registry_site.catalogue.pages import board_rows
 from registry_site.catalogue.pages.depth_curves import DEPTH_MARK
+from registry_site.catalogue.pages.fitted_charts import at_both_widths
 
 PER_PAGE = 50
 # Columns of a board: (metric, heading, unit), labels from benchpack.results.metrics. Each shows its
@@ -251,9 +251,10 @@ def coding(request):
                              + (" · demo data" if e.is_demo else ""))
               for e in entries]
     front = pareto_front(points, x_higher_is_better=higher)
-    # built from escaped text by benchpack.reporting.xy_charts
-    chart = mark_safe(scatter_chart(points, title=f"{pack_id}: pass rate against {label}", x_label=label, x_unit=unit,
-                          y_label="pass rate", front=front))
+    # drawn at 640 and at a phone's width, each laid out for its own (issue 32 item 7)
+    chart = at_both_widths(lambda width, css_class: scatter_chart(
+        points, title=f"{pack_id}: pass rate against {label}", x_label=label, x_unit=unit, y_label="pass rate",
+        front=front, width=width, css_class=css_class))
     on_front = {id(p) for p in front}
     rows = [{"entry": e, "on_front": id(p) in on_front} for e, p in zip(entries, points)]
     every = lb.leaderboard_entries(pack_id, "", found.workload.key).order_by()

@@ -4,10 +4,10 @@ with the changes `registry_site.catalogue.timelines` finds enough evidence for."
 from __future__ import annotations
 
 from django.shortcuts import render
-from django.utils.safestring import mark_safe
 
 from benchpack.reporting.xy_charts import XYPoint, timeline_chart
 from registry_site.catalogue import timelines as tl
+from registry_site.catalogue.pages.fitted_charts import at_both_widths
 
 # A busy series has thousands of runs: the verdicts are judged over all of them,
 # but the chart and table show the newest (5,646 rows rendered took 3.7-8 s and
@@ -31,12 +31,14 @@ def timeline(request):
     label, unit, _ = tl.METRICS[metric]
     charted = points[-CHART_POINTS:]
     names = _version_names(charted)
-    chart = mark_safe(timeline_chart(  # built from escaped text by benchpack.reporting.xy_charts
-        [XYPoint(x=p.published_at.timestamp(), y=p.value, label=f"run #{p.run_id}", series=names.get(p.runtime_version) or "unknown",
-                 href=f"/runs/{p.run_id}/", flag=_flag(verdicts.get(p.run_id)),
-                 detail=verdicts[p.run_id].reason if p.run_id in verdicts else "no value")
-         for p in charted],
-        title=f"{label} over time", y_label=label, y_unit=unit))
+    drawn = [XYPoint(x=p.published_at.timestamp(), y=p.value, label=f"run #{p.run_id}",
+                     series=names.get(p.runtime_version) or "unknown", href=f"/runs/{p.run_id}/",
+                     flag=_flag(verdicts.get(p.run_id)),
+                     detail=verdicts[p.run_id].reason if p.run_id in verdicts else "no value")
+             for p in charted]
+    # drawn at 640 and at a phone's width, each laid out for its own (issue 32 item 7)
+    chart = at_both_widths(lambda width, css_class: timeline_chart(
+        drawn, title=f"{label} over time", y_label=label, y_unit=unit, width=width, css_class=css_class))
     rows = [{"point": p, "verdict": verdicts.get(p.run_id)} for p in reversed(points[-TABLE_ROWS:])]
     return render(request, "registry_site/timeline.html", {
         **context, "series": series, "metric": metric, "label": label, "unit": unit, "chart": chart, "rows": rows,

@@ -57,3 +57,22 @@ def test_hardware_filter_and_hidden_runs(client, systems, operator):
     assert "llama.cpp right" not in html and len(chart_of(html).findall(".//s:g", NS)) == 2
     html = client.get("/leaderboards/coding/?pack=python-regression-fix&hardware_class=none-such").content.decode()
     assert "No scored system matches" in html or "No approved coding" in html
+
+
+def drawings(html: str) -> dict[str, str]:
+    """The page's two drawings of its one chart (registry_site/catalogue/pages/fitted_charts.py), by container."""
+    found = re.findall(r'<div class="(chart-wide|chart-phone)">(<svg\b.*?</svg>)</div>', html, flags=re.S)
+    assert [where for where, _ in found] == ["chart-wide", "chart-phone"], [where for where, _ in found]
+    return dict(found)
+
+
+def test_the_chart_is_drawn_at_640_and_at_a_phones_width_and_every_text_fits_each(client, systems):
+    """Issue 32 item 7: the scatter is drawn twice, each laid out for the width it is shown at."""
+    from benchpack.reporting.charts import PHONE_WIDTH
+    from tests.reporting.test_line_chart_fits import assert_fits
+
+    svgs = drawings(client.get("/leaderboards/coding/?pack=python-regression-fix").content.decode())
+    wide, phone = assert_fits(svgs["chart-wide"]), assert_fits(svgs["chart-phone"])
+    assert (wide.get("width"), phone.get("width")) == ("640", str(PHONE_WIDTH))
+    assert "bp-fitted" in phone.get("class") and "bp-fitted" not in wide.get("class")
+    assert len(phone.findall(".//s:g", NS)) == len(wide.findall(".//s:g", NS)) == 3  # every system in both

@@ -84,3 +84,17 @@ def test_a_long_series_shows_its_newest_runs_and_says_how_many(client, series, m
     assert "8 runs in this series; the chart shows the newest 4 and the table the newest 3" in html
     assert f"#{series[-1].pk}</a>" in html and f"#{series[0].pk}</a>" not in html
     assert f"run #{series[5].pk}</a>: regression" in html  # judged over every run, shown or not
+
+
+def test_the_chart_is_drawn_at_640_and_at_a_phones_width_and_every_text_fits_each(client, series):
+    """Issue 32 item 7: the timeline is drawn twice, each laid out for the width it is shown at."""
+    from benchpack.reporting.charts import PHONE_WIDTH
+    from tests.reporting.test_line_chart_fits import assert_fits
+    from tests.service.pages.test_coding_page import drawings
+
+    svgs = drawings(client.get(url_for(series[-1])).content.decode())
+    wide, phone = assert_fits(svgs["chart-wide"]), assert_fits(svgs["chart-phone"])
+    assert (wide.get("width"), phone.get("width")) == ("640", str(PHONE_WIDTH))
+    assert "bp-fitted" in phone.get("class") and "bp-fitted" not in wide.get("class")
+    for svg in svgs.values():
+        assert svg.count("bp-flag-regression") == 1 and svg.count('class="bp-point') == len(series)
