@@ -18,6 +18,7 @@ from benchpack.refserver.server import RefServer
 from benchpack.results.resultdir import read_rows
 from benchpack.run.runner import run_pack
 from tests.run.test_runner_support import options, write_pack
+from tests.environment import unavailable
 
 pytestmark = pytest.mark.exclusive  # asserts streams are sent when due, within 20 ms
 
@@ -330,7 +331,7 @@ def test_a_levels_bodies_are_read_by_one_shared_thread_after_each_workers_first_
     from benchpack.adapters import rxstamp
 
     if not rxstamp.SUPPORTED:
-        pytest.skip("no kernel receive stamps on this system: reads use recv(), not recvmsg()")
+        unavailable("no kernel receive stamps on this system: reads use recv(), not recvmsg()")
     # The base lane's single stream reads its own body; a level's workers read each response's head and
     # first WATCHED_READS reads, and the level's one reader the rest.
     assert readers.count("MainThread") >= 2 * 12 // 2

@@ -58,8 +58,9 @@ def test_rows_record_the_structured_calls_and_the_time_to_the_first_tool_token(r
         weather = rows[adapter]["weather-pick"]
         assert [(c["name"], c["arguments"]) for c in weather["tool_calls"]] == \
             [("get_weather", {"city": "Oslo", "unit": "celsius", "days": 3})]
-        # Text ("Checking.") came first, the call after it.
-        assert weather["timing"]["ttft_tool_s"] > weather["timing"]["ttft_s"] > 0
+        # Text ("Checking.") came first, the call after it; when both arrive in one read (a server stalled by
+        # load writes them together) they share that read's time, never the call first.
+        assert weather["timing"]["ttft_tool_s"] >= weather["timing"]["ttft_s"] > 0
         text_only = rows[adapter]["search-among-four"]
         assert text_only["tool_calls"] == [] and text_only["timing"]["ttft_tool_s"] is None
 
