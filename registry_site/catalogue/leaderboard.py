@@ -566,6 +566,9 @@ def figures_over(workload: Workload) -> str:
 # A whole-pack row's figures per base case (issue 32 item 4): TTFT and decode, the figures a prompt's length
 # moves most. Pooled into one whole-pack median, a short prompt's TTFT and a long one's are unlike work.
 PER_CASE_METRICS = ("ttft_s", "decode_rate")
+# A pack of more base cases than this lists none per row (null): a run at the case limit (2,000 cases) would
+# make each of a page's 500 rows a list of 2,000; each case's own board has its figures. Bundled packs have ≤ 4.
+PER_CASE_MAX = 20
 
 
 @dataclass(frozen=True)
@@ -579,10 +582,11 @@ class CaseFigures:
     runs: int  # runs behind the case row: more than the whole-pack row's when some ran only some cases
 
 
-def case_figures(entries: Iterable[LeaderboardEntry]) -> dict[int, list[CaseFigures]]:
+def case_figures(entries: Iterable[LeaderboardEntry]) -> dict[int, list[CaseFigures] | None]:
     """For each whole-pack entry (by pk), the system's row on the board of each base case of its workload,
-    by case name; case entries get none. The figures are the case boards' own stored ones (the same
-    `refresh` wrote both in one transaction), so a whole-pack board and a case board never disagree.
+    by case name (None when the workload has more than PER_CASE_MAX base cases); case entries get none. The
+    figures are the case boards' own stored ones (the same `refresh` wrote both in one transaction), so a
+    whole-pack board and a case board never disagree.
 
     Two queries whatever the number of entries: the pack workloads' case keys (only for entries whose
     `workload_fields` were deferred), then every case row of those systems on those case workloads."""
@@ -600,16 +604,18 @@ def case_figures(entries: Iterable[LeaderboardEntry]) -> dict[int, list[CaseFigu
         for key, fields in LeaderboardEntry.objects.filter(pk__in=list(first)).values_list("workload_key",
                                                                                            "workload_fields"):
             cases_of[key] = list((fields or {}).get("cases") or [])
+    cases_of = {key: keys if len(keys) <= PER_CASE_MAX else None for key, keys in cases_of.items()}
     found: dict[tuple[str, str], list[CaseFigures]] = defaultdict(list)
     rows = (LeaderboardEntry.objects.filter(system_key__in={e.system_key for e in packs},
-                                            workload_key__in={k for keys in cases_of.values() for k in keys})
+                                            workload_key__in={k for keys in cases_of.values() for k in keys or ()})
             .exclude(case="").order_by("case", "workload_key")
             .values_list("system_key", "case", "workload_key", "run_count", *PER_CASE_METRICS))
     for system, case, workload, runs, *figures in rows:
         found[(workload, system)].append(CaseFigures(case=case, workload_key=workload, runs=runs,
                                                      **dict(zip(PER_CASE_METRICS, figures))))
-    return {e.pk: sorted((f for key in cases_of.get(e.workload_key, []) for f in found.get((key, e.system_key), [])),
-                         key=lambda f: (f.case, f.workload_key))
+    return {e.pk: None if cases_of.get(e.workload_key) is None else
+            sorted((f for key in cases_of[e.workload_key] for f in found.get((key, e.system_key), [])),
+                   key=lambda f: (f.case, f.workload_key))
             for e in packs}
 
 

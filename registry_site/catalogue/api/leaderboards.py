@@ -84,7 +84,8 @@ class EntrySerializer(serializers.ModelSerializer):
 
     cases = serializers.SerializerMethodField(
         help_text="a whole-pack row's figures per base case, by case name: the system's row on each case's board "
-                  "(the whole-pack medians pool unlike prompts, issue 32 item 4); null on a case board's row")
+                  "(the whole-pack medians pool unlike prompts, issue 32 item 4); null on a case board's row, and "
+                  f"when the pack has more than {lb.PER_CASE_MAX} base cases (each case's board has them)")
 
     class Meta:
         model = LeaderboardEntry
@@ -96,8 +97,8 @@ class EntrySerializer(serializers.ModelSerializer):
         if obj.case:
             return None
         found = self.context.get("case_figures") or {}
-        figures = found[obj.pk] if obj.pk in found else lb.case_figures([obj]).get(obj.pk, [])
-        return CaseFiguresSerializer(figures, many=True).data
+        figures = found[obj.pk] if obj.pk in found else lb.case_figures([obj]).get(obj.pk)
+        return None if figures is None else CaseFiguresSerializer(figures, many=True).data
 
     def get_rank(self, obj) -> int | None:
         if "first_rank" not in self.context:

@@ -102,3 +102,13 @@ def test_a_one_case_pack_pools_nothing_unlike_so_its_page_has_no_fold(client, pu
     assert figure["runs"] == row["run_count"] == 1 and figure["ttft_s"] == row["ttft_s"]
     body = client.get(f"/leaderboards/{run.pack_id}/").content.decode().split("<tbody>")[1]
     assert run.model in body and "per-case" not in body
+
+
+def test_a_pack_of_more_cases_than_the_cap_lists_none_per_row(client, board, monkeypatch):
+    from registry_site.catalogue import leaderboard as lb
+
+    monkeypatch.setattr(lb, "PER_CASE_MAX", 2)  # runtime-sweep has 3 base cases
+    rows = client.get("/api/v1/leaderboards/runtime-sweep/").json()["results"]
+    assert rows and all(r["cases"] is None for r in rows)
+    body = client.get("/leaderboards/runtime-sweep/").content.decode().split("<tbody>")[1]
+    assert "llama.cpp" in body and "per-case" not in body
