@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, fields as dataclass_fields
 
-from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, When
+from django.db.models import Case, Count, F, Max, Min, Q, QuerySet, Sum, When
 
 from benchpack.measurement import stats
 from benchpack.results import provenance
@@ -561,6 +561,62 @@ def figures_over(workload: Workload) -> str:
     shown = ", ".join(names[:NAMED_CASES]) + (f" and {len(names) - NAMED_CASES} more" if len(names) > NAMED_CASES else "")
     return (f"the median over the pack's {len(names)} base cases ({shown}) for each run — a summary across "
             f"different prompts, lane levels left out; each case's own board compares like with like")
+
+
+# A whole-pack row's figures per base case (issue 32 item 4): TTFT and decode, the figures a prompt's length
+# moves most. Pooled into one whole-pack median, a short prompt's TTFT and a long one's are unlike work.
+PER_CASE_METRICS = ("ttft_s", "decode_rate")
+# A pack of more base cases than this lists none per row (null): a run at the case limit (2,000 cases) would
+# make each of a page's 500 rows a list of 2,000; each case's own board has its figures. Bundled packs have ≤ 4.
+PER_CASE_MAX = 20
+
+
+@dataclass(frozen=True)
+class CaseFigures:
+    """One base case's figures for one system: its row on that case's board, copied, never recomputed."""
+
+    case: str
+    workload_key: str  # the case board's workload (`?workload=` there)
+    ttft_s: float | None
+    decode_rate: float | None
+    runs: int  # runs behind the case row: more than the whole-pack row's when some ran only some cases
+
+
+def case_figures(entries: Iterable[LeaderboardEntry]) -> dict[int, list[CaseFigures] | None]:
+    """For each whole-pack entry (by pk), the system's row on the board of each base case of its workload,
+    by case name (None when the workload has more than PER_CASE_MAX base cases); case entries get none. The
+    figures are the case boards' own stored ones (the same `refresh` wrote both in one transaction), so a
+    whole-pack board and a case board never disagree.
+
+    Two queries whatever the number of entries: the pack workloads' case keys (only for entries whose
+    `workload_fields` were deferred), then every case row of those systems on those case workloads."""
+    packs = [e for e in entries if not e.case]
+    if not packs:
+        return {}
+    cases_of: dict[str, list[str]] = {}
+    for e in packs:
+        if "workload_fields" not in e.get_deferred_fields():
+            cases_of[e.workload_key] = list((e.workload_fields or {}).get("cases") or [])
+    missing = {e.workload_key for e in packs} - set(cases_of)
+    if missing:
+        first = (LeaderboardEntry.objects.filter(workload_key__in=missing, case="").order_by()
+                 .values("workload_key").annotate(first=Min("pk")).values_list("first", flat=True))
+        for key, fields in LeaderboardEntry.objects.filter(pk__in=list(first)).values_list("workload_key",
+                                                                                           "workload_fields"):
+            cases_of[key] = list((fields or {}).get("cases") or [])
+    cases_of = {key: keys if len(keys) <= PER_CASE_MAX else None for key, keys in cases_of.items()}
+    found: dict[tuple[str, str], list[CaseFigures]] = defaultdict(list)
+    rows = (LeaderboardEntry.objects.filter(system_key__in={e.system_key for e in packs},
+                                            workload_key__in={k for keys in cases_of.values() for k in keys or ()})
+            .exclude(case="").order_by("case", "workload_key")
+            .values_list("system_key", "case", "workload_key", "run_count", *PER_CASE_METRICS))
+    for system, case, workload, runs, *figures in rows:
+        found[(workload, system)].append(CaseFigures(case=case, workload_key=workload, runs=runs,
+                                                     **dict(zip(PER_CASE_METRICS, figures))))
+    return {e.pk: None if cases_of.get(e.workload_key) is None else
+            sorted((f for key in cases_of[e.workload_key] for f in found.get((key, e.system_key), [])),
+                   key=lambda f: (f.case, f.workload_key))
+            for e in packs}
 
 
 # What a board says when it is sorted by a column that is not a figure: words, never a field name.

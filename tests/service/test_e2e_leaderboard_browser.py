@@ -143,6 +143,20 @@ def test_leaderboard_filter_compare_run_page(live, browser, tmp_path):  # noqa: 
     assert phone.locator("svg.bp-xy").count() == 2 and phone.locator("svg.bp-xy.bp-fitted >> visible=true").count() == 1
     _no_sideways_scroll(phone)
 
+    # the whole-pack board's per-case figures (issue 32 item 4) open under the model name, in view at 390 px
+    phone.goto(live.url + "/leaderboards/runtime-sweep/")
+    fold = phone.locator("table.leaderboard details.per-case").first
+    fold.locator("summary").click()
+    items = fold.locator("li")
+    assert items.count() == 3 and items.nth(0).is_visible()
+    for i in range(3):
+        box = items.nth(i).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (i, box)
+    assert re.fullmatch(r"long [\d.]+ s · [\d.—]+ tok/s", items.nth(0).inner_text()), items.nth(0).inner_text()
+    _no_sideways_scroll(phone)
+    fold.locator("a:text('short')").click()
+    phone.wait_for_url(re.compile(r"/leaderboards/runtime-sweep/short/\?workload="))
+
     # a withdrawn run leaves the board, the compare page and its own URL
     live.manage("shell", "-c", WITHDRAW.format(run=runs["b200"]))
     page.goto(live.url + "/leaderboards/runtime-sweep/short/")

@@ -15,7 +15,7 @@ import csv
 import io
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -40,6 +40,26 @@ ENTRY_FIELDS = [
 ]
 
 
+class CaseFiguresSerializer(serializers.Serializer):
+    """One base case of a whole-pack row: the system's row on that case's board (leaderboard.case_figures)."""
+
+    case = serializers.CharField()
+    workload_key = serializers.CharField(help_text="the case board's workload (its `?workload=`)")
+    ttft_s = serializers.FloatField(allow_null=True, help_text="median TTFT over the runs behind the case row (s)")
+    decode_rate = serializers.FloatField(allow_null=True, help_text="median decode, 1/TPOT, over those runs (tok/s)")
+    runs = serializers.IntegerField(help_text="runs behind the case row; more than the whole-pack row's `run_count` "
+                                              "when some of the system's runs ran only some of the cases")
+
+
+class EntryListSerializer(serializers.ListSerializer):
+    """Looks up every whole-pack row's per-case figures in one query before serializing the rows."""
+
+    def to_representation(self, data):
+        entries = list(data.all() if hasattr(data, "all") else data)
+        self.context.setdefault("case_figures", {}).update(lb.case_figures(entries))
+        return super().to_representation(entries)
+
+
 class EntrySerializer(serializers.ModelSerializer):
     rank = serializers.SerializerMethodField(help_text="1 = best by the board's order, counted across pages; "
                                                        "null outside a board")
@@ -62,9 +82,23 @@ class EntrySerializer(serializers.ModelSerializer):
                                                     'measured by another tool and imported (`benchpack import`); '
                                                     '"" when Benchpack measured them')
 
+    cases = serializers.SerializerMethodField(
+        help_text="a whole-pack row's figures per base case, by case name: the system's row on each case's board "
+                  "(the whole-pack medians pool unlike prompts, issue 32 item 4); null on a case board's row, and "
+                  f"when the pack has more than {lb.PER_CASE_MAX} base cases (each case's board has them)")
+
     class Meta:
         model = LeaderboardEntry
-        fields = ["rank", *ENTRY_FIELDS, "pass_interval", "run", "run_url"]
+        fields = ["rank", *ENTRY_FIELDS, "pass_interval", "cases", "run", "run_url"]
+        list_serializer_class = EntryListSerializer
+
+    @extend_schema_field(CaseFiguresSerializer(many=True, allow_null=True))
+    def get_cases(self, obj) -> list[dict] | None:
+        if obj.case:
+            return None
+        found = self.context.get("case_figures") or {}
+        figures = found[obj.pk] if obj.pk in found else lb.case_figures([obj]).get(obj.pk)
+        return None if figures is None else CaseFiguresSerializer(figures, many=True).data
 
     def get_rank(self, obj) -> int | None:
         if "first_rank" not in self.context:
@@ -121,6 +155,10 @@ class BoardIndexSerializer(serializers.Serializer):
         return f"/api/v1/leaderboards/{obj['pack_id']}/" + (f"{obj['case']}/" if obj["case"] else "")
 
 
+# One CSV line per row: the per-case list is not a column (each case board's own CSV has those rows).
+CSV_FIELDS = [name for name in EntrySerializer.Meta.fields if name != "cases"]
+
+
 class LeaderboardCSVRenderer(BaseRenderer):
     media_type = "text/csv"
     format = "csv"
@@ -128,7 +166,7 @@ class LeaderboardCSVRenderer(BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=EntrySerializer.Meta.fields, extrasaction="ignore")
+        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         for row in data or []:
             writer.writerow({k: ("" if v is None else v) for k, v in row.items()})

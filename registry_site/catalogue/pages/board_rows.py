@@ -107,11 +107,31 @@ def phone_figure(e, ranked: str | None) -> str:
     return f'<span class="phone-figure">{escape(metric.label)} {escape(text)}</span>'
 
 
+def per_case(e, figures) -> str:
+    """A whole-pack row's TTFT and decode per base case (issue 32 item 4), folded under the model name so a
+    phone sees it without scrolling sideways: each case's row on its own board, linked there. The runs behind
+    a case are said only where they differ from the row's (some runs ran only some cases). A one-case pack pools
+    nothing unlike, so its rows have no fold (the API still lists the one case)."""
+    if not figures or len(figures) < 2:
+        return ""
+    ttft, decode = (metric_registry.metric(name) for name in ("ttft_s", "decode_rate"))
+    items = []
+    for f in figures:
+        href = escape(f"/leaderboards/{quote(e.pack_id, safe='')}/{quote(f.case, safe='')}/?"
+                      + urlencode({"workload": f.workload_key}))
+        runs = "" if f.runs == e.run_count else f" <small>({f.runs} run{'s' if f.runs != 1 else ''})</small>"
+        items.append(f'<li><a href="{href}">{escape(f.case)}</a> {sig(f.ttft_s)} {ttft.unit} · '
+                     f"{sig(f.decode_rate)} {decode.unit}{runs}</li>")
+    return (f'<details class="per-case"><summary>per case</summary><ul title="{ttft.label} · {decode.label}, '
+            f'the median over the runs behind each case\'s own row">{"".join(items)}</ul></details>')
+
+
 def row(e, rank: int, metric_names: list[str], scored: bool, ranked: str | None = None,
-        agent_names: tuple[str, ...] = ()) -> str:
+        agent_names: tuple[str, ...] = (), case_figures: dict | None = None) -> str:
     multi = e.run_count > 1
     quantization = f" <small>{escape(e.model_quantization)}</small>" if e.model_quantization else ""
     quantization += phone_figure(e, ranked)
+    quantization += per_case(e, (case_figures or {}).get(e.pk))
     cells = [
         f'<td class="num">{rank}</td>',
         f'<td><input type="checkbox" name="runs" value="{e.representative_run_id}" '
@@ -150,7 +170,7 @@ TIER_HEADINGS = {
 
 
 def rows(entries, first_rank: int, metric_names: list[str], scored: bool, ranked: str | None = None,
-         agent_names: tuple[str, ...] = ()) -> SafeString:
+         agent_names: tuple[str, ...] = (), case_figures: dict | None = None) -> SafeString:
     """The ranked rows, checked ones first (leaderboard.checked_first), with a heading row where the
     unchecked and implausible groups begin, so they read apart rather than as lower ranks of one list."""
     html, previous = [], None
@@ -162,7 +182,7 @@ def rows(entries, first_rank: int, metric_names: list[str], scored: bool, ranked
             html.append(f'<tr class="tier-row tier-{status}"><td colspan="{width + 1}">{TIER_HEADINGS[status]}'
                         "</td></tr>")
         previous = status
-        html.append(row(e, first_rank + i, metric_names, scored, ranked, agent_names))
+        html.append(row(e, first_rank + i, metric_names, scored, ranked, agent_names, case_figures))
     return mark_safe("".join(html))
 
 

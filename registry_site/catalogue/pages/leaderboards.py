@@ -91,9 +91,12 @@ def board(request, pack_id: str, case: str = ""):
     agent_columns = AGENT_COLUMNS if agent else ()
     first_rank = page.start_index() if page.paginator.count else 1
     cases = _cases_of(pack_id)
+    entries = list(page.object_list)
     return render(request, "registry_site/leaderboards/board.html", {
-        "rows": board_rows.rows(page.object_list, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored,
-                                ranked=order, agent_names=tuple(name for name, _, _ in agent_columns)),
+        "rows": board_rows.rows(entries, first_rank, [name for name, _, _ in METRIC_COLUMNS], scored,
+                                ranked=order, agent_names=tuple(name for name, _, _ in agent_columns),
+                                # a whole-pack row's TTFT and decode per base case, from the case boards' rows
+                                case_figures=lb.case_figures(entries)),
         # the filters fold away (a phone saw ~700 px of them before the table) unless one is in use
         "filtered": any(k not in ("workload",) for k in kept) or "order" in request.GET,
         "board": found,
