@@ -341,6 +341,10 @@ def run_row_verdicts(rows: Iterable[dict], hardware: dict | None, metadata: dict
     return [row_verdict(r, size, host, scripted=scripted, speculative=speculative, misfit=misfit) for r in rows]
 
 
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
 def run_verdict(verdicts: Iterable[Verdict]) -> Verdict:
     """A run's verdict: implausible if any row is (the worst one named), else plausible if
     any row was checked and none was left unchecked for a reason other than failing, else unchecked."""
@@ -348,13 +352,13 @@ def run_verdict(verdicts: Iterable[Verdict]) -> Verdict:
     bad = [v for v in verdicts if v.status == IMPLAUSIBLE]
     if bad:
         worst = max(bad, key=lambda v: v.factor or 0)
-        return Verdict(IMPLAUSIBLE, f"{len(bad)} of {len(verdicts)} rows implausible; worst: {worst.reason}",
+        return Verdict(IMPLAUSIBLE, f"{len(bad)} of {_rows(len(verdicts))} implausible; worst: {worst.reason}",
                        worst.factor, worst.figure)
     good = [v for v in verdicts if v.status == PLAUSIBLE]
     skipped = [v for v in verdicts if v.status == UNCHECKED and not v.reason.startswith("the row failed")]
     if good and not skipped:
         top = max(good, key=lambda v: v.factor or 0)
-        return Verdict(PLAUSIBLE, f"{len(good)} rows checked; highest: {top.reason}", top.factor, top.figure)
+        return Verdict(PLAUSIBLE, f"{_rows(len(good))} checked; highest: {top.reason}", top.factor, top.figure)
     if skipped:
         return Verdict(UNCHECKED, skipped[0].reason)
     return Verdict(UNCHECKED, "no row has a speed to check")
