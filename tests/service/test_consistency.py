@@ -149,14 +149,8 @@ def test_the_compare_page_and_api_show_each_runs_figures(tmp_path, capsys, submi
             capsys.readouterr()
         report = _json(capsys, "report", str(out), "--json")
         reports.append({c["case"]: c["runs"][0]["medians"] for c in report["comparison"]["cases"]})
-        archive = pack_archive(create_bundle([out], tmp_path / name / "bundle", "self-reported"),
-                               tmp_path / name / "sweep.tar.gz")
-        with django_capture_on_commit_callbacks(execute=True):
-            submission = submit(archive)
-        submission.refresh_from_db()
-        assert submission.state == states.QUARANTINED, submission.validation_report
-        assert approve(submission.pk, operator) is True
-        published.append(PublishedRun.objects.get(submission=submission))
+        published.append(_publish(out, tmp_path / name, "sweep.tar.gz", submit, operator,
+                                  django_capture_on_commit_callbacks))
 
     runs = ",".join(str(r.pk) for r in published)
     api = client.get(f"/api/v1/compare/?runs={runs}").json()
@@ -264,14 +258,8 @@ def test_suspicious_answers_count_the_same_on_every_surface(tmp_path, capsys, su
         assert row["scoring"]["passed"] is (index == 0)
         if index == 1:
             assert "1 of them suspicious" in summary and "versionkit/version.py:61: interpreter flags" in summary
-        archive = pack_archive(create_bundle([out], tmp_path / f"run{index}" / "bundle", "self-reported"),
-                               tmp_path / f"run{index}" / f"{pack}.tar.gz")
-        with django_capture_on_commit_callbacks(execute=True):
-            submission = submit(archive)
-        submission.refresh_from_db()
-        assert submission.state == states.QUARANTINED, submission.validation_report
-        assert approve(submission.pk, operator) is True
-        runs.append(PublishedRun.objects.get(submission=submission))
+        runs.append(_publish(out, tmp_path / f"run{index}", f"{pack}.tar.gz", submit, operator,
+                             django_capture_on_commit_callbacks))
     assert len({run.system_key for run in runs}) == 1
 
     counts = [client.get(f"/api/v1/runs/{run.pk}/").json()["suspicious_answers"] for run in runs]
@@ -298,3 +286,14 @@ def test_suspicious_answers_count_the_same_on_every_surface(tmp_path, capsys, su
     [system] = client.get("/api/v1/answer/", {"work": "coding", "min_pass": "30"}).json()["meets"]
     assert (system["correct"], system["scored"], system["suspicious_answers"]) == (1, 3, 1)
     assert words in client.get("/answer/", {"work": "coding", "min_pass": "30"}).content.decode()
+
+
+def _publish(out, work, archive_name, submit, operator, capture_on_commit) -> PublishedRun:
+    """A result directory bundled as self-reported, uploaded, validated (its on-commit task run) and approved."""
+    archive = pack_archive(create_bundle([out], work / "bundle", "self-reported"), work / archive_name)
+    with capture_on_commit(execute=True):
+        submission = submit(archive)
+    submission.refresh_from_db()
+    assert submission.state == states.QUARANTINED, submission.validation_report
+    assert approve(submission.pk, operator) is True
+    return PublishedRun.objects.get(submission=submission)
