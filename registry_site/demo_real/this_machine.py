@@ -19,6 +19,8 @@ from typing import Callable
 import httpx
 from django.conf import settings
 
+from benchpack.repo_task.processes import stop_process_tree
+
 SCRIPT = Path(settings.BASE_DIR) / "scripts" / "llama-server.sh"
 BUILD_HINT = "bash scripts/llama-server.sh builds it once (a few minutes; then restart the demo with a fresh var/)"
 MODEL_ALIAS = "smollm2-135m"
@@ -61,7 +63,8 @@ def running_server(binary: Path, model: Path, log_path: Path):
     with open(log_path, "wb") as log:  # a file, not a pipe: llama-server logs every request
         process = subprocess.Popen([str(binary), "-m", str(model), "-a", MODEL_ALIAS, "--host", "127.0.0.1",
                                     "--port", str(port), *SERVER_FLAGS],
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)  # its own group: stop_process_tree signals it whole
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + HEALTH_TIMEOUT_S
@@ -78,12 +81,7 @@ def running_server(binary: Path, model: Path, log_path: Path):
                 time.sleep(0.2)
             yield url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process_tree(process, grace_s=10.0)
 
 
 def run_metadata(binary: Path, model: Path) -> dict:
