@@ -42,7 +42,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from benchpack.adapters import streamreader
 from benchpack.errors import Problem
 from benchpack.lanes import aggregate
 from benchpack.packs.lane_filler import filler_text
@@ -200,10 +199,7 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
     # transport's pool then hands to the measured requests.
     pool = _Workers(min(int(level), requests)) if arrivals is None else None
     try:
-        # The level's response bodies are read by one thread (adapters/streamreader.py): a token wave wakes
-        # one reader, not one worker per stream. The workers send, read heads and parse.
-        with streamreader.shared_reads():
-            _run_level(run, kind, level, cases, requests, arrivals, tag, step, pool)
+        _run_level(run, kind, level, cases, requests, arrivals, tag, step, pool)
     finally:
         if pool is not None:
             pool.close()

@@ -18,7 +18,6 @@ from benchpack.refserver.server import RefServer
 from benchpack.results.resultdir import read_rows
 from benchpack.run.runner import run_pack
 from tests.run.test_runner_support import options, write_pack
-from tests.environment import unavailable
 
 pytestmark = pytest.mark.exclusive  # asserts streams are sent when due, within 20 ms
 
@@ -306,36 +305,3 @@ def test_the_cli_names_the_lane_in_progress_counts_each_step_on_its_own_and_warn
     both = out + err
     assert both.count("depth 200 skipped: above --max-depth 100") == 1
     assert both.count("depth 800 skipped: with max_tokens 16 it does not fit the server's context") == 1
-
-
-def test_a_levels_bodies_are_read_by_one_shared_thread_after_each_workers_first_reads(tmp_path, ref, monkeypatch):
-    import socket
-    import threading
-
-    from benchpack.adapters.chunked import WATCHED_READS
-
-    readers: list[str] = []
-    real = socket.socket.recvmsg
-
-    def recording(self, *args):
-        if len(args) < 3 or not args[2] & socket.MSG_ERRQUEUE:  # not the transmit stamps' queue
-            readers.append(threading.current_thread().name)
-        return real(self, *args)
-
-    monkeypatch.setattr(socket.socket, "recvmsg", recording)
-    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0,
-                  responses=[{"tokens": 12, "ttft_s": 0.01, "itl_s": 0.005}])
-    pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [4]\nrequests = 8\n", repetitions=2)
-    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=("base", "concurrency")))
-    assert outcome.complete and outcome.all_ok and len(outcome.rows) == 10
-    from benchpack.adapters import rxstamp
-
-    if not rxstamp.SUPPORTED:
-        unavailable("no kernel receive stamps on this system: reads use recv(), not recvmsg()")
-    # The base lane's single stream reads its own body; a level's workers read each response's head and
-    # first WATCHED_READS reads, and the level's one reader the rest.
-    assert readers.count("MainThread") >= 2 * 12 // 2
-    lane_reads = [name for name in readers if name.startswith("benchpack-lane-")]
-    assert len(lane_reads) <= 8 * (1 + WATCHED_READS) and readers.count("benchpack-stream-reader") >= 8 * 3
-    for row in outcome.rows:
-        assert row["timing"]["tpot_s"] == pytest.approx(0.005, rel=0.3)
