@@ -12,8 +12,9 @@ once and stamps every chunk (benchpack.selfcheck.loadtest). Two scripts:
 
 Targets for a client (issue 12): TTFT overhead p99 ≤ 2 ms and per-stream
 TPOT error ≤ 1 % at 64 streams. `--client benchpack` is the lane as
-`benchpack run` drives it (one adapter, a thread per stream,
-`loadtest.lane_client`, reads timed by the kernel's receive stamps where
+`benchpack run` drives it (one adapter, a worker thread per stream, the
+bodies read by the level's one shared reader after each worker's first
+reads, `loadtest.lane_client`, reads timed by the kernel's receive stamps where
 the system has them: benchpack.adapters.rxstamp); `--client user-clock` the
 same lane with reads timed in user space (as before rxstamp);
 `--client aiohttp` the baseline; `all` (default) measures them in the same

@@ -126,7 +126,7 @@ WATCHED_READS = 3
 
 
 def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float], reads: list[bytes],
-                           deadline: float) -> str:
+                           deadline: float, watched_only: bool = False) -> str:
     # The loop that waits on the network. Per read it does one recv() system
     # call, one clock reading, two appends and two cheap checks, nothing
     # more: on this kind of machine each further piece of code touched
@@ -218,6 +218,14 @@ def read_chunked_arrivals(conn: Any, decoder: ChunkedDecoder, times: list[float]
                     return "end"
             if now > deadline:
                 return "deadline"
+            if watched_only and not watched:
+                # The caller reads the rest elsewhere (adapters/streamreader.py): the body's first reads, whose
+                # run-delay bounds are this thread's, are done.
+                decoder.decode_reads(wire_times, wire, times, reads)
+                if decoder.done:
+                    conn.buf, conn.complete = decoder.buf, True
+                    return "end"
+                return "watched"
     finally:
         decoder.decode_reads(wire_times, wire, times, reads)
         if recvmsg is not None and stamp is not None:

@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from benchpack import __version__
-from benchpack.adapters import rxstamp
+from benchpack.adapters import rxstamp, streamreader
 from benchpack.adapters.chunked import ChunkedDecoder, chunked_pieces, read_chunked_arrivals
 from benchpack.adapters.wireerrors import (  # noqa: F401  (re-exported: wire.ReadTimeout, ...)
     ConnectError,
@@ -176,6 +176,9 @@ class Body:
     def read_arrivals(self, times: list[float], reads: list[bytes], deadline: float) -> str:
         if self.decoder is None:
             return _read_arrivals(self.pieces, times, reads, deadline)
+        shared = streamreader.active()
+        if shared is not None:  # a lane's level: one thread reads every stream (adapters/streamreader.py)
+            return shared.read_arrivals(self.conn, self.decoder, times, reads, deadline)
         return read_chunked_arrivals(self.conn, self.decoder, times, reads, deadline)
 
     def close(self) -> None:

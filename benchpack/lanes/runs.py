@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from benchpack.adapters import streamreader
 from benchpack.errors import Problem
 from benchpack.lanes import aggregate
 from benchpack.packs.lane_filler import filler_text
@@ -194,19 +195,25 @@ def run_level(run: Any, kind: str, level: float, cases: list[Case], requests: in
     """One concurrency level (closed loop, `level` workers) or one arrival rate (open loop, `arrivals`)."""
     tag = _level_tag(kind, level)
     step = _step(kind, level)
-    # A concurrency level's warm-up and its measured requests run on the same `level` threads (one set of
-    # threads per level, not one per phase): the warm-up opens each worker's connection, which the
-    # transport's pool then hands to the measured requests.
-    pool = _Workers(min(int(level), requests)) if arrivals is None else None
-    try:
-        _run_level(run, kind, level, cases, requests, arrivals, tag, step, pool)
-    finally:
-        if pool is not None:
-            pool.close()
+    # The level's response bodies are read by one thread (adapters/streamreader.py): a token wave wakes
+    # one reader, not one worker per stream. The workers send, read heads and parse. The reader is this
+    # level's: only the level's own workers bind it (another run in this process, or this run's base lane,
+    # never sees it), and it closes after them.
+    with streamreader.shared_reads() as reader:
+        # A concurrency level's warm-up and its measured requests run on the same `level` threads (one set of
+        # threads per level, not one per phase): the warm-up opens each worker's connection, which the
+        # transport's pool then hands to the measured requests.
+        pool = _Workers(min(int(level), requests), reader) if arrivals is None else None
+        try:
+            _run_level(run, kind, level, cases, requests, arrivals, tag, step, pool, reader)
+        finally:
+            if pool is not None:
+                pool.close()
 
 
 def _run_level(run: Any, kind: str, level: float, cases: list[Case], requests: int,
-               arrivals: list[float] | None, tag: str, step: str, pool: _Workers | None) -> None:
+               arrivals: list[float] | None, tag: str, step: str, pool: _Workers | None,
+               reader: streamreader.SharedReader | None = None) -> None:
     lane_field = {"concurrency": int(level)} if kind == "concurrency" else {"arrival_rate": float(level)}
     if run.pack.defaults.warmup:
         # Unrecorded: opens the connections the level needs and warms the server's slots.
@@ -218,7 +225,7 @@ def _run_level(run: Any, kind: str, level: float, cases: list[Case], requests: i
         if pool is not None:
             pool.run(warm_jobs)
         else:
-            _parallel(warm_jobs, warm)
+            _parallel(warm_jobs, warm, reader=reader)
         for i in range(warm):
             run.progress.execution_finished(cases[i % len(cases)].id, i + 1, True, None, lane=step, of=warm)
     recorders: list[Callable[[], None]] = []
@@ -242,7 +249,7 @@ def _run_level(run: Any, kind: str, level: float, cases: list[Case], requests: i
         if pool is not None:
             pool.run([job(i, None) for i in range(requests)], begin)
         else:
-            _open_loop([job(i, at) for i, at in enumerate(arrivals)], arrivals, begin, clock)
+            _open_loop([job(i, at) for i, at in enumerate(arrivals)], arrivals, begin, clock, reader)
     finally:
         duration = perf_counter() - clock["start"]
         window = clock["energy"]
@@ -268,9 +275,12 @@ class _Workers:
     requests share them. A job that raises stops the batch: the workers
     take no further job, and `run` re-raises the first error in the
     caller's thread once every worker has finished the job it had.
+    `reader`: the level's shared stream reader, which each worker binds
+    for itself (streamreader.serving): the bodies its jobs read go there.
     """
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, reader: streamreader.SharedReader | None = None) -> None:
+        self._reader = reader
         self._cond = threading.Condition(threading.Lock())
         self._pending: list[Callable[[], None]] = []
         self._errors: list[BaseException] = []
@@ -285,7 +295,7 @@ class _Workers:
     def _work(self) -> None:
         # Short scheduler turns for the worker's whole life, asked once: each request's own
         # sched.shortened() then nests inside it without a system call (three per request otherwise).
-        with sched.shortened():
+        with streamreader.serving(self._reader), sched.shortened():
             self._serve()
 
     def _serve(self) -> None:
@@ -347,9 +357,11 @@ class _Workers:
                 thread.join()
 
 
-def _parallel(jobs: list[Callable[[], None]], workers: int, begin: Callable[[], None] = lambda: None) -> None:
-    """Run `jobs` with `workers` in flight at once, each worker taking the next job when its last one ends."""
-    pool = _Workers(min(workers, len(jobs)))
+def _parallel(jobs: list[Callable[[], None]], workers: int, begin: Callable[[], None] = lambda: None,
+              reader: streamreader.SharedReader | None = None) -> None:
+    """Run `jobs` with `workers` in flight at once, each worker taking the next job when its last one ends
+    (their bodies read by `reader` when one is given)."""
+    pool = _Workers(min(workers, len(jobs)), reader)
     try:
         pool.run(jobs, begin)
     finally:
@@ -357,7 +369,7 @@ def _parallel(jobs: list[Callable[[], None]], workers: int, begin: Callable[[], 
 
 
 def _open_loop(jobs: list[Callable[[], None]], arrivals: list[float], begin: Callable[[], None],
-               clock: dict) -> None:
+               clock: dict, reader: streamreader.SharedReader | None = None) -> None:
     """Hand job i to a waiting worker at `clock["start"] + arrivals[i]` (`begin()` sets the start).
 
     The workers (at most MAX_OPEN_LOOP_WORKERS, so that many in flight at
@@ -373,7 +385,8 @@ def _open_loop(jobs: list[Callable[[], None]], arrivals: list[float], begin: Cal
 
     def worker() -> None:
         go.wait()
-        with sched.shortened():  # woken by the dispatcher: send on time on a busy machine too
+        # Woken by the dispatcher: send on time on a busy machine too; the bodies go to the level's reader.
+        with streamreader.serving(reader), sched.shortened():
             while (job := work.get()) is not None:
                 try:
                     job()

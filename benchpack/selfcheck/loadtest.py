@@ -159,10 +159,13 @@ def measure_load(client: Client, plan: LoadPlan = LoadPlan(), progress: Callable
 # ---- benchpack's concurrency lane ------------------------------------------
 
 def lane_client(kernel_stamps: bool = True) -> Client:
-    """benchpack's concurrency lane as `benchpack run` drives it: one openai-chat adapter, a thread per
-    stream (`benchpack.lanes.runs._parallel`), each request in its own timed window. `kernel_stamps=False`
+    """benchpack's concurrency lane as `benchpack run` drives it: one openai-chat adapter, a worker thread per
+    stream (`benchpack.lanes.runs._parallel`), each request in its own timed window, the bodies read by the
+    level's one shared reader after each worker's first reads (`streamreader.shared_reads`, bound in the
+    workers, as `run_level`). `kernel_stamps=False`
     times every read in user space, as on a system without them (benchpack.adapters.rxstamp): the
     bench's side-by-side baseline."""
+    from benchpack.adapters import streamreader
     from benchpack.adapters.base import AdapterRequest
     from benchpack.adapters.fasttransport import FastHTTPTransport
     from benchpack.adapters.openai_chat import OpenAIChatAdapter
@@ -184,7 +187,8 @@ def lane_client(kernel_stamps: bool = True) -> Client:
                                           None if result.ok else result.error)
             return run
 
-        _parallel([job(i, body) for i, body in enumerate(bodies)], len(bodies))
+        with streamreader.shared_reads() as reader:
+            _parallel([job(i, body) for i, body in enumerate(bodies)], len(bodies), reader=reader)
         return [times or StreamTimes([], None, "no result") for times in seen]
 
     client.close = adapter.close  # type: ignore[attr-defined]

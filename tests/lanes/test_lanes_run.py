@@ -18,6 +18,7 @@ from benchpack.refserver.server import RefServer
 from benchpack.results.resultdir import read_rows
 from benchpack.run.runner import run_pack
 from tests.run.test_runner_support import options, write_pack
+from tests.environment import unavailable
 
 pytestmark = pytest.mark.exclusive  # asserts streams are sent when due, within 20 ms
 
@@ -305,3 +306,80 @@ def test_the_cli_names_the_lane_in_progress_counts_each_step_on_its_own_and_warn
     both = out + err
     assert both.count("depth 200 skipped: above --max-depth 100") == 1
     assert both.count("depth 800 skipped: with max_tokens 16 it does not fit the server's context") == 1
+
+
+def test_a_levels_bodies_are_read_by_one_shared_thread_after_each_workers_first_reads(tmp_path, ref, monkeypatch):
+    import socket
+    import threading
+
+    from benchpack.adapters.chunked import WATCHED_READS
+
+    readers: list[str] = []
+    real = socket.socket.recvmsg
+
+    def recording(self, *args):
+        if len(args) < 3 or not args[2] & socket.MSG_ERRQUEUE:  # not the transmit stamps' queue
+            readers.append(threading.current_thread().name)
+        return real(self, *args)
+
+    monkeypatch.setattr(socket.socket, "recvmsg", recording)
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0,
+                  responses=[{"tokens": 12, "ttft_s": 0.01, "itl_s": 0.005}])
+    pack = lane_pack(tmp_path, "[lanes.concurrency]\nlevels = [4]\nrequests = 8\n", repetitions=2)
+    outcome = run_pack(pack, options(tmp_path, endpoint=ref.openai_url, lanes=("base", "concurrency")))
+    assert outcome.complete and outcome.all_ok and len(outcome.rows) == 10
+    from benchpack.adapters import rxstamp
+
+    if not rxstamp.SUPPORTED:
+        unavailable("no kernel receive stamps on this system: reads use recv(), not recvmsg()")
+    # The base lane's single stream reads its own body; a level's workers read each response's head and
+    # first WATCHED_READS reads, and the level's one reader the rest.
+    assert readers.count("MainThread") >= 2 * 12 // 2
+    lane_reads = [name for name in readers if name.startswith("benchpack-lane-")]
+    assert len(lane_reads) <= 8 * (1 + WATCHED_READS) and readers.count("benchpack-stream-reader") >= 8 * 3
+    for row in outcome.rows:
+        assert row["timing"]["tpot_s"] == pytest.approx(0.005, rel=0.3)
+
+
+def test_two_runs_in_one_process_keep_their_own_stream_readers(tmp_path, ref):
+    # The registry's demo seeds six runs at once, each in a thread of one process. Here a long run (two
+    # concurrency levels of 160 ms streams) and, while it runs, short runs one after the other (a base case,
+    # then four levels of 30 ms streams): their levels open and close while the long run's streams are
+    # mid-body. Every row of both gets its decode figure. With one process-wide reader (the newest level's,
+    # restored to the one before when a level ended) the long run's requests sent while a short level was
+    # open were read by that level's reader and failed when it closed ('the shared stream reader stopped'),
+    # and a request after the levels had ended out of order found a closed reader ('... is closed').
+    import threading
+
+    ref.configure(prefill_s_per_token=0.0, itl_s_per_context_token=0.0,
+                  responses=[{"tokens": 16, "ttft_s": 0.01, "itl_s": 0.01}])
+    with RefServer(prefill_s_per_token=0.0, itl_s_per_context_token=0.0,
+                   responses=[{"tokens": 4, "ttft_s": 0.01, "itl_s": 0.005}]) as short_server:
+        long_pack = lane_pack(tmp_path / "long", "[lanes.concurrency]\nlevels = [2, 3]\nrequests = 9\n")
+        short_pack = lane_pack(tmp_path / "short", "[lanes.concurrency]\nlevels = [1, 2, 3, 4]\nrequests = 4\n",
+                               repetitions=1)
+        outcomes: dict = {}
+
+        def long_run() -> None:
+            outcomes["long"] = run_pack(long_pack, options(tmp_path / "long", endpoint=ref.openai_url,
+                                                           lanes=("concurrency",)))
+
+        thread = threading.Thread(target=long_run, name="long-run")
+        thread.start()
+        short = []
+        for number in range(8):  # bounded: as many short runs as fit in the long one, at least one
+            out = tmp_path / f"short-{number}"
+            short.append(run_pack(short_pack, options(out, endpoint=short_server.openai_url,
+                                                      lanes=("base", "concurrency"))))
+            if not thread.is_alive():
+                break
+        thread.join(60)
+    outcome = outcomes["long"]
+    assert outcome.complete and outcome.all_ok, [r.get("error") for r in outcome.rows if r.get("error")]
+    assert len(outcome.rows) == 18
+    for run in short:
+        assert run.complete and run.all_ok, [r.get("error") for r in run.rows if r.get("error")]
+        assert len(run.rows) == 1 + 4 * 4
+    for row in outcome.rows + [row for run in short for row in run.rows]:
+        assert row["timing"]["tpot_s"] and row["timing"]["decode_tps"], row["raw"]["request_path"]
+    assert len(short) >= 2
