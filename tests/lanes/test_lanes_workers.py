@@ -104,3 +104,27 @@ def test_a_worker_asks_for_short_turns_once_for_its_life_not_per_request(monkeyp
         workers.close()
     # Each of the two threads: one short slice when it started, the old slice back when it ended.
     assert sorted(calls) == [sched.SHORT_SLICE_NS] * 2 + [2_800_000] * 2
+
+
+def test_a_levels_workers_and_only_they_reach_the_levels_stream_reader():
+    # Both loops' workers bind the reader they are given (a closed loop's pool, an open loop's arrivals);
+    # the thread that runs the level, and workers given none, read their own bodies.
+    from benchpack.adapters import streamreader
+    from benchpack.lanes.runs import _open_loop
+
+    seen: list = []
+
+    def job() -> None:
+        seen.append(streamreader.active())
+
+    reader = object()  # what the workers bind is passed, never looked up: any object stands for a reader
+    pool = _Workers(3, reader)
+    try:
+        pool.run([job] * 6)
+    finally:
+        pool.close()
+    _open_loop([job] * 4, [0.0, 0.001, 0.002, 0.003], lambda: None, {"start": time.perf_counter()}, reader)
+    assert seen == [reader] * 10
+    _parallel([job] * 2, 2)
+    assert seen[10:] == [None, None]
+    assert streamreader.active() is None
