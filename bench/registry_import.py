@@ -45,6 +45,7 @@ from pathlib import Path
 import os
 from itertools import islice
 
+from benchpack.registry import fingerprint as fp
 from benchpack.registry.importer import CHUNK_ROWS, RunSource, import_result_dirs, tune_for_bulk_write
 from benchpack.registry.rows import COLUMNS, decode_sql_row
 from benchpack.registry.schema import drop_row_indexes_if_empty, open_for_write, transaction
@@ -107,39 +108,63 @@ def write_layout(root: Path, count: int, layout: str) -> list[Path]:
 
 BARE_INSERT = (f"INSERT INTO result_rows (run_id, line, {', '.join(COLUMNS)}, raw_json, fingerprint) "
                f"VALUES ({', '.join('?' * (len(COLUMNS) + 4))})")
-NO_DIGEST = "0" * 64
 
 
-def time_baseline(db: Path, runs: list[Path]) -> tuple[float, int]:
-    """Seconds of a bare parse + executemany of every row of `runs`, and the rows written."""
+def row_digests(run: Path) -> list[str]:
+    """Each row's real fingerprint digest (the one the import stores), computed before the baseline's clock
+    starts: the baseline then writes the same digests and builds the same fingerprint index as the import
+    (until 2026-12-06 it wrote one constant digest, whose index cost ~1/3 of the import's)."""
+    run_fp = fp.run_inputs(json.loads((run / "run-metadata.json").read_text()),
+                           json.loads((run / "hardware.json").read_text()))
+    digests: dict = {}
+    out = []
+    with (run / "run.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            row = decode_sql_row(line.rstrip("\r\n"))
+            key = (row[0], row[1], row[2], row[4])
+            digest = digests.get(key)
+            if digest is None:
+                digest = digests[key] = fp.compute(fp.case_inputs(run_fp, *key)).digest
+            out.append(digest)
+    return out
+
+
+def time_baseline(db: Path, runs: list[Path]) -> tuple[float, float, int]:
+    """Seconds (wall, CPU) of a bare parse + executemany of every row of `runs`, and the rows written."""
+    digests = [row_digests(run) for run in runs]
     conn = open_for_write(db)
     with transaction(conn):  # the run rows are not per-row work
         conn.executemany("INSERT INTO runs (id, result_dir, label, source, imported_at, row_count, ok_count, packs)"
                          " VALUES (?, ?, 'x', 'bench', '', 0, 0, '')", [(i, str(i)) for i in range(1, len(runs) + 1)])
     tune_for_bulk_write(conn)
     rows = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with transaction(conn):
         recreate = drop_row_indexes_if_empty(conn)  # the importer's index strategy for an empty table
-        for run_id, run in enumerate(runs, start=1):
+        for run_id, (run, run_digests) in enumerate(zip(runs, digests), start=1):
             with (run / "run.jsonl").open(encoding="utf-8") as handle:
+                done = 0
                 while lines := list(islice(handle, CHUNK_ROWS)):
-                    conn.executemany(BARE_INSERT, [(run_id, rows + n, *decode_sql_row(text), text, NO_DIGEST)
-                                                   for n, text in enumerate((line.rstrip("\r\n") for line in lines),
-                                                                            start=1)])
-                    rows += len(lines)
+                    conn.executemany(BARE_INSERT, [(run_id, done + n, *decode_sql_row(text), text, digest)
+                                                   for n, text, digest in zip(
+                                                       range(1, len(lines) + 1),
+                                                       (line.rstrip("\r\n") for line in lines),
+                                                       run_digests[done:done + len(lines)])])
+                    done += len(lines)
+                rows += done
         for statement in recreate:
             conn.execute(statement)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     conn.close()
-    return elapsed, rows
+    return elapsed, cpu, rows
 
 
-def time_import(db: Path, runs: list[Path]) -> float:
+def time_import(db: Path, runs: list[Path]) -> tuple[float, float]:
+    """Seconds (wall, CPU) of `registry import` of `runs`."""
     open_for_write(db).close()  # schema creation is not per-row work
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     import_result_dirs(db, [RunSource(run) for run in runs])
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
@@ -153,15 +178,16 @@ def main() -> None:
         # One-time process costs (module imports, compiled metadata schema) are not per-row work.
         time_import(root / "warm-up.sqlite", [write_result_dir(root / "warm-up", 10)])
         print(f"{'layout':>9} {'rows':>9} {'dirs':>5} {'import s':>9} {'import rows/s':>14} {'baseline s':>11}"
-              f" {'baseline rows/s':>16} {'ratio':>6} {'load':>5}")
+              f" {'baseline rows/s':>16} {'ratio':>6} {'cpu imp':>8} {'cpu base':>9} {'cpu ratio':>9} {'load':>5}")
         for layout in args.layouts:
             for size in args.sizes:
                 data = root / f"{layout}-{size}"
                 runs = write_layout(data, size, layout)
-                base, rows = time_baseline(root / "base.sqlite", runs)
-                took = time_import(root / "import.sqlite", runs)
+                base, base_cpu, rows = time_baseline(root / "base.sqlite", runs)
+                took, took_cpu = time_import(root / "import.sqlite", runs)
                 print(f"{layout:>9} {rows:>9} {len(runs):>5} {took:>9.2f} {rows / took:>14,.0f} {base:>11.2f}"
-                      f" {rows / base:>16,.0f} {base / took:>6.2f} {os.getloadavg()[0]:>5.1f}", flush=True)
+                      f" {rows / base:>16,.0f} {base / took:>6.2f} {took_cpu:>8.2f} {base_cpu:>9.2f}"
+                      f" {base_cpu / took_cpu:>9.2f} {os.getloadavg()[0]:>5.1f}", flush=True)
                 for leftover in root.glob("*.sqlite"):
                     if leftover.name != "warm-up.sqlite":
                         leftover.unlink()

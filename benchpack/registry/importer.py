@@ -30,8 +30,9 @@ from benchpack.packs.case_content import case_spec
 from benchpack.registry.casebatch import CaseBatch
 from benchpack.registry.casestats import FIGURES
 from benchpack.registry.casestate import state_of_counts
-from benchpack.registry.rows import COLUMNS, LANE, BadRow, FastPathMiss, decode_sql_row, normalize_row
-from benchpack.registry.schema import drop_row_indexes_if_empty, metadata_anchors, open_for_write, transaction
+from benchpack.registry.rows import COLUMNS, BadRow, FastPathMiss, decode_sql_row, normalize_row
+from benchpack.registry.schema import (drop_row_indexes_if_empty, drop_unused_key_json, metadata_anchors,
+                                      open_for_write, transaction)
 
 RUN_FILE = "run.jsonl"
 HARDWARE_FILE = "hardware.json"
@@ -51,8 +52,8 @@ _STATS_COLUMNS = (
     "run_id, pack_id, pack_version, case_id, adapter, model, row_count, ok_count, scored_count,"
     " passed_count, median_wall_s, median_ttft_s, median_prefill_tps, median_decode_tps,"
     " median_total_tps, median_output_tokens, median_prompt_tokens, median_cached_prompt_tokens,"
-    " prompt_token_rows, cached_prompt_rows, fingerprint, fingerprint_complete, fingerprint_json,"
-    " workload_key, workload_complete, workload_json, system_key, cache_state, median_decode_rate"
+    " prompt_token_rows, cached_prompt_rows, fingerprint, fingerprint_complete, fingerprint_json_id,"
+    " workload_key, workload_complete, workload_json_id, system_key, cache_state, median_decode_rate"
 )
 STATS_INSERT = f"INSERT INTO result_case_stats ({_STATS_COLUMNS}) VALUES ({', '.join('?' * 29)})"
 _ANCHORS = tuple(metadata_anchors(None))
@@ -96,10 +97,10 @@ class ImportSummary:
 
 def _read_text(path: Path, problems: list[Problem]) -> str | None:
     """The file's text; None when it does not exist, or cannot be read (then with a problem recorded)."""
-    if not path.exists():
-        return None
-    try:
+    try:  # no exists() first: one system call less per file, two per directory
         return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(Problem(str(path), "", f"not valid JSON ({exc})"))
         return None
@@ -117,6 +118,21 @@ def _parse_object(text: str | None, path: Path, problems: list[Problem]) -> dict
         problems.append(Problem(str(path), "", "must be a JSON object"))
         return None
     return data
+
+
+def canonical_path(path: Path, parents: dict[Path, Path]) -> Path:
+    """`path.resolve()`, its parent directory resolved once per import (`parents`): the result
+    directories of one import mostly share a parent, and a full resolve lstat's every component (~1/5 of
+    a 500-row directory's bare insert cost). Only a last component that is itself a symlink (or `.`/`..`)
+    takes the full resolve."""
+    name = path.name
+    if name in ("", ".", "..") or path.is_symlink():
+        return path.resolve()
+    parent = path.parent
+    resolved = parents.get(parent)
+    if resolved is None:
+        resolved = parents[parent] = parent.resolve()
+    return resolved / name
 
 
 def check_hardware(hardware: dict, path: Path) -> list[Problem]:
@@ -150,50 +166,96 @@ def _gpu_models(hardware: dict | None) -> str | None:
     return ", ".join(str(g.get("model")) for g in gpus if isinstance(g, dict) and g.get("model")) or None
 
 
+class _PendingRows:
+    """Decoded rows not yet written, gathered across runs until there are CHUNK_ROWS of them: then their
+    case-stats columns go into the batch and the rows into one `executemany`. A 500-row directory paid a
+    dozen numpy calls and an `executemany` of its own (~1/20 of its bare insert cost); a run of one big
+    file writes each chunk as it comes, as before."""
+
+    def __init__(self, conn: sqlite3.Connection, batch: CaseBatch):
+        self.conn, self.batch = conn, batch
+        self._clear()
+
+    def _clear(self) -> None:
+        self.owners: list[int] = []
+        self.values: list[tuple] = []
+        self.texts: list[str] = []
+        self.params: list[tuple] = []
+
+    def add(self, owners: list[int], values: list[tuple], texts: list[str], params: list[tuple]) -> None:
+        if self.params:
+            self.owners += owners
+            self.values += values
+            self.texts += texts
+            self.params += params
+        else:
+            self.owners, self.values, self.texts, self.params = owners, values, texts, params
+        if len(self.params) >= CHUNK_ROWS:
+            self.write()
+
+    def __len__(self) -> int:
+        return len(self.params)
+
+    def write(self) -> None:
+        if not self.params:
+            return
+        batch, owners, texts = self.batch, self.owners, self.texts
+        for index in batch.add_chunk(owners, self.values).tolist():  # ok rows without server token counts
+            batch.add_state(owners[index], state_of_counts(None, None, json.loads(texts[index]).get("prompt_cache")))
+        self.conn.executemany(ROW_INSERT, self.params)
+        self._clear()
+
+
 class _RunImporter:
     """Streams one result directory's rows into the open transaction."""
 
     def __init__(self, conn: sqlite3.Connection, source: RunSource, problems: list[Problem],
-                 fingerprints: dict, batch: CaseBatch, canonical: Path):
+                 fingerprints: dict, pending: "_PendingRows", canonical: Path, may_exist: bool = True):
         self.conn = conn
+        self.may_exist = may_exist  # False: the runs table was empty when the import began
         self.source = source
         self.problems = problems
         self.canonical = canonical  # source.path resolved
         self.run_file = self.canonical / RUN_FILE
-        # The case stats of this run go into the import's batch, one group per case (`_open_group`).
-        self.batch = batch
+        # Its rows wait in the import's pending rows; its case stats go into the import's batch, one group
+        # per case (`_open_group`).
+        self.pending = pending
+        self.batch = pending.batch
         self.groups: dict[tuple, int] = {}
         # Shared by every run of one import: runs from one machine, model and
         # runtime have the same fingerprint inputs, and a canonical JSON dump
         # plus sha256 per case was a large part of a small run's import.
         self.fingerprints = fingerprints
-        self.digests: dict[tuple, str] = {}  # the hot loop's cache, by case-stats key
+        self.digests: dict[int, str] = {}  # the hot loop's: each group's fingerprint digest, by group number
         self.run_id = 0
         self.system: tuple[fp.Key, str] | None = None
         self.packs: dict[str, None] = {}
         self.rows = 0
         self.ok_rows = 0
 
-    def _fingerprint(self, pack_id, pack_version, case_id, model) -> tuple[fp.Fingerprint, str, int]:
-        """The case's fingerprint, its JSON and completeness, computed once per import for equal inputs."""
+    def _fingerprint(self, pack_id, pack_version, case_id, model) -> tuple[fp.Fingerprint, int, int]:
+        """The case's fingerprint, its JSON's key_json id and completeness, computed once per import for
+        equal inputs."""
         key = (self.run_key, pack_id, pack_version, case_id, model)
         found = self.fingerprints.get(key)
         if found is None:
             print_ = fp.compute(fp.case_inputs(self.run_fp_inputs, pack_id, pack_version, case_id, model))
-            found = self.fingerprints[key] = (print_, print_.to_json(), int(print_.complete))
+            found = self.fingerprints[key] = (print_, key_json_id(self.conn, self.fingerprints, print_.to_json()),
+                                              int(print_.complete))
         return found
 
-    def _row_chunks(self, run_id: int, handle):
-        """The insert parameters of `handle`'s rows, a chunk of CHUNK_ROWS lines at a time.
+    def _read_rows(self, run_id: int, handle) -> None:
+        """`handle`'s rows into the import's pending rows (`_PendingRows`), a chunk of CHUNK_ROWS lines at a
+        time, with their insert parameters.
 
         Per row, Python does only what cannot be done in C: the decode (one msgspec call and the column
-        tuple, as a bare parse would) and a dict append to group the row by case. Everything else runs
-        over the chunk in C calls — keys, digests, the stats' metric columns, and the parameter tuples
+        tuple, as a bare parse would). Everything else runs over the chunk in C calls — keys, each row's
+        case (group), digests, the stats' metric columns (`CaseBatch.add_chunk`), and the parameter tuples
         (decoded columns + extras, `operator.add`) — so the import stays near a bare parse + executemany
         (bench/registry_import.py) rather than paying a dozen Python statements per row."""
         problems = self.problems
         number = 0
-        groups, batch = self.groups, self.batch
+        groups = self.groups
         while lines := list(islice(handle, CHUNK_ROWS)):
             first, number = number + 1, number + len(lines)
             texts = [line.rstrip("\r\n") for line in lines]
@@ -205,17 +267,21 @@ class _RunImporter:
             if problems or not values:
                 continue  # keep checking, stop writing: the transaction will roll back
             keys = list(map(_KEY_OF, values))
-            for key in dict.fromkeys(keys):  # the chunk's distinct cases in first-appearance order, in C
-                if key not in groups:
-                    self._open_group(key, texts[keys.index(key)])
-            owners = list(map(groups.__getitem__, keys))
-            for index in batch.add_chunk(owners, values).tolist():  # ok rows without server token counts
-                state = state_of_counts(None, None, json.loads(texts[index]).get("prompt_cache"))
-                batch.add_state(owners[index], state)
+            # Each row's group: one hash of its 5-tuple key per row where that can be (each one costs about
+            # a tenth of the row's decode). A run's first chunk has only new cases, so it skips the lookup.
+            owners = list(map(groups.get, keys)) if groups else [None]
+            if None in owners:
+                # each key's first row: walking backwards, the last index written wins (in C); the new cases
+                # are opened in first-appearance order, the order their stats rows are written. (A
+                # `keys.index` per new case scanned ~250 tuples each in a 500-row, 50-case run.)
+                first_row = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+                for index, key in sorted((i, k) for k, i in first_row.items() if k not in groups):
+                    self._open_group(key, texts[index])
+                owners = list(map(groups.__getitem__, keys))
             self.rows += len(values)
             self.ok_rows += sum(map(_OK_OF, values))
-            digests = self.digests
-            yield list(map(add, values, zip(texts, map(digests.__getitem__, keys), repeat(run_id), numbers)))
+            extras = zip(texts, map(self.digests.__getitem__, owners), repeat(run_id), numbers)
+            self.pending.add(owners, values, texts, list(map(add, values, extras)))
 
     def _checked(self, first: int, texts: list[str]) -> tuple[list, list, list]:
         values, numbers, kept = [], [], []
@@ -237,14 +303,14 @@ class _RunImporter:
         """A case's first row in this run: its digest, its group in the batch, and what its stats row
         needs at flush: fingerprint, and the workload key's inputs from the case's first row (request
         settings, lane fields) read as raw JSON (msgspec.Raw, no full parse)."""
-        print_, print_json, complete = self._fingerprint(key[0], key[1], key[2], key[4])
-        self.digests[key] = print_.digest
+        print_, print_json_id, complete = self._fingerprint(key[0], key[1], key[2], key[4])
         self.packs.setdefault(f"{key[0]}@{key[1]}", None)
         if self.system is None:  # the run's system key names the model of its first case
             self.system = self._system(key[4])
         bits = tuple(map(bytes, msgspec.structs.astuple(_WORKLOAD_BITS(first_row))))
-        self.groups[key] = self.batch.open_group(
-            (self.run_id, *key, print_.digest, complete, print_json, self.system[0].digest, bits, first_row))
+        group = self.groups[key] = self.batch.open_group(
+            (self.run_id, *key, print_.digest, complete, print_json_id, self.system[0].digest, bits, first_row))
+        self.digests[group] = print_.digest
 
     def _slow_row(self, number: int, text: str) -> tuple | None:
         """The exact checks, for rows the fast decoder refused: values, or None after recording problems."""
@@ -289,11 +355,15 @@ class _RunImporter:
             self.fingerprints[("run files", *texts)] = context
         self.hardware, self.run_metadata, self.run_fp_inputs, self.run_key, run_columns = context
         label = self.source.label or path.name
-        existed = self.conn.execute("SELECT id FROM runs WHERE result_dir = ?", (str(path),)).fetchone()
+        existed = self.conn.execute("SELECT id FROM runs WHERE result_dir = ?", (str(path),)).fetchone() \
+            if self.may_exist else None  # into an empty runs table (a new registry) every run is new
         run_id = self.run_id = self.conn.execute(RUN_UPSERT, (
             str(path), label, self.source.source, imported_at, 0, 0, "", *run_columns,
         )).fetchone()[0]
         if existed is not None:
+            # The rows waiting are written first: their ids are then those of an import run by run (a
+            # DELETE can free the highest rowid, which the next insert would reuse).
+            self.pending.write()
             # Only a re-imported run has child rows (foreign keys are enforced,
             # so a new id has none). Skipping the DELETE for new runs matters:
             # while the row indexes are down for a bulk load it would scan the
@@ -302,10 +372,9 @@ class _RunImporter:
             self.conn.execute("DELETE FROM result_case_stats WHERE run_id = ?", (run_id,))
         try:
             with self.run_file.open(encoding="utf-8") as handle:
-                # Parse a chunk, then insert it: measured faster than interleaving
-                # row by row (or a reader thread), as each phase keeps its working set hot.
-                for chunk in self._row_chunks(run_id, handle):
-                    self.conn.executemany(ROW_INSERT, chunk)
+                # Parse a chunk, then insert it (with other runs' rows, `_PendingRows`): measured faster
+                # than interleaving row by row (or a reader thread), as each phase keeps its working set hot.
+                self._read_rows(run_id, handle)
         except UnicodeDecodeError as exc:
             self.problems.append(Problem(str(self.run_file), "", f"not UTF-8 text ({exc.reason})"))
         if len(self.problems) > before:
@@ -356,8 +425,19 @@ class _RunImporter:
 
 
 
-def _workload(fingerprints: dict, info: tuple, cache_state: str) -> tuple:
-    """(digest, complete, JSON) of a case's workload key, computed once per import for equal inputs
+def key_json_id(conn: sqlite3.Connection, cache: dict, text: str) -> int:
+    """The key_json id of `text` (a fingerprint's or workload key's JSON), added if new; cached per import
+    (`cache`: the import's fingerprints dict), so a distinct value costs one lookup an import."""
+    found = cache.get(("key_json", text))
+    if found is None:
+        row = conn.execute("SELECT id FROM key_json WHERE json = ?", (text,)).fetchone()
+        found = row[0] if row else conn.execute("INSERT INTO key_json (json) VALUES (?)", (text,)).lastrowid
+        cache[("key_json", text)] = found
+    return found
+
+
+def _workload(conn: sqlite3.Connection, fingerprints: dict, info: tuple, cache_state: str) -> tuple:
+    """(digest, complete, key_json id) of a case's workload key, computed once per import for equal inputs
     (runs of one pack share them: a canonical dump + sha256 per case added up). The inputs beyond the
     case's key are the first row's workload fields as raw JSON: a cache key, not a meaning — a
     differently ordered record is only a miss, computed from the full row."""
@@ -368,7 +448,7 @@ def _workload(fingerprints: dict, info: tuple, cache_state: str) -> tuple:
         workload = fp.workload_key([json.loads(first_row)], case_spec(pack_id, pack_version, case_id),
                                    cache_state=cache_state)
         found = fingerprints[inputs] = (workload.digest, int(workload.complete),
-                                        json.dumps(workload.to_dict(), sort_keys=True))
+                                        key_json_id(conn, fingerprints, json.dumps(workload.to_dict(), sort_keys=True)))
     return found
 
 
@@ -379,8 +459,8 @@ def _write_case_stats(conn: sqlite3.Connection, batch: CaseBatch, fingerprints: 
     if not infos:
         return
     states = c["cache_state"]
-    head = list(zip(*infos))  # run_id, the case key (5), fingerprint digest, complete, JSON, system digest, ...
-    workload = zip(*map(_workload, repeat(fingerprints), infos, states))
+    head = list(zip(*infos))  # run_id, the case key (5), fingerprint digest, complete, JSON id, system digest, ...
+    workload = zip(*map(_workload, repeat(conn), repeat(fingerprints), infos, states))
     conn.executemany(STATS_INSERT, zip(
         *head[:6], c["row_count"], c["ok_count"], c["scored_count"], c["passed_count"],
         *(c[name] for name in FIGURES[:-1]), c["prompt_token_rows"], c["cached_prompt_rows"],
@@ -418,25 +498,33 @@ def import_into(conn: sqlite3.Connection, sources: list[RunSource]) -> list[Impo
     summaries: list[ImportSummary] = []
     imported_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     seen: set[Path] = set()
+    parents: dict[Path, Path] = {}
     fingerprints: dict = {}
     batch = CaseBatch()
+    pending = _PendingRows(conn, batch)
     tune_for_bulk_write(conn)
     try:
         with gc_paused(), transaction(conn):  # imported rows form no cycles
             recreate = drop_row_indexes_if_empty(conn)
+            may_exist = conn.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
             for source in sources:
-                canonical = source.path.resolve()
+                canonical = canonical_path(source.path, parents)
                 if canonical in seen:
                     continue  # the same directory named twice is one run
                 seen.add(canonical)
-                summary = _RunImporter(conn, source, problems, fingerprints, batch, canonical).run(imported_at)
+                summary = _RunImporter(conn, source, problems, fingerprints, pending, canonical,
+                                       may_exist).run(imported_at)
                 if summary is not None:
                     summaries.append(summary)
-                if not problems and batch.rows >= STATS_BATCH_ROWS:
+                if not problems and batch.rows + len(pending) >= STATS_BATCH_ROWS:
+                    pending.write()
                     _write_case_stats(conn, batch, fingerprints)
             if problems:
                 raise BenchpackError(_capped(problems))
+            pending.write()
             _write_case_stats(conn, batch, fingerprints)
+            if any(summary.replaced for summary in summaries):  # their old stats rows may have been the last users
+                drop_unused_key_json(conn)
             for statement in recreate:
                 conn.execute(statement)
         # Sampled statistics (cheap at any size) let the planner pick the narrowest index.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from benchpack.results.cache_state import row_cache_state
 from benchpack.errors import ConfigError, Problem
 from benchpack.registry.rows import COLUMNS
+from benchpack.registry.schema import key_json_columns
 
 TABLES = ("runs", "rows", "case-stats", "agent-wrap")
 
@@ -136,8 +137,10 @@ def build_sql(query: Query) -> Sql:
                         " JOIN runs ON runs.id = t.run_id")
                 order = " ORDER BY t.id"
             else:
-                columns = ", ".join(f"t.{c}" for c in _STATS_COLUMNS)
-                text = f"SELECT runs.label AS run, {columns} FROM result_case_stats t JOIN runs ON runs.id = t.run_id"
+                stored, joins = key_json_columns("t")  # the JSON columns live once per value in key_json
+                columns = ", ".join(f"{stored[c]} AS {c}" if c in stored else f"t.{c}" for c in _STATS_COLUMNS)
+                text = (f"SELECT runs.label AS run, {columns} FROM result_case_stats t JOIN runs ON runs.id = t.run_id"
+                        + joins)
                 order = " ORDER BY t.run_id, t.pack_id, t.pack_version, t.case_id, t.adapter, t.model"
     if where:
         text += " WHERE " + " AND ".join(where)

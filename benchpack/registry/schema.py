@@ -5,9 +5,11 @@ nullable comparability anchors from run metadata, prompt/cache coverage
 medians and the comparability fingerprint. Version 3 adds `agent_wrap_runs`.
 Version 4 adds the workload and system keys (fingerprint.workload_key /
 system_key) to case stats and runs, and the load-lane row columns
-`depth_tokens`, `concurrency`, `arrival_rate`.
-Each step is DDL plus (for 1 -> 2 and 3 -> 4) a backfill computed from data
-the database already holds, so an old registry is upgraded in place with
+`depth_tokens`, `concurrency`, `arrival_rate`. Version 5 adds the decode-rate
+median. Version 6 stores each case's fingerprint and workload JSON once per
+distinct value (`key_json`), referenced by id from `result_case_stats`.
+Each step is DDL plus (for 1 -> 2, 3 -> 4 and 4 -> 5) a backfill computed from
+data the database already holds, so an old registry is upgraded in place with
 nothing lost.
 """
 
@@ -23,7 +25,7 @@ from benchpack.errors import BenchpackError, Problem
 from benchpack.registry import fingerprint as fp
 from benchpack.registry.casestats import median
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # For a new file only (SQLite fixes the page size when the first table is
 # made). Rows hold ~1 KB of raw JSON; 64 KiB pages make bulk inserts and
 # index maintenance far cheaper (fewer page splits and balance operations)
@@ -281,12 +283,46 @@ def _backfill_v5(conn: sqlite3.Connection) -> None:
                          (float(median(rates)), *key))
 
 
+# The fingerprint and workload JSON of a case (its key's inputs, kept beside the digest) once per distinct
+# value: runs of one machine, model and pack repeat the same ~1.8 KB per case, which made the stats rows of
+# a many-directory import ~15% of its bytes (issue 34). Readers join it back (KEY_JSON_COLUMNS).
+# No REFERENCES: a foreign key would make every delete from key_json scan result_case_stats.
+V6_DDL = """
+CREATE TABLE key_json (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
+ALTER TABLE result_case_stats ADD COLUMN fingerprint_json_id INTEGER;
+ALTER TABLE result_case_stats ADD COLUMN workload_json_id INTEGER;
+INSERT INTO key_json (json)
+    SELECT fingerprint_json FROM result_case_stats WHERE fingerprint_json IS NOT NULL
+    UNION SELECT workload_json FROM result_case_stats WHERE workload_json IS NOT NULL;
+UPDATE result_case_stats SET
+    fingerprint_json_id = (SELECT id FROM key_json WHERE json = fingerprint_json),
+    workload_json_id = (SELECT id FROM key_json WHERE json = workload_json);
+ALTER TABLE result_case_stats DROP COLUMN fingerprint_json;
+ALTER TABLE result_case_stats DROP COLUMN workload_json
+"""
+
+def key_json_columns(alias: str) -> tuple[dict[str, str], str]:
+    """How a reader of result_case_stats (aliased `alias`) gets `fingerprint_json` and `workload_json` back:
+    ({column name: SQL expression}, the LEFT JOINs to append after `FROM result_case_stats alias`)."""
+    return ({"fingerprint_json": "key_fp.json", "workload_json": "key_wl.json"},
+            f" LEFT JOIN key_json key_fp ON key_fp.id = {alias}.fingerprint_json_id"
+            f" LEFT JOIN key_json key_wl ON key_wl.id = {alias}.workload_json_id")
+
+
+def drop_unused_key_json(conn: sqlite3.Connection) -> None:
+    """Delete the key_json values no case-stats row refers to any more (after runs were re-imported)."""
+    conn.execute("DELETE FROM key_json WHERE id NOT IN (SELECT fingerprint_json_id FROM result_case_stats"
+                 " WHERE fingerprint_json_id IS NOT NULL) AND id NOT IN (SELECT workload_json_id"
+                 " FROM result_case_stats WHERE workload_json_id IS NOT NULL)")
+
+
 MIGRATIONS: dict[int, tuple[str, Callable[[sqlite3.Connection], None] | None]] = {
     1: (V1_DDL, None),
     2: (V2_DDL, _backfill_v2),
     3: (V3_DDL, None),
     4: (V4_DDL, _backfill_v4),
     5: (V5_DDL, _backfill_v5),
+    6: (V6_DDL, None),
 }
 
 

@@ -17,6 +17,7 @@ from benchpack.results.cache_state import CACHED, COLD, UNKNOWN, group_cache_sta
 from benchpack.measurement.stats import median
 from benchpack.errors import BenchpackError, Problem
 from benchpack.registry.report import render_registry_report
+from benchpack.registry.schema import key_json_columns
 
 # Built to fit a 1280 px window: text cells wrap (long labels, model names),
 # numbers never do; the case table keeps to the columns a reader decides with.
@@ -93,14 +94,15 @@ def group_details(conn: sqlite3.Connection) -> dict[GroupKey, dict]:
 
 def case_table(conn: sqlite3.Connection) -> str:
     details = group_details(conn)
+    stored, joins = key_json_columns("s")  # the fingerprint JSON lives once per value in key_json
     rows = []
     for r in conn.execute(
         "SELECT runs.label, s.pack_id, s.pack_version, s.case_id, s.adapter, s.model, s.row_count,"
         " s.ok_count, s.median_wall_s, s.median_ttft_s, s.median_prefill_tps, s.median_decode_rate,"
         " s.median_total_tps, s.median_output_tokens, s.median_prompt_tokens, s.prompt_token_rows,"
         " s.median_cached_prompt_tokens, s.cached_prompt_rows, s.scored_count, s.passed_count,"
-        " s.fingerprint, s.fingerprint_json, s.run_id"
-        " FROM result_case_stats s JOIN runs ON runs.id = s.run_id"
+        f" s.fingerprint, {stored['fingerprint_json']}, s.run_id"
+        " FROM result_case_stats s JOIN runs ON runs.id = s.run_id" + joins +
         " ORDER BY s.pack_id, s.pack_version, s.case_id, runs.id"
     ):
         (label, pack, version, case, adapter, model, n, ok, wall, ttft, prefill, decode, total,

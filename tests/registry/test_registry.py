@@ -357,3 +357,18 @@ def test_its_report_has_one_section_per_pack_not_a_cross_product(db, capsys):
     assert "2026-04-28-mlx-lm-runtime" in runtime and "smoke" not in runtime
     code, out, _ = run_cli(capsys, "registry", "report", "--db", db, "--pack", "smoke-chat", "--json")
     assert [p["pack"] for p in json.loads(out)["packs"]] == ["smoke-chat"]
+
+
+def test_the_canonical_path_of_a_result_directory_is_its_resolved_path(tmp_path, monkeypatch):
+    """The importer resolves a directory's parent once per import; every spelling still gives resolve()."""
+    from benchpack.registry.importer import canonical_path
+
+    real = tmp_path / "real"
+    (real / "run").mkdir(parents=True)
+    (tmp_path / "parent-link").symlink_to(real)
+    (real / "run-link").symlink_to(real / "run")
+    monkeypatch.chdir(real)
+    parents: dict = {}
+    for spelling in (real / "run", tmp_path / "parent-link" / "run", real / "run-link", Path("run"),
+                     Path("run") / ".." / "run", Path("."), Path(".."), real / "missing", Path("run-link")):
+        assert canonical_path(spelling, parents) == spelling.resolve(), spelling

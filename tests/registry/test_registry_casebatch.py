@@ -14,6 +14,7 @@ from benchpack.registry.casestate import combine, counted_state
 from benchpack.registry.casestats import FIGURES, METRICS, CaseStatsBuilder
 from benchpack.registry.importer import RunSource, import_result_dirs
 from benchpack.registry.rows import COLUMNS, SQL_NULL
+from benchpack.registry.schema import key_json_columns
 from benchpack.results.cache_state import COLD, UNKNOWN
 from tests.data_paths import REAL_RESULTS
 
@@ -103,7 +104,11 @@ def test_runs_flushed_one_batch_each_store_what_one_batch_for_all_stores(tmp_pat
     import_result_dirs(one, [RunSource(d) for d in REAL_DIRS])
     monkeypatch.setattr(importer, "STATS_BATCH_ROWS", 1)
     import_result_dirs(each, [RunSource(d) for d in REAL_DIRS])
-    for sql in ("SELECT * FROM result_case_stats ORDER BY rowid", "SELECT * FROM result_rows ORDER BY rowid",
+    names = [c[1] for c in table(one, "PRAGMA table_info(result_case_stats)") if not c[1].endswith("_json_id")]
+    stored, joins = key_json_columns("s")  # the JSON by value: ids follow the order values were first met
+    stats = (f"SELECT {', '.join(f's.{n}' for n in names)}, {', '.join(stored.values())}"
+             f" FROM result_case_stats s{joins} ORDER BY s.rowid")
+    for sql in (stats, "SELECT * FROM result_rows ORDER BY rowid",
                 "SELECT id, result_dir, row_count, ok_count, packs, system_key, system_json, hardware_json"
                 " FROM runs ORDER BY id"):
         assert table(each, sql) == table(one, sql)

@@ -1,6 +1,7 @@
-"""Schema versions 1 -> 2 -> 3 -> 4 -> 5: old registries upgrade in place with data kept."""
+"""Schema versions 1 -> ... -> 6: old registries upgrade in place with data kept."""
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -10,9 +11,10 @@ from benchpack.cli import main
 from benchpack.errors import BenchpackError
 from benchpack.registry import schema
 from benchpack.registry.casestats import METRICS, CaseStatsBuilder
-from benchpack.registry.importer import RunSource, import_into
+from benchpack.registry.importer import RunSource, import_into, import_result_dirs
 from benchpack.registry.query import Query, run_query
 from benchpack.registry.rows import COLUMNS, LANE, normalize_row
+from benchpack.registry.site import case_table
 from tests.data_paths import REAL_RESULTS
 
 REAL_DIRS = sorted(p for p in REAL_RESULTS.iterdir() if p.is_dir())
@@ -49,11 +51,31 @@ def build_v1(path: Path) -> None:
     conn.close()
 
 
-def build_v3(path: Path) -> None:
-    """A version-3 registry: imported by today's importer, then the version-4 columns taken away."""
+def build_v5(path: Path) -> None:
+    """A version-5 registry holding what today's importer stores for the real results: the version-5
+    tables (schema.migrate to 5), filled from a fresh import, the case JSON back in its own columns."""
+    fresh = path.with_name(path.name + ".fresh")
+    import_result_dirs(fresh, [RunSource(d) for d in REAL_DIRS])
     conn = schema._connect(str(path))
-    schema.migrate(conn, path)
-    import_into(conn, [RunSource(d) for d in REAL_DIRS])
+    schema.migrate(conn, path, target=5)
+    conn.execute(f"ATTACH '{fresh}' AS fresh")
+    conn.execute("BEGIN")
+    for table in ("runs", "result_rows"):
+        conn.execute(f"INSERT INTO {table} SELECT * FROM fresh.{table}")
+    names = [c[1] for c in conn.execute("PRAGMA table_info(result_case_stats)")]
+    stored, joins = schema.key_json_columns("s")
+    conn.execute(f"INSERT INTO result_case_stats ({', '.join(names)}) SELECT "
+                 + ", ".join(stored.get(n, f"s.{n}") for n in names) + " FROM fresh.result_case_stats s" + joins)
+    conn.execute("COMMIT")
+    conn.execute("DETACH fresh")
+    conn.close()
+    fresh.unlink()
+
+
+def build_v3(path: Path) -> None:
+    """A version-3 registry: a version-5 one (build_v5), then the version-4 and -5 columns taken away."""
+    build_v5(path)
+    conn = schema._connect(str(path))
     conn.execute("DROP INDEX result_case_stats_workload")
     conn.execute("DROP INDEX runs_system")
     for table, columns in (("result_rows", LANE), ("result_case_stats", V4_CASE_COLUMNS),
@@ -62,6 +84,25 @@ def build_v3(path: Path) -> None:
             conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("UPDATE registry_meta SET value = '3' WHERE key = 'schema_version'")
     conn.close()
+
+
+def stats_rows(path: Path, leave_out: tuple = ()) -> list:
+    """Every case-stats row as its readers see it: the stored columns, the case JSON by name (from key_json
+    from version 6 on), the key_json ids left out (they name, not hold, a value)."""
+    conn = sqlite3.connect(path)
+    try:
+        names = [c[1] for c in conn.execute("PRAGMA table_info(result_case_stats)")]
+        joins = ""
+        if "fingerprint_json_id" in names:
+            stored, joins = schema.key_json_columns("s")
+            names = [n for n in names if not n.endswith("_json_id")] + list(stored)
+        else:
+            stored = {}
+        names = sorted(n for n in names if n not in leave_out)
+        return conn.execute(f"SELECT {', '.join(stored.get(n, f's.{n}') for n in names)}"
+                            f" FROM result_case_stats s{joins} ORDER BY s.run_id, s.case_id").fetchall()
+    finally:
+        conn.close()
 
 
 def table_rows(path: Path, sql: str) -> list:
@@ -91,23 +132,66 @@ def test_it_upgrades_a_version_1_registry_and_backfills_anchors_and_fingerprints
 def test_it_upgrades_a_version_3_registry_with_data_kept_and_the_same_keys_as_a_fresh_import(tmp_path):
     db, fresh = tmp_path / "v3.sqlite", tmp_path / "fresh.sqlite"
     build_v3(db)
-    before = table_rows(db, "SELECT * FROM result_case_stats ORDER BY run_id, case_id")
+    before = stats_rows(db)
     conn = schema.open_for_write(db)
     assert schema.schema_version(conn) == schema.SCHEMA_VERSION
     conn.close()
-    kept = ", ".join(c[1] for c in sqlite3.connect(db).execute("PRAGMA table_info(result_case_stats)")
-                     if c[1] not in V4_CASE_COLUMNS)
-    assert table_rows(db, f"SELECT {kept} FROM result_case_stats ORDER BY run_id, case_id") == before
+    assert stats_rows(db, leave_out=V4_CASE_COLUMNS) == before
     assert table_rows(db, "SELECT count(*) FROM result_rows") == [(22,)]
     conn = schema.open_for_write(fresh)
     import_into(conn, [RunSource(d) for d in REAL_DIRS])
     conn.close()
-    keys = ("SELECT case_id, workload_key, workload_complete, workload_json, system_key, cache_state"
-            " FROM result_case_stats ORDER BY run_id, case_id")
-    assert table_rows(db, keys) == table_rows(fresh, keys)
+    assert stats_rows(db) == stats_rows(fresh)  # workload_json among them
     assert table_rows(db, "SELECT system_key, system_json FROM runs ORDER BY id") == \
         table_rows(fresh, "SELECT system_key, system_json FROM runs ORDER BY id")
     assert all(row[0] for row in table_rows(db, "SELECT workload_key FROM result_case_stats"))
+
+
+def test_it_upgrades_a_version_5_registry_to_case_json_stored_once_and_reads_it_back_the_same(tmp_path):
+    """Version 6 moves each case's fingerprint and workload JSON into key_json, once per distinct value:
+    every table, every query and the site read exactly what a fresh import gives."""
+    db, fresh = tmp_path / "v5.sqlite", tmp_path / "fresh.sqlite"
+    build_v5(db)
+    [(prints, workloads, cases)] = table_rows(db, "SELECT count(DISTINCT fingerprint_json),"
+                                                  " count(DISTINCT workload_json), count(*) FROM result_case_stats")
+    assert workloads < cases  # some cases share a workload JSON
+    before = stats_rows(db)
+    assert schema.migrate_file(db) == 5
+    after = stats_rows(db)
+    assert after == before
+    import_result_dirs(fresh, [RunSource(d) for d in REAL_DIRS])
+    assert after == stats_rows(fresh)
+    run_columns = ", ".join(c[1] for c in sqlite3.connect(db).execute("PRAGMA table_info(runs)")
+                            if c[1] != "imported_at")  # the two imports ran seconds apart
+    for sql in (f"SELECT {run_columns} FROM runs ORDER BY id", "SELECT * FROM result_rows ORDER BY id",
+                "SELECT * FROM agent_wrap_runs ORDER BY label"):
+        assert table_rows(db, sql) == table_rows(fresh, sql)
+    assert table_rows(db, "SELECT count(*) FROM key_json") == [(prints + workloads,)]  # each distinct value once
+    assert [c[1] for c in sqlite3.connect(db).execute("PRAGMA table_info(result_case_stats)")] == \
+        [c[1] for c in sqlite3.connect(fresh).execute("PRAGMA table_info(result_case_stats)")]
+    old, new = schema.open_read_only(db), schema.open_read_only(fresh)
+    assert run_query(old, Query(table="case-stats")) == run_query(new, Query(table="case-stats"))
+    assert run_query(old, Query(table="case-stats"))[0]["workload_fields"]["kind"] == "workload"
+    assert case_table(old) == case_table(new)
+
+
+def test_a_reimport_keeps_one_copy_of_each_case_json_and_drops_unused_ones(tmp_path):
+    db = tmp_path / "r.sqlite"
+    import_result_dirs(db, [RunSource(d) for d in REAL_DIRS])
+    first = table_rows(db, "SELECT * FROM key_json ORDER BY id")
+    import_result_dirs(db, [RunSource(d) for d in REAL_DIRS])  # every run replaced: the same values, found again
+    assert table_rows(db, "SELECT * FROM key_json ORDER BY id") == first
+    other = tmp_path / "other"
+    shutil.copytree(REAL_DIRS[0], other)
+    hardware = json.loads((other / "hardware.json").read_text())
+    hardware["ram_mb"] = 2 * hardware["ram_mb"]  # another hardware class: other fingerprints
+    (other / "hardware.json").write_text(json.dumps(hardware))
+    import_result_dirs(db, [RunSource(other)])
+    grown = table_rows(db, "SELECT count(*) FROM key_json")[0][0]
+    assert grown > len(first)
+    shutil.copytree(REAL_DIRS[0], other, dirs_exist_ok=True)  # back to the first run's files: its values unused
+    import_result_dirs(db, [RunSource(other)])
+    assert table_rows(db, "SELECT * FROM key_json ORDER BY id") == first
 
 
 def test_it_backfills_lane_columns_from_the_stored_rows(tmp_path):
@@ -150,10 +234,10 @@ def test_it_refuses_a_registry_from_a_newer_benchpack(tmp_path, capsys):
     db = tmp_path / "future.sqlite"
     schema.open_for_write(db).close()
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE registry_meta SET value = '6' WHERE key = 'schema_version'")
+    conn.execute("UPDATE registry_meta SET value = '7' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(BenchpackError, match="schema version 6 is newer than this benchpack supports"):
+    with pytest.raises(BenchpackError, match="schema version 7 is newer than this benchpack supports"):
         schema.open_for_write(db)
     assert main(["registry", "import", "--db", str(db), str(REAL_DIRS[0])]) == 2
     assert main(["registry", "report", "--db", str(db)]) == 2
