@@ -136,7 +136,7 @@ class Command(BaseCommand):
                 case_pairs |= cases
                 pack_pairs |= packs
             counts["runs"] += len(published)
-            if time.monotonic() - last_said > 30 or counts["runs"] == plan.runs:
+            if time.monotonic() - last_said > 20 or counts["runs"] == plan.runs:
                 last_said = time.monotonic()
                 elapsed = last_said - started
                 self.stdout.write(f"  {counts['runs']:,} runs, {counts['cases']:,} case rows, "
