@@ -46,6 +46,9 @@ CACHED_PREFIXES = (
     "/leaderboards/", "/compare/", "/timelines/", "/models/", "/runtimes/", "/hardware/", "/runs/",
     "/api/v1/leaderboards/", "/api/v1/compare/", "/api/v1/timelines/", "/api/v1/runs/", "/api/v1/cases/",
     "/api/v1/systems/", "/api/v1/models/", "/api/v1/runtimes/", "/api/v1/hardware-classes/",
+    # The answer is a function of the leaderboard rows alone, like a board (issue 34 item 4: uncached, each
+    # question ranked every whole-pack row of its packs in Python on every request).
+    "/answer/", "/api/v1/answer/",
 )
 MAX_ENTRY_BYTES = 4 << 20  # a timeline of a few thousand points is ~1 MB of JSON
 MAX_TOTAL_BYTES = 128 << 20  # per web process
@@ -105,6 +108,44 @@ class ResponseLRU:
 RESPONSES = ResponseLRU()
 
 
+class SingleFlight:
+    """One render per cache key at a time in a process (issue 34 item 4). Without it, a board that was not
+    cached yet was rendered by every request that asked for it while the first render ran: at 1M case rows
+    on PostgreSQL, 16 clients over 48 run lists rendered the same slow lists side by side, held every pooled
+    connection, and the cached answers behind them waited for one (p50 0.6 s)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: dict = {}
+
+    def claim(self, key) -> threading.Event | None:
+        """None: the caller renders and must `release(key)`; else the event of the render already running."""
+        with self.lock:
+            running = self.running.get(key)
+            if running is None:
+                self.running[key] = threading.Event()
+            return running
+
+    def release(self, key) -> None:
+        with self.lock:
+            done = self.running.pop(key, None)
+        if done is not None:
+            done.set()
+
+
+RENDERING = SingleFlight()
+WAIT_FOR_RENDER_S = 30  # then render itself: a render that has not finished by then is not worth waiting for
+
+
+def _release_pooled_connection() -> None:
+    """Give the pooled connection back once the generation is read (PostgreSQL with DATABASE_POOL): a hit needs
+    nothing more from the database, and a waiter must not hold a connection the render it waits for needs.
+    Without a pool, closing would reopen the connection on the next request (SQLite's reuse is the point)."""
+    if connection.settings_dict.get("OPTIONS", {}).get("pool") and connection.connection is not None \
+            and not connection.in_atomic_block:
+        connection.close()
+
+
 def _cacheable_request(request) -> bool:
     if not settings.CATALOGUE_RESPONSE_CACHE:
         return False
@@ -157,9 +198,20 @@ class PublicResponseCacheMiddleware:
         if not _cacheable_request(request):
             return self.get_response(request)
         generation = current_generation()
+        _release_pooled_connection()
         key = (generation, request.get_host(), request.scheme, request.get_full_path(),
                request.META.get("HTTP_ACCEPT", ""))
         found = RESPONSES.get(key) if generation is not None else None
+        if found is None and generation is not None:
+            running = RENDERING.claim(key)
+            if running is not None:  # another thread renders this very response: wait for it, then serve it
+                running.wait(WAIT_FOR_RENDER_S)
+                found = RESPONSES.get(key)
+            else:
+                try:
+                    return self._render(request, key)
+                finally:
+                    RENDERING.release(key)
         if found is not None and request.path.startswith("/api/"):
             if not hasattr(request, "user"):
                 request.user = AnonymousUser()  # no session or token (checked above): what DRF would see
@@ -172,8 +224,11 @@ class PublicResponseCacheMiddleware:
                 response[name] = value
             response["X-Catalogue-Cache"] = "hit"
             return response
+        return self._render(request, key if generation is not None else None)
+
+    def _render(self, request, key):
         response = self.get_response(request)
-        if generation is not None and _cacheable_response(response):
+        if key is not None and _cacheable_response(response):
             body = response.content
             RESPONSES.put(key, (response.status_code, list(response.items()), body), len(body))
         return response

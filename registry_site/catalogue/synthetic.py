@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+from array import array
 from dataclasses import dataclass, field
 
 from benchpack.packs import case_content
@@ -86,6 +87,7 @@ class PackPlan:
     adapter: str
     cases: list[tuple[str, fp.Key, dict]]  # (case id, workload key, its to_dict(): one object, encoded once)
     scored: bool
+    requests: dict[str, dict] = field(default_factory=dict)  # case id -> the rows' `request` (its workload key's input)
 
 
 @dataclass
@@ -97,7 +99,7 @@ class Plan:
     cases: int
     rows_per_case: int
     seed: int
-    pack_of_run: list[int] = field(default_factory=list)
+    pack_of_run: array = field(default_factory=lambda: array("B"))  # a byte per run: 5.4M runs at 10M cases
 
     def describe(self) -> list[str]:
         workloads = sum(len(p.cases) for p in self.packs)
@@ -139,7 +141,7 @@ def _packs() -> list[PackPlan]:
     for pack_id in PACK_WEIGHTS:
         pack = load_pack(bundled_packs_dir() / pack_id)
         specs = case_content.case_specs_of(pack)
-        cases = []
+        cases, requests = [], {}
         for case in pack.cases:
             spec = specs[case.id]
             first = {"pack": {"id": pack.id, "version": pack.version}, "case": case.id, "adapter": "openai-chat",
@@ -148,8 +150,9 @@ def _packs() -> list[PackPlan]:
                      | {"openai_stream_usage": "include"}}
             key = fp.workload_key([first])
             cases.append((case.id, key, key.to_dict()))
+            requests[case.id] = first["request"]
         scored = any(c.scoring is not None and c.scoring.mode != "none" for c in pack.cases)
-        plans.append(PackPlan(pack.id, pack.version, "openai-chat", cases, scored))
+        plans.append(PackPlan(pack.id, pack.version, "openai-chat", cases, scored, requests))
     return plans
 
 
@@ -158,7 +161,7 @@ def plan(cases: int, systems: int = 300, rows_per_case: int = 1, seed: int = 10)
     rng = random.Random(seed)
     packs = _packs()
     weights = [PACK_WEIGHTS[p.pack_id] for p in packs]
-    chosen, total = [], 0
+    chosen, total = array("B"), 0
     while total < cases:
         index = rng.choices(range(len(packs)), weights)[0]
         if total + len(packs[index].cases) > cases:  # the last runs: a pack small enough to land exactly
@@ -216,7 +219,7 @@ def run_values(plan: Plan, number: int, rng: random.Random, now: dt.datetime) ->
             rows.append({
                 "case": case_id, "repetition": repetition if repetitions > 1 else None, "ok": True,
                 "raw": {"pack": {"id": pack.pack_id, "version": pack.version}, "case": case_id, "adapter": pack.adapter,
-                        "model": system.model, "ok": True, "synthetic": True,
+                        "model": system.model, "ok": True, "synthetic": True, "request": pack.requests[case_id],
                         "timing": {"wall_s": wall, "ttft_s": ttft, "prefill_tps": prefill, "decode_tps": d,
                                    "total_tps": output / wall, "tpot_s": 1 / d},
                         "tokens": {"prompt": 400, "output": output, "cached_prompt": 0},

@@ -128,3 +128,32 @@ def test_a_hit_keeps_the_headers_the_inner_middleware_set(client, run):
     assert hit["X-Catalogue-Cache"] == "hit"
     assert hit["X-Frame-Options"] == first["X-Frame-Options"]
     assert hit["Content-Type"] == first["Content-Type"]
+
+
+def test_one_render_per_key_the_others_wait_for_it():
+    """Issue 34 item 4: concurrent misses of one key render once; the rest wait for that render's bytes."""
+    import threading
+
+    from registry_site.catalogue.cache import SingleFlight
+
+    flight, renders, served = SingleFlight(), [], []
+    waiting = threading.Semaphore(0)
+
+    def ask():
+        running = flight.claim("key")
+        if running is None:
+            renders.append(1)
+            for _ in range(3):  # a render slow enough for the three others to arrive and wait
+                assert waiting.acquire(timeout=10)
+            flight.release("key")
+        else:
+            waiting.release()
+            served.append(running.wait(10))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(renders) == 1 and served == [True, True, True]
+    assert flight.claim("key") is None  # released: the next miss renders again

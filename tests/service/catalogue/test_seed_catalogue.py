@@ -61,3 +61,13 @@ def test_bad_sizes_are_refused():
 
     with pytest.raises(CommandError, match="--cases"):
         call_command("seed_catalogue", "--cases", "0", stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_the_publishing_path_and_the_bulk_path_build_the_same_boards():
+    said = seed("--cases", "300", "--systems", "10", "--seed", "5", "--bulk")
+    bulk = set(LeaderboardEntry.objects.values_list("workload_key", "system_key", "case"))
+    said += seed("--cases", "300", "--systems", "10", "--seed", "5")  # through publishing.publish, labels numbered on
+    assert PublishedCase.objects.count() == 600 and "peak RSS" in said
+    assert set(LeaderboardEntry.objects.values_list("workload_key", "system_key", "case")) == bulk
+    assert LeaderboardEntry.objects.filter(run_count=2).exists()  # the same runs again: two behind a row
