@@ -2,7 +2,9 @@
 registered here so each stays small and owned by one concept."""
 
 import functools
+import json
 import os
+import time
 
 import pytest
 
@@ -70,3 +72,30 @@ def pytest_collection_modifyitems(config, items):
             if own:
                 item.add_marker(pytest.mark.xdist_group(item.module.__name__))
                 break
+
+
+# `bench/suite_time.py` sets BENCHPACK_TEST_TIMELINE to a file: each worker appends one line per test (worker,
+# node id, start, end, wall clock) and one at its session start, so the run's critical path can be rebuilt —
+# which worker ran what, when, and what it waited for at the end. Nothing is written without it.
+_TIMELINE = os.environ.get("BENCHPACK_TEST_TIMELINE")
+
+
+def _timeline(**entry) -> None:
+    with open(_TIMELINE, "a") as out:
+        out.write(json.dumps({"worker": workers.worker_id(), **entry}) + "\n")
+
+
+def pytest_sessionstart(session):
+    if _TIMELINE:
+        _timeline(event="sessionstart", at=time.time())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _TIMELINE:
+        return (yield)
+    started = time.time()
+    try:
+        return (yield)
+    finally:
+        _timeline(event="test", test=item.nodeid, start=started, end=time.time())
