@@ -20,6 +20,7 @@ same load, and prints each round and the median per checkout.
     uv run python bench/suite_time.py -- tests/service -p no:cacheprovider
     uv run python bench/suite_time.py --repo /tmp/before --repo . --rounds 2 -- tests/service/api
     uv run python bench/suite_time.py --json var/suite-time.json -- tests/service
+    uv run python bench/suite_time.py --record-durations tests/durations.json   # the order of tests/scheduling.py
 
 Arguments after `--` go to pytest. The report of record is in docs/testing.md.
 """
@@ -89,10 +90,28 @@ def worker_timelines(path: Path, started: float) -> dict:
             "first_test_s": round(tests[0]["start"] - started, 1),
             "last_end_s": round(tests[-1]["end"] - started, 1),
             "tests": len(tests), "busy_s": round(busy, 1),
+            "cpu_s": round(sum(e.get("cpu", 0) for e in tests), 1),  # the worker's and its reaped children's
             "last": [{"test": e["test"], "start_s": round(e["start"] - started, 1),
                       "seconds": round(e["end"] - e["start"], 1)} for e in tests[-5:]],
         }
     return out
+
+
+def record_durations(timeline: Path, dest: Path, at_least_s: float = 1.0) -> int:
+    """tests/durations.json for tests/scheduling.py: each test's seconds (node id without its "@group"), the
+    tests of `at_least_s` or more. Not a worker's first test: it carries the worker's start (the test
+    database's migrations)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.scheduling import base_id
+
+    lines = [json.loads(line) for line in timeline.read_text().splitlines() if line.strip()]
+    firsts = {}
+    for entry in sorted((e for e in lines if e["event"] == "test"), key=lambda e: e["start"]):
+        firsts.setdefault(entry["worker"], entry["test"])
+    seconds = {base_id(e["test"]): round(e["end"] - e["start"], 1) for e in lines
+               if e["event"] == "test" and e["test"] not in firsts.values() and e["end"] - e["start"] >= at_least_s}
+    dest.write_text(json.dumps(dict(sorted(seconds.items())), indent=0) + "\n")
+    return len(seconds)
 
 
 def junit_cases(path: Path) -> list[dict]:
@@ -108,7 +127,7 @@ def junit_cases(path: Path) -> list[dict]:
     return cases
 
 
-def run_once(repo: Path, pytest_args: list[str], keep: Path | None = None) -> dict:
+def run_once(repo: Path, pytest_args: list[str], keep: Path | None = None, durations: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="suite-time-") as tmp:
         report = Path(tmp) / "junit.xml"
         timeline = Path(tmp) / "timeline.jsonl"
@@ -126,6 +145,8 @@ def run_once(repo: Path, pytest_args: list[str], keep: Path | None = None) -> di
         after = loadavg()
         cases = junit_cases(report) if report.exists() else []
         timelines = worker_timelines(timeline, started_at)
+        if durations and timeline.exists():
+            print(f"{durations}: {record_durations(timeline, durations)} tests of a second or more")
         if keep:
             keep.mkdir(parents=True, exist_ok=True)
             for made in (report, timeline):
@@ -157,7 +178,8 @@ def show(result: dict) -> None:
           f"on average); the machine's cores busy {'?' if busy is None else f'{busy:.0%}'} (every process on it)")
     for worker, line in result["workers"].items():
         print(f"  {worker}: session start {line['session_start_s']} s, first test {line['first_test_s']} s, "
-              f"last test ended {line['last_end_s']} s; {line['tests']} tests, {line['busy_s']:.0f} s in tests; last:")
+              f"last test ended {line['last_end_s']} s; {line['tests']} tests, {line['busy_s']:.0f} s in tests "
+              f"({line['cpu_s']:.0f} s CPU); last:")
         for last in line["last"]:
             print(f"      at {last['start_s']:7.1f} s  {last['seconds']:7.1f} s  {last['test']}")
     print(f"  slowest {len(result['slowest'])}:")
@@ -180,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="checkout to run in (repeat to alternate several); default: this one")
     parser.add_argument("--rounds", type=int, default=1, help="rounds over the checkouts, alternating")
     parser.add_argument("--json", type=Path, help="also write every round's figures here")
+    parser.add_argument("--record-durations", type=Path, metavar="JSON",
+                        help="write each test's seconds here (tests/durations.json, read by tests/scheduling.py)")
     parser.add_argument("--keep", type=Path,
                         help="keep each run's JUnit report, timeline and output in DIR/<round>-<checkout>/")
     args = parser.parse_args(ours)
@@ -188,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     for number in range(args.rounds):
         for repo in repos:
             keep = args.keep / f"{number + 1}-{repo.name}" if args.keep else None
-            result = run_once(repo, pytest_args, keep)
+            result = run_once(repo, pytest_args, keep, args.record_durations)
             result["round"] = number + 1
             results.append(result)
             show(result)
