@@ -2,11 +2,14 @@
 registered here so each stays small and owned by one concept."""
 
 import functools
+import json
 import os
+import resource
+import time
 
 import pytest
 
-from tests import workers
+from tests import scheduling, workers
 from tests.environment import unavailable
 
 pytest_plugins = [
@@ -40,6 +43,22 @@ def pytest_configure(config):
         config.pluginmanager.register(workers.LoadgroupIds(), "benchpack-loadgroup-ids")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` hands out the longest units first (tests/scheduling.py)."""
+    if config.getvalue("dist") == "loadgroup":
+        return scheduling.make_scheduler(config, log)
+    return None
+
+
+def pytest_report_header(config):
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        # Not changed here (the environment is the user's), only said (docs/testing.md, "Measuring it").
+        return ("PYTHONDONTWRITEBYTECODE is set: every Python process of this run compiles each module it imports "
+                "from source (a worker's start 16 s of CPU instead of 5; docs/testing.md)")
+    return None
+
+
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker per core, at most three (Redis's 16 databases, five per worker: tests/workers.py)."""
     return max(1, min(len(os.sched_getaffinity(0)), workers.MAX_WORKERS))
@@ -70,3 +89,37 @@ def pytest_collection_modifyitems(config, items):
             if own:
                 item.add_marker(pytest.mark.xdist_group(item.module.__name__))
                 break
+
+
+# `bench/suite_time.py` sets BENCHPACK_TEST_TIMELINE to a file: each worker appends one line per test (worker,
+# node id, start, end, wall clock; the CPU seconds of the worker and of the children it reaped meanwhile — a
+# live service's show at its module's last test, when it is stopped) and one at its session start, so the
+# run's critical path can be rebuilt: which worker ran what, when, what waited and what computed. Nothing is
+# written without it.
+_TIMELINE = os.environ.get("BENCHPACK_TEST_TIMELINE")
+
+
+def _timeline(**entry) -> None:
+    with open(_TIMELINE, "a") as out:
+        out.write(json.dumps({"worker": workers.worker_id(), **entry}) + "\n")
+
+
+def pytest_sessionstart(session):
+    if _TIMELINE:
+        _timeline(event="sessionstart", at=time.time())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _TIMELINE:
+        return (yield)
+    started, cpu = time.time(), _cpu()
+    try:
+        return (yield)
+    finally:
+        _timeline(event="test", test=item.nodeid, start=started, end=time.time(), cpu=round(_cpu() - cpu, 2))
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
