@@ -29,10 +29,16 @@ LABELS = OFFERS / "verify" / "labels"
 
 
 def load_module(path: Path, name: str):
+    """A bundled pack's script, loaded in this process without writing bytecode beside it (the pack's own
+    runs use `python -B`; a `__pycache__` left in benchpacks/ fails the litter test below)."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
 
 

@@ -205,6 +205,9 @@ def test_no_bundled_pack_ships_its_own_verifykit_copy():
 
 def test_a_seed_draws_the_same_probes_and_another_seed_different_ones(kit, ctx, monkeypatch):
     monkeypatch.setitem(sys.modules, "verifykit", kit)  # checks.py imports the kit by its name
+    # Loaded in this process (the verifier itself runs under `python -B`): no bytecode beside the bundled
+    # pack's file, which the packs' litter test would then find (tests/packs/test_coding_packs.py).
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     checks = kit.load_module(bundled_packs_dir() / "patch-from-failure" / "verify" / "hidden" / "fix-split-bill" / "checks.py",
                              "split_bill_checks_for_test")  # fmt: skip
     first = [(p.id, p.code) for p in kit.hidden_probes(ctx, checks)]
