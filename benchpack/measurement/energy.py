@@ -41,13 +41,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+# subprocess and signal drive powermetrics (macOS only), imported where it is used: not on every
+# run's import path (subprocess imports signal, whose enums cost more than this module).
+if TYPE_CHECKING:
+    import subprocess
 
 perf_counter = time.perf_counter
 
@@ -336,12 +339,15 @@ class PowermetricsSource:
             return None, "powermetrics not found"
         if os.geteuid() == 0:
             return cls([binary]), None
+        import subprocess
+
         check = subprocess.run(["sudo", "-n", "-l", binary], capture_output=True, check=False)
         if check.returncode == 0:
             return cls(["sudo", "-n", binary]), None
         return None, "powermetrics needs root: run as root or allow it in sudoers (NOPASSWD)"
 
     def begin(self) -> tuple[subprocess.Popen, Path]:
+        import subprocess
         import tempfile  # macOS only: not on every run's import path
 
         handle, name = tempfile.mkstemp(prefix="benchpack-powermetrics-", suffix=".plist")
@@ -352,6 +358,9 @@ class PowermetricsSource:
         return process, Path(name)
 
     def end(self, began: tuple[subprocess.Popen, Path], window_s: float) -> list[Reading]:
+        import signal
+        import subprocess
+
         process, path = began
         process.send_signal(signal.SIGINT)  # powermetrics finishes the file on SIGINT
         try:

@@ -32,7 +32,7 @@ from benchpack.lanes import aggregate as lanes
 from benchpack.results import metrics as metric_registry
 from benchpack.results import placement
 from benchpack.results.resultdir import RUN_FILE, ResultDir, field
-from benchpack.measurement.stats import difference, is_number, median, median_interval, percentiles
+from benchpack.measurement.stats import difference, is_number, median, median_interval, percentiles, sorted_numbers
 
 FORMAT_VERSION = 2
 
@@ -183,9 +183,11 @@ def lane_figures(result: ResultDir) -> dict:
             "energy": lanes.energy_summary(result.rows)}
 
 
-def compare_runs(results: list[ResultDir], *, noise: bool = True) -> Comparison:
+def compare_runs(results: list[ResultDir], *, noise: bool = True, lanes: bool = True) -> Comparison:
     """Compare result directories case by case. `noise=False` skips the
-    bootstrap bands and run-vs-run verdicts (about a millisecond per case and run)."""
+    bootstrap bands and run-vs-run verdicts (about a millisecond per case and run);
+    `lanes=False` leaves `Comparison.lanes` empty (`benchpack run`'s closing table shows none, and
+    summary.md has already summarised the levels from the same rows)."""
     problems = [p for result in results for p in row_problems(result)]
     if not results:
         problems.append(Problem("compare", "", "no result directories given"))
@@ -206,7 +208,7 @@ def compare_runs(results: list[ResultDir], *, noise: bool = True) -> Comparison:
         if noise:
             _set_noise(case, stats, groups)
         cases.append(CaseComparison(case=case, parity=status, runs=stats))
-    figures = {label: lane_figures(result) for label, result in zip(labels, results)}
+    figures = {label: lane_figures(result) for label, result in zip(labels, results)} if lanes else {}
     figures = {label: f for label, f in figures.items() if f["depth"] or f["levels"] or f["energy"]["rows"]}
     return Comparison(runs=runs, cases=cases, warnings=_warnings(runs, results, labels, cases), lanes=figures)
 
@@ -276,8 +278,9 @@ def _case_stats(label: str, rows: list[dict]) -> CaseStats:
     cached = [field(r, "tokens.cached_prompt") for r in ok_rows]
     verdicts = [field(r, "scoring.passed") for r in rows]
     verdicts = [v for v in verdicts if isinstance(v, bool)]
-    values = {name: [read(r) for r in ok_rows] for name, read in METRICS.items()}
-    medians = {name: median(vals) for name, vals in values.items()}
+    # Each metric's numbers sorted once: its median and percentiles read the same list.
+    present = {name: sorted_numbers(read(r) for r in ok_rows) for name, read in METRICS.items()}
+    medians = {name: median(vals) for name, vals in present.items()}
     return CaseStats(
         run=label,
         present=True,
@@ -296,7 +299,7 @@ def _case_stats(label: str, rows: list[dict]) -> CaseStats:
         cache_state=group_cache_state(ok_rows) if ok_rows else UNKNOWN,
         output_tokens_med=medians["output_tokens"],
         finish_reasons=dict(Counter(r.get("finish_reason") for r in ok_rows if isinstance(r.get("finish_reason"), str))),
-        percentiles={name: p for name, p in ((n, percentiles(v)) for n, v in values.items()) if len(p) > 1},
+        percentiles={name: p for name, p in ((n, percentiles(v)) for n, v in present.items()) if len(p) > 1},
     )
 
 

@@ -78,12 +78,11 @@ def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: st
     from benchpack.reporting.compare import compare_runs
     from benchpack.reporting.document import Bullets, Heading, Paragraph
     from benchpack.reporting.report import run_cases_table
-    from benchpack.results import plausibility
     from benchpack.results.placement import placement_note
 
     blocks: list[Block] = []
     if result.rows:
-        single = compare_runs([result])
+        single = compare_runs([result], lanes=False)  # the table shows no lane figures
         blocks += [Heading("Results", 2), run_cases_table(single),
                    Paragraph("Medians over the rows that ran; ± is the 95 % interval of the median. decode is "
                              "1/tpot_s; `cached`: the server answered the prompt from its cache, so there is no "
@@ -96,6 +95,8 @@ def summary_blocks(result: ResultDir, warnings: list[str], incomplete_reason: st
                                     "model's, so plausibility is not judged; the registry labels such runs "
                                     "demo data."))
         else:
+            from benchpack.results import plausibility  # its chip table and patterns: not for a scripted run
+
             verdict = plausibility.run_verdict(
                 plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata))
             # shown whatever it is: an unchecked run says why, never nothing (docs/measurement.md, "Plausibility")

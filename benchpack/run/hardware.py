@@ -27,7 +27,6 @@ import os
 import platform
 import shutil
 import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -43,6 +42,8 @@ def _command_output(argv: list[str]) -> str | None:
     """stdout of a probe command, or None when it is missing or fails in any way."""
     if shutil.which(argv[0]) is None:
         return None
+    import subprocess  # here, not at the top: where no probe tool is installed, a run never starts one
+
     try:
         completed = subprocess.run(
             argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False

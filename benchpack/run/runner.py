@@ -23,7 +23,6 @@ import os
 import shutil
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -36,7 +35,8 @@ from benchpack.packs import prompt_cache
 from benchpack.run import scoring
 
 from benchpack.run import server_info
-from benchpack.agents import proxy as agent_proxy
+# benchpack.agents.proxy (the measuring proxy) is imported where a repo-task run makes its executor: a
+# run without repo-task cases never starts it.
 from benchpack.adapters import TOOL_ADAPTER_IDS, get_adapter
 from benchpack.adapters.base import AdapterRequest, AdapterResult
 from benchpack.errors import BenchpackError, ConfigError, Problem
@@ -331,8 +331,14 @@ def _call_adapter(adapter: Adapter, request: AdapterRequest) -> AdapterResult:
             tokens={},
             backend=None,
             request_payload={},
-            response_payload={"error": "".join(traceback.format_exception_only(exc)).strip()},
+            response_payload={"error": _exception_text(exc)},
         )
+
+
+def _exception_text(exc: BaseException) -> str:
+    import traceback  # only when an adapter raised
+
+    return "".join(traceback.format_exception_only(exc)).strip()
 
 
 def _failed_result(error: str) -> AdapterResult:
@@ -593,6 +599,8 @@ def run_pack(
     pack = effective_pack(pack, options)
     adapter = adapter or _resolve_adapter(options)
     if repo_task_executor is None and any(case.kind == REPO_TASK for case in pack.cases):
+        from benchpack.agents import proxy as agent_proxy
+
         repo_task_executor = repo_task.make_executor(pack, options, proxy_factory=agent_proxy.proxy_factory)
     out = Path(options.out)
     check_out_dir(out, force=options.force, pack_root=pack.root)

@@ -109,9 +109,9 @@ print(json.dumps([m for m in {heavy!r} if sys.modules.get(m) is not None]))
 """
 
 
-def cli_imports(*argvs: list[str]) -> tuple[list[str], str]:
+def cli_imports(*argvs: list[str], names: tuple[str, ...] = HEAVY) -> tuple[list[str], str]:
     done = subprocess.run([sys.executable, "-c", CLI_PROBE.format(argvs=[list(map(str, a)) for a in argvs],
-                                                                   heavy=HEAVY)],
+                                                                   heavy=names)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()
@@ -139,6 +139,27 @@ def two_runs(server, tmp_path_factory):
 def test_a_whole_run_with_its_summary_imports_nothing_heavy(two_runs):
     _, loaded, printed = two_runs
     assert "±" in printed, f"the end-of-run summary printed no bands, so the bands' path was not run:\n{printed}"
+    assert loaded == []
+
+
+# Not imported by a whole run against the scripted endpoint, summary included (h39e): each was on the path and
+# cost CPU on every short run. statistics (with fractions): stats computes its medians itself; subprocess
+# (with signal): only a GPU probe or powermetrics starts a process; the measuring proxy: only repo-task runs;
+# plausibility (its chip table and patterns): a scripted endpoint's figures are not judged; traceback: only
+# when an adapter raises.
+NOT_IN_A_SCRIPTED_RUN = ("statistics", "fractions", "signal", "subprocess", "benchpack.agents.proxy",
+                         "benchpack.results.plausibility", "traceback")
+
+
+def test_a_whole_scripted_run_with_its_summary_leaves_out_what_it_does_not_use(server, tmp_path):
+    import shutil
+
+    pack = write_pack(tmp_path / "pack", [chat_case("alpha")], repetitions=3, stream=True)
+    loaded, printed = cli_imports(["run", pack, "--adapter", "openai-chat", "--model", "ref", "--endpoint",
+                                   server.url, "--out", tmp_path / "out"], names=NOT_IN_A_SCRIPTED_RUN)
+    assert "Scripted endpoint" in printed, printed[-2000:]  # the summary ran, and judged nothing
+    if any(shutil.which(tool) for tool in ("nvidia-smi", "rocm-smi")):  # a GPU machine's probe starts them
+        loaded = [m for m in loaded if m not in ("signal", "subprocess")]
     assert loaded == []
 
 
