@@ -154,20 +154,9 @@ class Command(BaseCommand):
         from django.db.models import Max
 
         from registry_site.catalogue import leaderboard, synthetic
-        from registry_site.demo_data import ensure_submitter
         from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
-        from submissions import states
-        from submissions.models import Submission
 
-        user = ensure_submitter(synthetic.SYNTHETIC_SUBMITTER)
-        submissions = {}
-        for system in plan.systems:
-            digest = hashlib.sha256(f"synthetic-{plan.seed}-{system.key.digest}".encode()).hexdigest()
-            submissions[system.index], _ = Submission.objects.get_or_create(
-                archive_sha256=digest,
-                defaults={"submitter": user, "state": states.APPROVED, "archive_name": "synthetic-catalogue",
-                          "archive_size": 0, "archive": b"", "provenance": "self-reported", "is_demo": True,
-                          "decision_reason": synthetic.NOTE})
+        submissions = self._submissions(plan)
         rng = random.Random(plan.seed)
         now = timezone.now()
         next_id = (PublishedRun.objects.aggregate(top=Max("id"))["top"] or 0) + 1
