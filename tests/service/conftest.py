@@ -81,6 +81,18 @@ def _empty_response_cache():
     RESPONSES.clear()
 
 
+@pytest.fixture(autouse=True)
+def _celery_join_allowed():
+    """Each test starts outside any task, as a test does. Celery's "would a join block" flag is one global per
+    process, set and restored around every eager `apply_async` (celery/app/task.py, `denied_join_result`); two
+    threads doing that at once (a threaded live server, concurrent eager uploads) can restore it in the wrong
+    order and leave it set, and a later test's `EagerResult.get()` then raises "Never call result.get() within
+    a task!" — seen in CI once longest-first scheduling put such a test before tests/service/test_validation_faults.py."""
+    from celery._state import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
+
+
 # The tests whose answer can differ by database engine, which CI runs a second time on PostgreSQL
 # (`-m database`, .ci/run): those using pytest-django's test database (the django_db mark or a fixture
 # built on it: db, transactional_db, live_server, client with a user, …) and those starting a live service
