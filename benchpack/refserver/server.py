@@ -653,6 +653,12 @@ def serve(config: dict, host: str = "127.0.0.1", port: int = 0, announce=print) 
     state = _State(config)
     handler = type("Handler", (_Handler,), {"state": state})
     server = _Server((host, port), handler)
+    if config.get("request_stamps"):
+        # Stamping on from the listening socket on (accepted sockets inherit it), not from each handler's
+        # setup: the kernel turns receive stamps on machine-wide lazily, after the first socket asks, so a
+        # request that arrived just after its connection's accept could carry no stamp (`arrived_at` null,
+        # seen once in CI's exclusive pass).
+        rxstamp.enable(server.socket)
     announce(f"benchpack-refserver listening on http://{host}:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever(poll_interval=0.1)
