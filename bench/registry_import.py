@@ -19,7 +19,11 @@ real ones, then times:
 
 and prints rows/s for both, the ratio import/baseline in rows/s (the
 target: >= 0.8, flat as N grows) and the load average beside each size.
-The two are timed back to back at each size, so they see the same machine.
+The two are timed back to back at each size, so they see the same machine;
+with --repeat R, R pairs in alternating order (baseline first, then import
+first), with a sync before each phase so neither is charged for the other's
+writeback, and a line of the median ratios. On a loaded machine read the CPU
+ratio (process time): wall time there is mostly the scheduler's share.
 Two layouts:
 
   one-dir    all N rows in one result directory (2 packs x 20 cases x 2
@@ -38,6 +42,7 @@ import argparse
 import json
 import random
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -167,30 +172,55 @@ def time_import(db: Path, runs: list[Path]) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
+def _clean(root: Path) -> None:
+    """Drop the timed databases and flush dirty pages to disk before a timed phase: the other phase's
+    ~1 GB of writes (at 1M rows) is then not written back on this one's clock."""
+    for leftover in root.glob("*.sqlite"):
+        if leftover.name != "warm-up.sqlite":
+            leftover.unlink()
+    os.sync()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--layouts", nargs="+", choices=LAYOUTS, default=list(LAYOUTS))
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="pairs per size, the order alternating (baseline first, then import first, ...);"
+                             " with more than one, a line of the median ratios follows")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         root = Path(tmp)
         # One-time process costs (module imports, compiled metadata schema) are not per-row work.
         time_import(root / "warm-up.sqlite", [write_result_dir(root / "warm-up", 10)])
-        print(f"{'layout':>9} {'rows':>9} {'dirs':>5} {'import s':>9} {'import rows/s':>14} {'baseline s':>11}"
-              f" {'baseline rows/s':>16} {'ratio':>6} {'cpu imp':>8} {'cpu base':>9} {'cpu ratio':>9} {'load':>5}")
+        print(f"{'layout':>9} {'rows':>9} {'dirs':>5} {'first':>6} {'import s':>9} {'import rows/s':>14}"
+              f" {'baseline s':>11} {'baseline rows/s':>16} {'ratio':>6} {'cpu imp':>8} {'cpu base':>9}"
+              f" {'cpu ratio':>9} {'load':>9}")
         for layout in args.layouts:
             for size in args.sizes:
                 data = root / f"{layout}-{size}"
                 runs = write_layout(data, size, layout)
-                base, base_cpu, rows = time_baseline(root / "base.sqlite", runs)
-                took, took_cpu = time_import(root / "import.sqlite", runs)
-                print(f"{layout:>9} {rows:>9} {len(runs):>5} {took:>9.2f} {rows / took:>14,.0f} {base:>11.2f}"
-                      f" {rows / base:>16,.0f} {base / took:>6.2f} {took_cpu:>8.2f} {base_cpu:>9.2f}"
-                      f" {base_cpu / took_cpu:>9.2f} {os.getloadavg()[0]:>5.1f}", flush=True)
-                for leftover in root.glob("*.sqlite"):
-                    if leftover.name != "warm-up.sqlite":
-                        leftover.unlink()
+                ratios = []
+                for pair in range(args.repeat):
+                    load = os.getloadavg()[0]
+                    phases = ["baseline", "import"] if pair % 2 == 0 else ["import", "baseline"]
+                    for phase in phases:
+                        _clean(root)
+                        if phase == "baseline":
+                            base, base_cpu, rows = time_baseline(root / "base.sqlite", runs)
+                        else:
+                            took, took_cpu = time_import(root / "import.sqlite", runs)
+                    ratios.append((base / took, base_cpu / took_cpu))
+                    print(f"{layout:>9} {rows:>9} {len(runs):>5} {phases[0].replace('baseline', 'base'):>6} {took:>9.2f}"
+                          f" {rows / took:>14,.0f} {base:>11.2f} {rows / base:>16,.0f} {base / took:>6.2f}"
+                          f" {took_cpu:>8.2f} {base_cpu:>9.2f} {base_cpu / took_cpu:>9.2f}"
+                          f" {load:>4.1f}-{os.getloadavg()[0]:<4.1f}", flush=True)
+                if args.repeat > 1:
+                    wall, cpu = (statistics.median(r[i] for r in ratios) for i in (0, 1))
+                    print(f"{layout:>9} {size:>9} median of {args.repeat}: ratio {wall:.2f}, cpu ratio {cpu:.2f}",
+                          flush=True)
+                _clean(root)
                 shutil.rmtree(data)
 
 

@@ -37,12 +37,13 @@ class CaseBatch:
         self.infos: list = []  # per group, what the caller wants back at flush
         self._owners: list[list[int]] = []  # per chunk: each row's group
         self._tables: list[np.ndarray] = []  # per chunk: each row's ok, scoring_passed (NaN: unscored), METRICS
-        self._states: list[set] = []  # per group: D-013 states the caller decided row by row
+        # D-013 states the caller decided row by row, by group: only groups with such rows (rare) have an
+        # entry (an empty set per group and its flags at flush measured ~0.9 µs a case, ~0.5% of a 10-row one).
+        self._states: dict[int, set] = {}
         self.rows = 0
 
     def open_group(self, info) -> int:
         self.infos.append(info)
-        self._states.append(set())
         return len(self.infos) - 1
 
     def add_chunk(self, owners: list[int], values: list[tuple]) -> "np.ndarray":
@@ -67,7 +68,7 @@ class CaseBatch:
         return np.flatnonzero((table[:, 0] == 1) & ~counted)
 
     def add_state(self, group: int, state: str) -> None:
-        self._states[group].add(state)
+        self._states.setdefault(group, set()).add(state)
 
     def flush(self) -> tuple[list, dict]:
         """(infos, columns) of the groups opened since the last flush, in order: their infos, and lists
@@ -88,8 +89,10 @@ class CaseBatch:
         counted = (prompt > 0) & (cached >= 0)
         cold = counted & (cached <= COLD_MAX_CACHED_FRACTION * prompt)
         # the states decided row by row (add_state) are rare: flags per group, beside the counted ones
-        told = [(CACHED in states, COLD in states, UNKNOWN in states) for states in self._states]
-        told_cached, told_cold, told_unknown = np.array(told, dtype=bool).reshape(groups, 3).T
+        told_cached, told_cold, told_unknown = np.zeros((3, groups), dtype=bool)
+        for group, states in self._states.items():
+            told_cached[group], told_cold[group], told_unknown[group] = (CACHED in states, COLD in states,
+                                                                         UNKNOWN in states)
         any_cached = np.bincount(ok_owner[counted & ~cold], minlength=groups).astype(bool) | told_cached
         any_cold = np.bincount(ok_owner[cold], minlength=groups).astype(bool) | told_cold
         state = np.where(any_cached, CACHED, np.where(any_cold & ~told_unknown, COLD, UNKNOWN))

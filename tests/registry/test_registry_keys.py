@@ -7,7 +7,9 @@ from benchpack.cli import main
 from benchpack.registry.importer import RunSource, import_result_dirs
 from benchpack.registry.query import Query, run_query
 from benchpack.registry.schema import open_read_only
-from tests.data_paths import REAL_RESULTS
+from pathlib import Path
+
+from tests.data_paths import LANES_RESULTS, REAL_RESULTS
 
 
 def _with_lanes(tmp_path, name, **lane):
@@ -43,3 +45,65 @@ def test_a_lane_field_of_the_wrong_type_is_named(tmp_path, capsys):
     bad = _with_lanes(tmp_path, "2026-04-29-llama-server-smoke", concurrency="four")
     assert main(["registry", "import", "--db", str(tmp_path / "r.sqlite"), str(bad)]) == 2
     assert "concurrency" in capsys.readouterr().err
+
+
+def _rows_of(path):
+    return [line for line in (path / "run.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_workload_bits_read_what_a_full_decode_of_the_row_reads():
+    """The substring shortcut (no workload field named) gives the decode's answer on every sample row and on
+    rows that name a field only through an escape, or name it only inside a string."""
+    from benchpack.registry.importer import _WORKLOAD_BITS, workload_bits
+    import msgspec
+
+    base = json.loads(_rows_of(REAL_RESULTS / "2026-04-29-llama-server-runtime")[0])
+    crafted = [
+        json.dumps({**base, "request": {"temperature": 0.5}}),
+        json.dumps({**base, "request": {"temperature": 0.5}}).replace('"request"', '"\\u0072equest"'),
+        json.dumps({**base, "lane": {"concurrency": 4}}).replace('"lane"', '"l\\u0061ne"'),
+        json.dumps({**base, "depth_tokens": 1024}).replace('"depth_tokens"', '"depth_tokens"  '),
+        json.dumps({**base, "note": "request"}),  # the quoted word inside a string: decoded, nothing found
+        json.dumps({**base, "case": "caf\u00e9"}),  # an escape that names no field
+        json.dumps({**base, "arrival_rate": 2}).replace('"arrival_rate": 2', '"arrival_rate":2.0'),
+    ]
+    samples = [line for d in [*REAL_RESULTS.iterdir(), *LANES_RESULTS.iterdir()] if d.is_dir()
+               for line in _rows_of(d)]
+    for text in samples + crafted:
+        assert workload_bits(text) == tuple(map(bytes, msgspec.structs.astuple(_WORKLOAD_BITS(text)))), text
+    assert workload_bits(crafted[1])[0] == b'{"temperature": 0.5}'  # the escaped key is still read
+    assert workload_bits(crafted[6])[4] == b"2.0"
+
+
+def test_each_stored_workload_key_is_the_one_of_its_cases_first_row(tmp_path):
+    """A mixed corpus — sample runs, lane runs, copies whose first rows carry request settings (one through an
+    escaped key) — imported in one go (workload keys cached across runs): every stats row holds the key
+    `fingerprint.workload_key` gives for its case's first row in its own run."""
+    from benchpack.packs.case_content import case_spec
+    from benchpack.registry import fingerprint as fp
+
+    plain = REAL_RESULTS / "2026-04-29-llama-server-runtime"
+    dirs = sorted(d for d in [*REAL_RESULTS.iterdir(), *LANES_RESULTS.iterdir()] if d.is_dir())
+    for name, replace in (("hot", '"request"'), ("escaped", '"\\u0072equest"')):
+        target = shutil.copytree(plain, tmp_path / f"{name}-request")
+        rows = [json.loads(line) for line in _rows_of(target)]
+        text = "".join(json.dumps({**r, "request": {"temperature": 0.9}}).replace('"request"', replace) + "\n"
+                       for r in rows)
+        (target / "run.jsonl").write_text(text)
+        dirs.append(target)
+    db = tmp_path / "r.sqlite"
+    import_result_dirs(db, [RunSource(d) for d in dirs])
+    conn = open_read_only(db)
+    stats = conn.execute("SELECT r.result_dir, s.pack_id, s.pack_version, s.case_id, s.adapter, s.model,"
+                         " s.cache_state, s.workload_key FROM result_case_stats s JOIN runs r ON r.id = s.run_id"
+                         ).fetchall()
+    assert len({s[0] for s in stats}) == len(dirs)
+    for result_dir, pack_id, version, case_id, adapter, model, state, stored in stats:
+        first = next(r for r in map(json.loads, _rows_of(Path(result_dir)))
+                     if (r["pack"]["id"], r["pack"]["version"], r["case"], r["adapter"], r["model"])
+                     == (pack_id, version, case_id, adapter, model))
+        want = fp.workload_key([first], case_spec(pack_id, version, case_id), cache_state=state)
+        assert stored == want.digest, (result_dir, case_id)
+    hot = {s[7] for s in stats if s[0].endswith("-request") and s[3] == "short"}
+    cold = {s[7] for s in stats if s[0] == str(plain.resolve()) and s[3] == "short"}
+    assert len(hot) == 1 and hot.isdisjoint(cold)  # the settings change the key, however the key is spelled
