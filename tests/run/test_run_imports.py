@@ -146,9 +146,11 @@ def test_a_whole_run_with_its_summary_imports_nothing_heavy(two_runs):
 # cost CPU on every short run. statistics (with fractions): stats computes its medians itself; subprocess
 # (with signal): only a GPU probe or powermetrics starts a process; the measuring proxy: only repo-task runs;
 # plausibility (its chip table and patterns): a scripted endpoint's figures are not judged; traceback: only
-# when an adapter raises.
+# when an adapter raises. The row contract's Structs (benchpack.results.contract): a row needs only their keys
+# (benchpack.results.row_keys); secrets (with hmac and base64): the cold prompt's nonce is os.urandom's hex (h40d).
 NOT_IN_A_SCRIPTED_RUN = ("statistics", "fractions", "signal", "subprocess", "benchpack.agents.proxy",
-                         "benchpack.results.plausibility", "traceback")
+                         "benchpack.results.plausibility", "traceback", "benchpack.results.contract", "secrets",
+                         "hmac")
 
 
 def test_a_whole_scripted_run_with_its_summary_leaves_out_what_it_does_not_use(server, tmp_path):
