@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-# The row's keys and rate sources are the row contract's (benchpack.results.contract); re-exported.
-from benchpack.results.contract import RATE_SOURCES, TIMING_KEYS, TOKEN_KEYS  # noqa: E402,F401
+# The row's keys and rate sources are the row contract's (benchpack.results.contract), read from its plain
+# copy (row_keys): the contract's Structs and msgspec are not needed to write a row; re-exported.
+from benchpack.results.row_keys import RATE_SOURCES, TIMING_KEYS, TOKEN_KEYS  # noqa: E402,F401
 
 
 @dataclass

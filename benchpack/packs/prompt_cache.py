@@ -22,7 +22,7 @@ wrote them. Every row records what was done in its `prompt_cache` object:
 
 from __future__ import annotations
 
-import secrets
+import os
 from dataclasses import dataclass
 
 COLD = "cold"
@@ -52,7 +52,9 @@ def prepare(prompt: str, policy: str, *, cache_prompt_param: bool) -> PreparedPr
     """
     if policy != COLD:
         return PreparedPrompt(prompt, None, {"policy": SERVER_DEFAULT, "cache_prompt_param": None, "nonce": None})
-    nonce = secrets.token_hex(NONCE_BITS // 8)
+    # secrets.token_hex's own text (its body is this); the secrets module itself (with hmac, base64 and
+    # OpenSSL's hashlib) cost `benchpack run` ~3 ms of imports before its first request.
+    nonce = os.urandom(NONCE_BITS // 8).hex()
     extra = {"cache_prompt": False} if cache_prompt_param else None
     record = {"policy": COLD, "cache_prompt_param": False if cache_prompt_param else None, "nonce": nonce}
     return PreparedPrompt(nonce_line(nonce) + prompt, extra, record)

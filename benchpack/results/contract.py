@@ -4,7 +4,9 @@ A `msgspec.Struct` family. Everything else is derived from it:
 
 * the runner's row envelope (`benchpack.results.rows.build_row`) shapes
   `timing` and `tokens` with `TIMING_KEYS` / `TOKEN_KEYS`, the fields of
-  `Timing` and `Tokens`;
+  `Timing` and `Tokens` (the runner reads them as plain tuples from
+  `benchpack.results.row_keys`, without msgspec; this module refuses to
+  import when its Structs' fields are not exactly those);
 * bundle checks decode every row with `Row` in C, and a row it refuses gets
   its messages from `ROW_SCHEMA`, the JSON Schema *generated* from `Row`
   (`msgspec.json.schema`, on first use) — the two can no longer disagree;
@@ -25,6 +27,8 @@ from typing import Annotated, Literal, Optional, Union
 import msgspec
 
 from benchpack.packs.lane_spec import MAX_ARRIVAL_RATE, MAX_CONCURRENCY, MAX_DEPTH_TOKENS
+from benchpack.results import row_keys
+from benchpack.results.row_keys import RATE_SOURCES  # noqa: F401  (re-exported: the rate sources, defined there)
 
 # 2: timing.rate_source is checked; 3: repo_task.status is one of REPO_TASK_STATUSES; 4: timing.placement
 ROW_CONTRACT_VERSION = 4
@@ -39,12 +43,6 @@ MAX_PACK_VERSION_CHARS = 64
 MAX_ADAPTER_CHARS = 64
 MAX_MODEL_CHARS = 255
 MAX_REPETITION = 2**31 - 1
-
-# Where `prefill_tps` / `decode_tps` came from: the client's own clock, or the server's
-# own counters (Ollama's prompt_eval_* / eval_* when a non-streamed response has no
-# arrival times to compute them from).
-RATE_SOURCES = ("client", "native")
-
 
 def _Text(most: int):
     return Annotated[str, msgspec.Meta(min_length=1, max_length=most)]
@@ -194,9 +192,21 @@ class Row(msgspec.Struct, kw_only=True, gc=False):
     tool_calls: Optional[list[dict]] = None
 
 
-# The keys the runner writes into `timing` / `tokens` (every one present, null when unknown).
-TIMING_KEYS: tuple[str, ...] = Timing.__struct_fields__
-TOKEN_KEYS: tuple[str, ...] = Tokens.__struct_fields__
+
+
+def check_keys(struct: type, keys: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """`keys` when they are exactly `struct`'s fields, in order; otherwise ImportError naming both."""
+    fields = tuple(struct.__struct_fields__)
+    if fields != keys:
+        raise ImportError(f"benchpack/results/row_keys.py: {name}: {keys!r} are not the row contract's "
+                          f"{struct.__name__} fields {fields!r} (benchpack/results/contract.py): edit both")
+    return keys
+
+
+# The keys the runner writes into `timing` / `tokens` (every one present, null when unknown): row_keys'
+# tuples themselves, held equal to the Structs' fields here.
+TIMING_KEYS: tuple[str, ...] = check_keys(Timing, row_keys.TIMING_KEYS, "TIMING_KEYS")
+TOKEN_KEYS: tuple[str, ...] = check_keys(Tokens, row_keys.TOKEN_KEYS, "TOKEN_KEYS")
 # The numeric ones, which the registry stores as columns.
 # placement is a record and ttft_tool_s is not a registry column (yet): the registry's tables keep their columns.
 TIMING_NUMBERS: tuple[str, ...] = tuple(k for k in TIMING_KEYS if k not in ("rate_source", "placement", "ttft_tool_s"))

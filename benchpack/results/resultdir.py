@@ -87,13 +87,15 @@ def _read_optional_object(path: Path) -> dict | None:
     return data
 
 
-def load_result_dir(path: str | Path) -> ResultDir:
+def load_result_dir(path: str | Path, rows: list[dict] | None = None) -> ResultDir:
+    """The result directory at `path`. `rows`: its run.jsonl already parsed by read_rows (the runner reads
+    the file back when a run ends), so the closing summary does not parse the same rows a second time."""
     result_path = Path(path)
     if not result_path.is_dir():
         raise BenchpackError(Problem(str(result_path), "", "not a result directory"))
     return ResultDir(
         path=result_path,
-        rows=read_rows(result_path / RUN_FILE),
+        rows=read_rows(result_path / RUN_FILE) if rows is None else rows,
         hardware=_read_optional_object(result_path / HARDWARE_FILE),
         run_metadata=_read_optional_object(result_path / RUN_METADATA_FILE),
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Protocol
 
 from benchpack.results import run_metadata as run_metadata_module
-from benchpack.results.contract import TIMING_KEYS, TOKEN_KEYS  # one definition of the row's keys
+from benchpack.results.row_keys import TIMING_KEYS, TOKEN_KEYS  # the row contract's keys, without msgspec
 from benchpack.results.resultdir import (  # noqa: F401  (re-exported)
     ResultDir,
     field,

@@ -121,6 +121,9 @@ class RunOutcome:
     # configuration the run-metadata file contradicts), also in run-metadata.json.
     warnings: list[str] = field(default_factory=list)
     server: server_info.ServerInfo = field(default_factory=server_info.ServerInfo)
+    # Whether `rows` are run.jsonl's as read back from disk when the run ended (read_rows), not the
+    # rows kept in memory: then a reader of the directory needs not parse the file again.
+    rows_from_disk: bool = False
 
 
 class RepoTaskExecutor(Protocol):
@@ -636,7 +639,7 @@ def run_pack(
     finally:
         # Also on an unexpected crash: the rows on disk deserve a summary,
         # and the metadata must say the run did not finish.
-        outcome.rows = _rows_on_disk(out, run.rows)
+        outcome.rows, outcome.rows_from_disk = _rows_on_disk(out, run.rows)
         if options.probe_server:
             server_info.probe_loaded_model(options.adapter, options.endpoint, options.model, server,
                                            client=probe_client)
@@ -672,12 +675,13 @@ def _completeness(outcome: RunOutcome, crashed: str | None, done: int, total: in
     return True, None
 
 
-def _rows_on_disk(out: Path, in_memory: list[dict]) -> list[dict]:
-    """run.jsonl is the record; an interrupt can land between writing a row and keeping it in memory."""
+def _rows_on_disk(out: Path, in_memory: list[dict]) -> tuple[list[dict], bool]:
+    """run.jsonl is the record; an interrupt can land between writing a row and keeping it in memory.
+    With whether the rows are the file's."""
     try:
-        return read_rows(out / RUN_FILE)
+        return read_rows(out / RUN_FILE), True
     except BenchpackError:
-        return in_memory
+        return in_memory, False
 
 
 def _summary_sections(executor: Any, rows: list[dict], out: Path) -> list[str]:

@@ -25,6 +25,19 @@ def test_every_surface_takes_its_fields_from_the_contract():
     assert "rate_source" in checks.ROW_SCHEMA["$defs"]["Timing"]["properties"]
 
 
+def test_the_runner_s_plain_keys_are_the_structs_fields_or_the_contract_refuses_to_import():
+    from benchpack.results import row_keys
+
+    assert contract.TIMING_KEYS is row_keys.TIMING_KEYS and contract.TOKEN_KEYS is row_keys.TOKEN_KEYS
+    assert contract.Timing.__struct_fields__ == row_keys.TIMING_KEYS
+    assert contract.Tokens.__struct_fields__ == row_keys.TOKEN_KEYS
+    # a key added to the Struct but not to row_keys (or the other way round) stops the import, naming both files
+    with pytest.raises(ImportError, match=r"row_keys\.py: TIMING_KEYS: .*contract\.py"):
+        contract.check_keys(contract.Timing, row_keys.TIMING_KEYS[:-1], "TIMING_KEYS")
+    with pytest.raises(ImportError, match="Tokens fields"):
+        contract.check_keys(contract.Tokens, (*row_keys.TOKEN_KEYS, "reasoning"), "TOKEN_KEYS")
+
+
 ROW = {"pack": {"id": "p", "version": "1"}, "case": "c", "adapter": "openai-chat", "model": "m", "ok": True,
        "timing": {"wall_s": 1.0, "tpot_s": 0.01, "rate_source": "client"}, "tokens": {"prompt": 3, "output": 5}}
 

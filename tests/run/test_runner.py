@@ -215,3 +215,22 @@ def test_the_base_cases_ask_for_short_turns_once_for_the_whole_sequence(tmp_path
     assert slices == [sched.SHORT_SLICE_NS] * 8  # every request, warmups too, ran with short turns
     assert calls == [sched.SHORT_SLICE_NS, 2_800_000]  # asked once, restored once
     assert getattr(sched._held, "slice_ns", None) is None
+
+
+def test_the_outcome_s_rows_are_run_jsonl_s_as_read_back_and_the_summary_reads_it_once(tmp_path, monkeypatch, capsys):
+    """The closing summary takes the rows the runner read back (h40d): run.jsonl is parsed once after the
+    run, and the summary printed is the one a fresh read of the directory gives."""
+    from benchpack.commands import run as run_command
+    from benchpack.results import resultdir
+
+    outcome = run_pack(make_pack(tmp_path), options(tmp_path), adapter=ScriptedAdapter())
+    assert outcome.rows_from_disk is True and outcome.rows == read_rows(outcome.out / "run.jsonl")
+    reads = []
+    real = resultdir.read_rows
+    monkeypatch.setattr(resultdir, "read_rows", lambda path: reads.append(path) or real(path))
+    run_command.print_summary(outcome)
+    once = capsys.readouterr().out
+    assert reads == []
+    outcome.rows_from_disk = False  # rows kept in memory only: the directory is read as before
+    run_command.print_summary(outcome)
+    assert capsys.readouterr().out == once and reads == [outcome.out / "run.jsonl"]
