@@ -119,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
     themselves trigger, and again when promoted; frozen (gc.freeze), none is scanned again. Reference
     counting still frees what they drop. Unfrozen when the command ends, so a process that calls this
     repeatedly (the tests) keeps the collector as it was. Measured: docs/measurement.md, "Start-up and
-    closing CPU: stop 39".
+    closing CPU: stop 38".
     """
     import gc
     import importlib

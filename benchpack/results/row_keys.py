@@ -3,7 +3,7 @@
 The runner writes every one of these keys into every row (`benchpack.results.rows.build_row`), so
 `benchpack run` needs the names, not the row contract's typed Structs: importing msgspec and building
 them (benchpack.results.contract) cost ~20 ms of CPU before the first request, a tenth of a short run's
-fixed cost (docs/measurement.md, "Start-up and closing CPU: stop 39"). The contract's `Timing` and
+fixed cost (docs/measurement.md, "Start-up and closing CPU: stop 38"). The contract's `Timing` and
 `Tokens` are checked against these tuples each time it is imported, so the two cannot disagree.
 """
 
