@@ -178,18 +178,16 @@ class _PendingRows:
 
     def _clear(self) -> None:
         self.owners: list[int] = []
-        self.values: list[tuple] = []
         self.texts: list[str] = []
         self.params: list[tuple] = []
 
-    def add(self, owners: list[int], values: list[tuple], texts: list[str], params: list[tuple]) -> None:
+    def add(self, owners: list[int], texts: list[str], params: list[tuple]) -> None:
         if self.params:
             self.owners += owners
-            self.values += values
             self.texts += texts
             self.params += params
         else:
-            self.owners, self.values, self.texts, self.params = owners, values, texts, params
+            self.owners, self.texts, self.params = owners, texts, params
         if len(self.params) >= CHUNK_ROWS:
             self.write()
 
@@ -200,7 +198,7 @@ class _PendingRows:
         if not self.params:
             return
         batch, owners, texts = self.batch, self.owners, self.texts
-        for index in batch.add_chunk(owners, self.values).tolist():  # ok rows without server token counts
+        for index in batch.add_chunk(owners, self.params).tolist():  # (their columns lead each tuple)  # ok rows without server token counts
             batch.add_state(owners[index], state_of_counts(None, None, json.loads(texts[index]).get("prompt_cache")))
         self.conn.executemany(ROW_INSERT, self.params)
         self._clear()
@@ -218,7 +216,7 @@ class _RunImporter:
         self.canonical = canonical  # source.path resolved
         self.run_file = self.canonical / RUN_FILE
         # Its rows wait in the import's pending rows; its case stats go into the import's batch, one group
-        # per case (`_open_group`).
+        # per case (`_open_groups`).
         self.pending = pending
         self.batch = pending.batch
         self.groups: dict[tuple, int] = {}
@@ -275,13 +273,14 @@ class _RunImporter:
                 # are opened in first-appearance order, the order their stats rows are written. (A
                 # `keys.index` per new case scanned ~250 tuples each in a 500-row, 50-case run.)
                 first_row = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
-                for index, key in sorted((i, k) for k, i in first_row.items() if k not in groups):
-                    self._open_group(key, texts[index])
+                self._open_groups(sorted((i, k) for k, i in first_row.items() if k not in groups), texts)
                 owners = list(map(groups.__getitem__, keys))
             self.rows += len(values)
             self.ok_rows += sum(map(_OK_OF, values))
             extras = zip(texts, map(self.digests.__getitem__, owners), repeat(run_id), numbers)
-            self.pending.add(owners, values, texts, list(map(add, values, extras)))
+            # The parameter tuples start with the decoded columns, at the same indexes: the stats read
+            # them there, and the decoded tuples are freed here, while hot, not held until the write.
+            self.pending.add(owners, texts, list(map(add, values, extras)))
 
     def _checked(self, first: int, texts: list[str]) -> tuple[list, list, list]:
         values, numbers, kept = [], [], []
@@ -299,18 +298,36 @@ class _RunImporter:
             kept.append(text)
         return values, numbers, kept
 
-    def _open_group(self, key: tuple, first_row: str) -> None:
-        """A case's first row in this run: its digest, its group in the batch, and what its stats row
-        needs at flush: fingerprint, and the workload key's inputs from the case's first row (request
-        settings, lane fields) read as raw JSON (msgspec.Raw, no full parse)."""
-        print_, print_json_id, complete = self._fingerprint(key[0], key[1], key[2], key[4])
-        self.packs.setdefault(f"{key[0]}@{key[1]}", None)
+    def _open_groups(self, new: list[tuple[int, tuple]], texts: list[str]) -> None:
+        """The cases first seen in a chunk ((index of its first row, key), in row order): each case's
+        digest, its group in the batch, and what its stats row needs at flush: fingerprint, and the
+        workload key's inputs from the case's first row (request settings, lane fields) read as raw JSON
+        (`workload_bits`). One loop for the chunk, the per-case constants (fingerprint, its JSON id, the
+        packs entry) looked up once per import and run context: a registry of many 500-row, 50-case
+        directories opens a case every 10 rows, and a method call plus a dozen lookups per case was
+        ~1/25 of the import."""
         if self.system is None:  # the run's system key names the model of its first case
-            self.system = self._system(key[4])
-        bits = workload_bits(first_row)
-        group = self.groups[key] = self.batch.open_group(
-            (self.run_id, *key, print_.digest, complete, print_json_id, self.system[0].digest, bits, first_row))
-        self.digests[group] = print_.digest
+            self.system = self._system(new[0][1][4])
+        cases = self.cases
+        groups, digests, packs, infos = self.groups, self.digests, self.packs, self.batch.infos
+        run_id, system = self.run_id, self.system[0].digest
+        for index, key in new:
+            found = cases.get(key)
+            if found is None:
+                found = cases[key] = self._case(key)
+            digest, complete, print_json_id, pack = found
+            packs[pack] = None
+            first_row = texts[index]
+            group = groups[key] = len(infos)  # CaseBatch.open_group, inline
+            infos.append((run_id, *key, digest, complete, print_json_id, system, workload_bits(first_row),
+                          first_row))
+            digests[group] = digest
+
+    def _case(self, key: tuple) -> tuple[str, int, int, str]:
+        """(fingerprint digest, complete, its JSON's key_json id, "pack@version") of a case in this run's
+        context."""
+        print_, print_json_id, complete = self._fingerprint(key[0], key[1], key[2], key[4])
+        return print_.digest, complete, print_json_id, f"{key[0]}@{key[1]}"
 
     def _slow_row(self, number: int, text: str) -> tuple | None:
         """The exact checks, for rows the fast decoder refused: values, or None after recording problems."""
@@ -354,6 +371,7 @@ class _RunImporter:
                 return None
             self.fingerprints[("run files", *texts)] = context
         self.hardware, self.run_metadata, self.run_fp_inputs, self.run_key, run_columns = context
+        self.cases = self.fingerprints.setdefault(("cases", self.run_key), {})  # _open_groups
         label = self.source.label or path.name
         existed = self.conn.execute("SELECT id FROM runs WHERE result_dir = ?", (str(path),)).fetchone() \
             if self.may_exist else None  # into an empty runs table (a new registry) every run is new
