@@ -200,7 +200,9 @@ class _PendingRows:
         if not self.params:
             return
         batch, owners, texts = self.batch, self.owners, self.texts
-        for index in batch.add_chunk(owners, self.params).tolist():  # (their columns lead each tuple)  # ok rows without server token counts
+        # the stats read the decoded columns that lead each parameter tuple; back: the ok rows without
+        # server token counts
+        for index in batch.add_chunk(owners, self.params).tolist():
             batch.add_state(owners[index], state_of_counts(None, None, json.loads(texts[index]).get("prompt_cache")))
         self.conn.executemany(ROW_INSERT, self.params)
         self._clear()
