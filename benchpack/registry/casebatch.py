@@ -47,9 +47,10 @@ class CaseBatch:
         return len(self.infos) - 1
 
     def add_chunk(self, owners: list[int], values: list[tuple]) -> "np.ndarray":
-        """One chunk's rows (decoded column tuples) and their groups. Returns the chunk indexes of the
-        ok rows whose token counts cannot decide their cache state (no server counts): the caller
-        decides those from each row's prompt-cache record and passes the state to `add_state`.
+        """One chunk's rows (tuples that start with the decoded columns, in COLUMNS order) and their
+        groups. Returns the chunk indexes of the ok rows whose token counts cannot decide their cache
+        state (no server counts): the caller decides those from each row's prompt-cache record and
+        passes the state to `add_state`.
 
         Per chunk this is one pass over the rows (an itemgetter each, into one fromiter) and a few numpy
         calls; the split into ok rows, their metrics and groups waits for `flush`, once per batch (a

@@ -115,6 +115,23 @@ def test_runs_flushed_one_batch_each_store_what_one_batch_for_all_stores(tmp_pat
     assert len(table(one, "SELECT DISTINCT run_id FROM result_case_stats")) == len(REAL_DIRS)
 
 
+def test_runs_read_a_few_rows_a_chunk_store_what_whole_files_store(tmp_path, monkeypatch):
+    """Chunks of 2 rows cut the sample runs' 3-row cases apart: a run's later chunks then hold known and
+    new cases mixed (the importer's second numbering path), its first chunk only some of its cases."""
+    whole, chunked = tmp_path / "whole.sqlite", tmp_path / "chunked.sqlite"
+    import_result_dirs(whole, [RunSource(d) for d in REAL_DIRS])
+    monkeypatch.setattr(importer, "CHUNK_ROWS", 2)
+    import_result_dirs(chunked, [RunSource(d) for d in REAL_DIRS])
+    stored, joins = key_json_columns("s")
+    names = [c[1] for c in table(whole, "PRAGMA table_info(result_case_stats)") if not c[1].endswith("_json_id")]
+    for sql in (f"SELECT {', '.join(f's.{n}' for n in names)}, {', '.join(stored.values())}"
+                f" FROM result_case_stats s{joins} ORDER BY s.rowid",
+                "SELECT * FROM result_rows ORDER BY rowid",
+                "SELECT id, result_dir, row_count, ok_count, packs, system_key, system_json FROM runs ORDER BY id"):
+        assert table(chunked, sql) == table(whole, sql)
+    assert len(table(whole, "SELECT 1 FROM result_case_stats")) > len(REAL_DIRS)  # runs of several cases
+
+
 def test_directories_sharing_a_bad_run_file_each_report_it(tmp_path):
     copies = []
     for name in ("first", "second"):
