@@ -10,9 +10,11 @@ as the row contract decodes them from JSON lines, handed to
 which derives the keys, fingerprints, plausibility verdicts and case medians
 itself. One transaction per batch; the leaderboard rows of every touched
 (workload, system) pair are refreshed once at the end, one system at a time
-(`leaderboard.refresh_pairs`). Memory is bounded by a batch and one system's
-case rows, not by the catalogue (docs/leaderboards.md, "10M case rows on
-PostgreSQL").
+(`leaderboard.refresh_pairs`), after an ANALYZE of the filled tables (the
+planner's "empty" statistics made the refresh 16x slower). On PostgreSQL
+`publish` writes with COPY. Memory is bounded by a batch (`--batch-runs`) and
+one system's case rows, not by the catalogue (docs/leaderboards.md, "10M
+case rows on PostgreSQL", "Import").
 
 `--bulk` writes the plan's precomputed values with executemany in one
 transaction and rebuilds every leaderboard row with `rebuild_all` (faster,
