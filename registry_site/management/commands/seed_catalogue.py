@@ -10,9 +10,11 @@ as the row contract decodes them from JSON lines, handed to
 which derives the keys, fingerprints, plausibility verdicts and case medians
 itself. One transaction per batch; the leaderboard rows of every touched
 (workload, system) pair are refreshed once at the end, one system at a time
-(`leaderboard.refresh_pairs`). Memory is bounded by a batch and one system's
-case rows, not by the catalogue (docs/leaderboards.md, "10M case rows on
-PostgreSQL").
+(`leaderboard.refresh_pairs`), after an ANALYZE of the filled tables (the
+planner's "empty" statistics made the refresh 16x slower). On PostgreSQL
+`publish` writes with COPY. Memory is bounded by a batch (`--batch-runs`) and
+one system's case rows, not by the catalogue (docs/leaderboards.md, "10M
+case rows on PostgreSQL", "Import").
 
 `--bulk` writes the plan's precomputed values with executemany in one
 transaction and rebuilds every leaderboard row with `rebuild_all` (faster,
@@ -48,16 +50,23 @@ class Command(BaseCommand):
         parser.add_argument("--systems", type=int, default=300, help="distinct systems (default 300)")
         parser.add_argument("--rows-per-case", type=int, default=1, help="raw rows stored per case (default 1)")
         parser.add_argument("--seed", type=int, default=10, help="random seed (same seed, same catalogue)")
+        parser.add_argument("--batch-runs", type=int, default=BATCH_RUNS,
+                            help=f"runs per transaction of the publishing path (default {BATCH_RUNS}): memory holds one "
+                                 "batch; a batch is one publication per system, so larger batches mean fewer, "
+                                 "larger publications")
         parser.add_argument("--dry-run", action="store_true", help="say what would be created; write nothing")
         parser.add_argument("--bulk", action="store_true",
                             help="executemany + rebuild_all in one transaction instead of the publishing path "
                                  "(faster; memory grows with the catalogue)")
 
-    def handle(self, *args, cases, systems, rows_per_case, seed, dry_run, bulk=False, **options):
+    def handle(self, *args, cases, systems, rows_per_case, seed, dry_run, bulk=False, batch_runs=BATCH_RUNS,
+               **options):
         from registry_site.catalogue import synthetic
 
         if cases < 1 or systems < 1 or rows_per_case < 0:
             raise CommandError("--cases and --systems must be 1 or more, --rows-per-case 0 or more")
+        if batch_runs < 1:
+            raise CommandError("--batch-runs must be 1 or more")
         if rows_per_case < 1 and not bulk:
             raise CommandError("--rows-per-case 0 needs --bulk: the publishing path derives a case from its rows")
         started = time.monotonic()
@@ -71,7 +80,7 @@ class Command(BaseCommand):
             with transaction.atomic():
                 created = self._write(plan)
         else:
-            created = self._publish(plan, started)
+            created = self._publish(plan, started, batch_runs)
         self.stdout.write(f"seeded {created['runs']:,} runs, {created['cases']:,} case rows, "
                           f"{created['entries']:,} leaderboard rows in {time.monotonic() - started:.0f} s; "
                           f"peak RSS {_peak_rss_mb():,.0f} MB")
@@ -93,7 +102,7 @@ class Command(BaseCommand):
                           "decision_reason": synthetic.NOTE})
         return submissions
 
-    def _publish(self, plan, started: float) -> dict:
+    def _publish(self, plan, started: float, batch_runs: int = BATCH_RUNS) -> dict:
         """Every run through `publishing.publish`, a batch per transaction; leaderboard rows at the end."""
         from django.db import connection
 
@@ -108,11 +117,16 @@ class Command(BaseCommand):
         case_pairs, pack_pairs = set(), set()
         counts = {"runs": 0, "cases": 0}
         table = connection.ops.quote_name(PublishedRun._meta.db_table)
-        backdate_sql = f"UPDATE {table} SET published_at = %s WHERE id = %s"
+        if connection.vendor == "postgresql":
+            # One statement a batch: executemany's one UPDATE a run was a round trip each.
+            backdate_sql = (f"UPDATE {table} AS run SET published_at = dated.at FROM "
+                            f"unnest(%s::timestamptz[], %s::bigint[]) AS dated(at, id) WHERE run.id = dated.id")
+        else:
+            backdate_sql = f"UPDATE {table} SET published_at = %s WHERE id = %s"
         last_said = time.monotonic()
-        for start in range(0, plan.runs, BATCH_RUNS):
+        for start in range(0, plan.runs, batch_runs):
             by_system = defaultdict(list)
-            for number in range(start, min(plan.runs, start + BATCH_RUNS)):
+            for number in range(start, min(plan.runs, start + batch_runs)):
                 values = synthetic.run_values(plan, number, rng, now)
                 values.label = f"synthetic-{offset + number:07d}"
                 by_system[values.system.index].append(values)
@@ -131,7 +145,10 @@ class Command(BaseCommand):
                                  for v, run in zip(items, runs))
                     counts["cases"] += sum(len(v.cases) for v in items)
                 with connection.cursor() as cursor:
-                    cursor.executemany(backdate_sql, dates)
+                    if connection.vendor == "postgresql":
+                        cursor.execute(backdate_sql, [[at for at, _ in dates], [pk for _, pk in dates]])
+                    else:
+                        cursor.executemany(backdate_sql, dates)
                 cases, packs = leaderboard.pairs_of(published)
                 case_pairs |= cases
                 pack_pairs |= packs
@@ -142,6 +159,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {counts['runs']:,} runs, {counts['cases']:,} case rows, "
                                   f"{counts['cases'] / elapsed:,.0f} case rows/s, peak RSS {_peak_rss_mb():,.0f} MB")
         refreshed = time.monotonic()
+        _analyze()
         leaderboard.refresh_pairs(case_pairs, pack_pairs, say=self.stdout.write)
         from registry_site.catalogue.models import LeaderboardEntry
 
@@ -215,6 +233,24 @@ class Command(BaseCommand):
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _analyze() -> None:
+    """Planner statistics for the tables an import filled, before the refresh reads them.
+
+    PostgreSQL plans from statistics that autovacuum updates only after a threshold of changed rows and a
+    delay: right after an import into a fresh database they still said "empty", and every refresh query
+    walked every public run through a nested loop (2.1 s a system at 20k case rows; 0.14 s analysed —
+    docs/leaderboards.md, "Import"). ANALYZE reads a fixed-size sample per table, whatever its size.
+    """
+    from django.db import connection
+
+    from registry_site.catalogue.models import LeaderboardEntry, PublishedCase, PublishedRow, PublishedRun
+    from submissions.models import Submission
+
+    with connection.cursor() as cursor:
+        for model in (Submission, PublishedRun, PublishedCase, PublishedRow, LeaderboardEntry):
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
 
 
 def _published_result(values):
