@@ -19,7 +19,11 @@ def test_each_client_runs_in_its_own_process_against_the_scripted_endpoint():
             assert summary["requests"] == requests
             # Client minus server clock for the same chunk: positive, and not absurd on any machine.
             assert 0 < summary["ttft_median_ms"] < 1000
-            assert math.isfinite(summary["tpot_error_pct"]) and summary["cpu_per_chunk_us"] > 0
+            # TPOT error: a number, or inf where a client read the tokens in too few reads to space them
+            # (fieldtest._observe scores that as unbounded; a descheduled reader on a busy machine does it:
+            # CI saw inf at three xdist workers on two cores). Never missing, never NaN.
+            assert summary["tpot_error_pct"] is not None and summary["tpot_error_pct"] >= 0
+            assert summary["cpu_per_chunk_us"] > 0
     assert result.neighbours == 1 and result.server_send_p99_ms is not None
     assert len(field_verdict(result)) == 4
 
