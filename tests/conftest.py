@@ -63,8 +63,11 @@ def pytest_report_header(config):
 
 
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: one worker per core, at most three (Redis's 16 databases, five per worker: tests/workers.py)."""
-    return max(1, min(len(os.sched_getaffinity(0)), workers.MAX_WORKERS))
+    """`-n auto`: one worker more than the cores, at most three (Redis's 16 databases, five per worker:
+    tests/workers.py). One more because much of the suite waits on other processes (live services, the demo's
+    scripted sleeps, browsers, llama-server): on two cores two workers left them 20 % idle and the README's
+    command took 898 s; three kept them 93 % busy and took 782 s (docs/testing.md, "Stop 38")."""
+    return max(1, min(len(os.sched_getaffinity(0)) + 1, workers.MAX_WORKERS))
 
 
 # Module-scoped fixtures that start servers, browsers or workers: every test that uses one goes to the
