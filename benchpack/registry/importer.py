@@ -322,7 +322,7 @@ class _RunImporter:
         if self.system is None:  # the run's system key names the model of its first case
             self.system = self._system(new[0][1][4])
         cases = self.cases
-        groups, digests, packs, infos = self.groups, self.digests, self.packs, self.batch.infos
+        groups, digests, packs, open_group = self.groups, self.digests, self.packs, self.batch.open_group
         run_id, system = self.run_id, self.system[0].digest
         for index, key in new:
             found = cases.get(key)
@@ -331,9 +331,8 @@ class _RunImporter:
             digest, complete, print_json_id, pack = found
             packs[pack] = None
             first_row = texts[index]
-            group = groups[key] = len(infos)  # CaseBatch.open_group, inline
-            infos.append((run_id, *key, digest, complete, print_json_id, system, workload_bits(first_row),
-                          first_row))
+            group = groups[key] = open_group((run_id, *key, digest, complete, print_json_id, system,
+                                              workload_bits(first_row), first_row))
             digests[group] = digest
 
     def _case(self, key: tuple) -> tuple[str, int, int, str]:

@@ -192,8 +192,6 @@ class Row(msgspec.Struct, kw_only=True, gc=False):
     tool_calls: Optional[list[dict]] = None
 
 
-
-
 def check_keys(struct: type, keys: tuple[str, ...], name: str) -> tuple[str, ...]:
     """`keys` when they are exactly `struct`'s fields, in order; otherwise ImportError naming both."""
     fields = tuple(struct.__struct_fields__)
