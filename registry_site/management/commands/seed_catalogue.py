@@ -119,10 +119,13 @@ class Command(BaseCommand):
         table = connection.ops.quote_name(PublishedRun._meta.db_table)
         if connection.vendor == "postgresql":
             # One statement a batch: executemany's one UPDATE a run was a round trip each.
-            backdate_sql = (f"UPDATE {table} AS run SET published_at = dated.at FROM "
-                            f"unnest(%s::timestamptz[], %s::bigint[]) AS dated(at, id) WHERE run.id = dated.id")
+            def backdate(cursor, dates):
+                cursor.execute(f"UPDATE {table} AS run SET published_at = dated.at FROM "
+                               f"unnest(%s::timestamptz[], %s::bigint[]) AS dated(at, id) WHERE run.id = dated.id",
+                               [[at for at, _ in dates], [pk for _, pk in dates]])
         else:
-            backdate_sql = f"UPDATE {table} SET published_at = %s WHERE id = %s"
+            def backdate(cursor, dates):
+                cursor.executemany(f"UPDATE {table} SET published_at = %s WHERE id = %s", dates)
         last_said = time.monotonic()
         for start in range(0, plan.runs, batch_runs):
             by_system = defaultdict(list)
@@ -145,10 +148,7 @@ class Command(BaseCommand):
                                  for v, run in zip(items, runs))
                     counts["cases"] += sum(len(v.cases) for v in items)
                 with connection.cursor() as cursor:
-                    if connection.vendor == "postgresql":
-                        cursor.execute(backdate_sql, [[at for at, _ in dates], [pk for _, pk in dates]])
-                    else:
-                        cursor.executemany(backdate_sql, dates)
+                    backdate(cursor, dates)
                 cases, packs = leaderboard.pairs_of(published)
                 case_pairs |= cases
                 pack_pairs |= packs
