@@ -245,7 +245,7 @@ def print_summary(outcome, already_printed: list[str] = ()) -> None:
         # with hardware.json and run-metadata.json: the verdict needs the machine and the model's size,
         # and a scripted endpoint is told apart by what the probe recorded
         # run.jsonl's rows as the runner read them back, when it did: parsed once, not twice
-        written = load_result_dir(outcome.out, rows=outcome.rows if getattr(outcome, "rows_from_disk", False) else None)
+        written = load_result_dir(outcome.out, rows=outcome.rows if outcome.rows_from_disk else None)
         result = ResultDir(path=outcome.out, rows=outcome.rows, hardware=written.hardware,
                            run_metadata=written.run_metadata)
     except (BenchpackError, OSError, ValueError):
