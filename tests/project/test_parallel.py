@@ -79,3 +79,11 @@ def test_an_offset_moves_them_and_a_fourth_worker_is_refused(monkeypatch):
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
     with pytest.raises(RuntimeError, match="at most -n 3"):
         workers.redis_db(10)
+
+
+@pytest.mark.parametrize("cores, expected", [(1, 2), (2, 3), (8, workers.MAX_WORKERS)])
+def test_auto_starts_one_worker_more_than_the_cores_at_most_three(monkeypatch, cores, expected):
+    from tests import conftest
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    assert conftest.pytest_xdist_auto_num_workers(None) == expected
