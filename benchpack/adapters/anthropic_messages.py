@@ -50,7 +50,7 @@ def _take_block(block: Any, index: Any, state: StreamState, trace: StreamTrace, 
     kind = block.get("type")
     if kind == "tool_use":
         state.tools.add(index, call_id=block.get("id"), name=block.get("name"))
-        trace.tool_times.append(now)
+        trace.add_tool_chunk(now)
         trace.token_times.append(now)
     elif kind == "text" and block.get("text"):
         state.content.append(block["text"])
@@ -78,7 +78,7 @@ def _take_event(obj: dict, state: StreamState, trace: StreamTrace, now: float) -
             fragment = delta.get("partial_json")
             if fragment:
                 state.tools.add(obj.get("index"), arguments=fragment)
-                trace.tool_times.append(now)
+                trace.add_tool_chunk(now)
                 trace.token_times.append(now)
         elif dtype == "thinking_delta":
             text = delta.get("thinking")

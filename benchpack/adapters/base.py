@@ -81,10 +81,18 @@ class StreamTrace:
     content_times: list[float] = field(default_factory=list)
     token_times: list[float] = field(default_factory=list)
     tool_times: list[float] = field(default_factory=list)
+    # Whether visible content came before the first tool chunk in the stream (chunks of one read share a
+    # time, so the times alone cannot tell the order).
+    tool_follows_content: bool = False
     chunks: int = 0  # network reads of the response body
     # For the body's first reads, where the kernel stamps them: read time -> the earliest moment the
     # read's bytes can have arrived (adapters/rundelay.py).
     earliest: dict[float, float] = field(default_factory=dict)
+
+    def add_tool_chunk(self, now: float) -> None:
+        if not self.tool_times:
+            self.tool_follows_content = bool(self.content_times)
+        self.tool_times.append(now)
 
 
 def rate(count: int | None, seconds: float | None) -> float | None:
@@ -114,6 +122,13 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
             ttft_s = first - trace.start
         if trace.token_times:
             ttft_any_s = first_chunk_time(trace, trace.token_times) - trace.start
+        # Each channel's first chunk is placed from its own chunks' spacing, so two placements of chunks
+        # that shared a read can cross. Chunks arrive in stream order: a call that followed text came no
+        # earlier than the text, and the first token of any channel no later than either.
+        if ttft_tool_s is not None and ttft_s is not None and trace.tool_follows_content:
+            ttft_tool_s = max(ttft_tool_s, ttft_s)
+        if ttft_any_s is not None:
+            ttft_any_s = min(t for t in (ttft_any_s, ttft_s, ttft_tool_s) if t is not None)
         tpot_s = time_per_output_token(trace, output_tokens)
         tpot_unplaced = "one_read" if tpot_s is None and _one_read(trace, output_tokens) else None
         if ttft_bound or tpot_unplaced:

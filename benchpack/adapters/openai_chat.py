@@ -95,7 +95,7 @@ def _take_tool_deltas(tool_calls: Any, state: StreamState, trace: StreamTrace, n
         state.tools.add(key, call_id=delta.get("id"), name=name, arguments=arguments)
         carried = carried or bool(name) or bool(arguments)
     if carried:
-        trace.tool_times.append(now)
+        trace.add_tool_chunk(now)
 
 
 def _tokens(usage: dict | None, timings: dict | None) -> dict:

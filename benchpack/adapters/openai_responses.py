@@ -70,7 +70,7 @@ def _take_event(obj: dict, state: StreamState, trace: StreamTrace, now: float) -
         fragment = obj.get("delta")
         if fragment:
             state.tools.add(obj.get("item_id"), arguments=fragment)
-            trace.tool_times.append(now)
+            trace.add_tool_chunk(now)
             trace.token_times.append(now)
     elif kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
         text = obj.get("delta")
@@ -82,7 +82,7 @@ def _take_event(obj: dict, state: StreamState, trace: StreamTrace, now: float) -
         if item.get("type") == "function_call":
             state.tools.add(item.get("id"), call_id=item.get("call_id"), name=item.get("name"),
                             arguments=item.get("arguments"))
-            trace.tool_times.append(now)
+            trace.add_tool_chunk(now)
             trace.token_times.append(now)
     elif kind == "response.function_call_arguments.done":
         state.tools.complete(obj.get("item_id"), obj.get("arguments"))

@@ -72,3 +72,30 @@ def test_compute_timing_marks_one_read_and_a_clamped_first_read():
     assert compute_timing(StreamTrace(start=1.0, end=1.05, content_times=[1.05]), 1, 10, True)["placement"] is None
     late = StreamTrace(start=1.0, end=1.08, content_times=[1.05, 1.05, 1.05, 1.06, 1.07, 1.08])
     assert compute_timing(late, 6, 10, streamed=True)["placement"] is None
+
+
+def _text_then_call(tool_follows_content: bool) -> dict:
+    # One read at 10 ms held the text's three chunks and the call's first three; the call's last fragment
+    # came 1 ms later. Placed from its own spacing alone, the call's first chunk would be 2 ms before the read.
+    trace = StreamTrace(start=0.0, end=0.012)
+    first_read, later = 0.010, 0.011
+    if tool_follows_content:
+        trace.content_times += [first_read] * 3
+    for now in (first_read, first_read, first_read, later):
+        trace.add_tool_chunk(now)
+    if not tool_follows_content:
+        trace.content_times += [first_read] * 3
+    trace.token_times = sorted(trace.content_times + trace.tool_times)
+    return compute_timing(trace, 7, 10, streamed=True)
+
+
+def test_a_call_that_followed_text_is_never_placed_before_the_text():
+    timing = _text_then_call(tool_follows_content=True)
+    assert timing["ttft_tool_s"] >= timing["ttft_s"] == 0.010
+    assert timing["ttft_any_s"] <= timing["ttft_s"]
+
+
+def test_a_call_that_came_first_keeps_its_own_placement():
+    timing = _text_then_call(tool_follows_content=False)
+    assert abs(timing["ttft_tool_s"] - 0.008) < 1e-9 and timing["ttft_tool_s"] < timing["ttft_s"]
+    assert timing["ttft_any_s"] <= timing["ttft_tool_s"]
