@@ -207,7 +207,7 @@ def start_server(port: int, workers: int, cache: bool, cache_url: str, conn_max_
         env["CACHE_URL"] = cache_url
     server = subprocess.Popen(
         [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", str(workers), "registry_site.wsgi:application"],
+         "--workers", str(workers), "--workers-kill-timeout", "10", "registry_site.wsgi:application"],
         cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -181,7 +181,13 @@ def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None
         service.stop_worker()
         if service.web.poll() is None:
             service.web.terminate()
-            service.web.wait(timeout=20)
+            try:  # granian kills a worker that has not stopped within 10 s (--workers-kill-timeout)
+                service.web.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                service.web.kill()
+                service.web.wait()
+                raise AssertionError("granian did not stop within 30 s of SIGTERM; its log ends:\n"
+                                     + (service.tmp / "web.log").read_text()[-2000:]) from None
         for log in service.logs:
             log.close()
         drop_database()
@@ -196,7 +202,7 @@ def _start_web(service: LiveService, env: dict) -> subprocess.Popen:
     web = subprocess.Popen(
         [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", port,
          # static files through Django (WhiteNoise), as deploy/systemd/benchpack-web.service serves them
-         "--workers", "1", "registry_site.wsgi:application"],
+         "--workers", "1", "--workers-kill-timeout", "10", "registry_site.wsgi:application"],
         cwd=ROOT, env=env, stdout=web_log, stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60

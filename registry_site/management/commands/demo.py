@@ -266,7 +266,10 @@ class Command(BaseCommand):
         return self._start_child("granian",
             [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", host, "--port", str(port),
              # static files through Django (WhiteNoise), as deployed: they carry the security headers
-             "--workers", "1", "registry_site.wsgi:application"]
+             "--workers", "1",
+             # a worker that does not stop gracefully is killed after 10 s, as deploy/systemd's unit does, so
+             # Ctrl-C never waits on one
+             "--workers-kill-timeout", "10", "registry_site.wsgi:application"]
         )
 
     def wait_until_up(self, url: str, children, timeout_s: float = 60.0) -> None:

@@ -34,7 +34,7 @@ def test_sixteen_connections_on_two_fresh_workers_stay_within_the_fixed_window_b
     port = free_port()
     web = subprocess.Popen(
         [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "2", "registry_site.wsgi:application"],
+         "--workers", "2", "--workers-kill-timeout", "10", "registry_site.wsgi:application"],
         cwd=ROOT, env=live.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"

@@ -272,7 +272,7 @@ def test_broker_down_when_a_request_is_created_queues_it_for_the_reaper(live):
     env = {**live.env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{free_port()}/0"}
     web = subprocess.Popen(
         [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1", "registry_site.wsgi:application"],
+         "--workers", "1", "--workers-kill-timeout", "10", "registry_site.wsgi:application"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
