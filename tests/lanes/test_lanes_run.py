@@ -82,10 +82,14 @@ def test_depth_lane_rows_rates_per_depth_and_its_error(tmp_path, ref):
         sent = record["content_times"]
         truth = (sent[-1] - sent[0]) / (len(sent) - 1)
         # The client's TTFT is the server's (its read of the request to its first content write) plus the trip.
-        assert 0 <= row["timing"]["ttft_s"] - (sent[0] - record["received_at"]) < 0.02
+        # A first read that held several chunks places the first one by the stream's spacing before that read
+        # (adapters/base.py); a server that fell behind its script sent those chunks closer than it spaces
+        # them, so the placement may come early by as much as the server was late, and never by more.
+        late = max(out - planned for out, planned in zip(sent, record["content_planned"]))
+        assert -late <= row["timing"]["ttft_s"] - (sent[0] - record["received_at"]) < 0.02
         # A server that fell behind its script on a saturated machine sends the late tokens in a burst,
         # which the client rightly reads as one chunk; compare where the server kept its script.
-        if max(out - planned for out, planned in zip(sent, record["content_planned"])) < 0.001:
+        if late < 0.001:
             on_script += 1
             # 11 gaps per reply: a late stamp on a loaded machine moves it by several %; bench/lanes.py has the figures.
             assert row["timing"]["tpot_s"] == pytest.approx(truth, rel=0.15)
