@@ -36,11 +36,18 @@ def test_a_spaced_reply_has_no_placement():
     adapter = OpenAIChatAdapter()
     try:
         with RefServer(responses=[{"tokens": 4}], ttft_s=0.003, itl_s=0.004) as srv:
-            result = adapter.run(AdapterRequest(model="ref", prompt="p", endpoint=srv.openai_url, max_tokens=4,
-                                                stream=True))
+            results = [adapter.run(AdapterRequest(model="ref", prompt="p", endpoint=srv.openai_url, max_tokens=4,
+                                                  stream=True)) for _ in range(5)]
+            log = srv.log()
     finally:
         adapter.close()
-    assert result.timing["placement"] is None and result.timing["tpot_s"] > 0.003
+    # The scripted server shares this process: on a saturated machine its sleeps overshoot and it sends the
+    # late tokens together, which the row rightly marks. Judge the replies it really spaced.
+    spaced = [result for result, record in zip(results, log)
+              if min(b - a for a, b in zip(record["content_times"], record["content_times"][1:])) >= 0.003]
+    assert spaced
+    for result in spaced:
+        assert result.timing["placement"] is None and result.timing["tpot_s"] > 0.003
 
 
 def test_ollama_burst_is_marked_too():
