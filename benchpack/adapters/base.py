@@ -169,7 +169,8 @@ def place_first_chunk(trace: StreamTrace, times: list[float]) -> tuple[float, st
     neither adds the reader's delay to TTFT nor takes it off TPOT. Where the read was watched
     (trace.earliest, adapters/rundelay.py), the first chunk is not placed before the earliest moment the
     read's bytes can have arrived: a server that sent those tokens in a burst is not taken for one that
-    spaced them — and the figure is then that bound ("lower"). When one read held every chunk there is no
+    spaced them — and the figure is then that bound ("lower"). Unwatched, it is never placed before the
+    response's head arrived (when an earlier read held it) or the request was sent (_before_read). When one read held every chunk there is no
     spacing to place the first by: the read's stamp is all that is known ("upper"). With one token per
     chunk, and a first read of one chunk, this is the read's own time.
     """
@@ -182,10 +183,20 @@ def place_first_chunk(trace: StreamTrace, times: list[float]) -> tuple[float, st
         return times[0], "upper"
     spacing = (times[-1] - times[0]) / (len(times) - first_read)
     first = times[0] - (first_read - 1) * spacing
-    earliest = trace.earliest.get(times[0])
-    if earliest is not None and earliest > first:
-        return min(earliest, times[0]), "lower" if earliest < times[0] else "upper"
+    floor = max(trace.earliest.get(times[0], trace.start), _before_read(trace, times[0]))
+    if floor > first:
+        return min(floor, times[0]), "lower" if floor < times[0] else "upper"
     return first, None
+
+
+def _before_read(trace: StreamTrace, read_at: float) -> float:
+    """The latest moment known to precede the arrival of a read's bytes without the read being watched:
+    the response's head, when an earlier read held it (bytes not in that read came after it), else the
+    request's sending. The stream's spacing can place a late first read's first chunk before either — a
+    negative TTFT on a loaded machine — when the server sent those chunks closer than it spaces the rest."""
+    if trace.first_byte is not None and trace.first_byte < read_at:
+        return trace.first_byte
+    return trace.start
 
 
 def _tpot_times(trace: StreamTrace) -> list[float]:

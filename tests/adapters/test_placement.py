@@ -106,3 +106,19 @@ def test_a_call_that_came_first_keeps_its_own_placement():
     timing = _text_then_call(tool_follows_content=False)
     assert abs(timing["ttft_tool_s"] - 0.008) < 1e-9 and timing["ttft_tool_s"] < timing["ttft_s"]
     assert timing["ttft_any_s"] <= timing["ttft_tool_s"]
+
+
+def test_a_late_first_read_is_never_placed_before_the_head_or_the_request():
+    # Four chunks in the first read at 30 ms, the last 20 ms after: by that spacing alone the first chunk
+    # would be placed at -30 ms, before the request was sent (seen at 64 streams on a loaded machine).
+    chunks = [0.030] * 4 + [0.050]
+    head_apart = compute_timing(StreamTrace(start=0.0, first_byte=0.001, end=0.06, content_times=chunks), 5, 10,
+                                streamed=True)
+    assert head_apart["ttft_s"] == 0.001 and head_apart["placement"]["ttft"] == "lower"
+    head_with_them = compute_timing(StreamTrace(start=0.0, first_byte=0.030, end=0.06, content_times=chunks), 5, 10,
+                                    streamed=True)
+    assert head_with_them["ttft_s"] == 0.0 and head_with_them["placement"]["ttft"] == "lower"
+    # spaced as the stream is spaced, the placement stands
+    spaced = compute_timing(StreamTrace(start=0.0, first_byte=0.001, end=0.06, content_times=[0.030] * 2 + [0.031]),
+                            3, 10, streamed=True)
+    assert abs(spaced["ttft_s"] - 0.029) < 1e-9 and spaced["placement"] is None
