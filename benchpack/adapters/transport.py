@@ -90,8 +90,8 @@ def warm_name_lookup(url: str) -> None:
     try:
         parsed = urlsplit(url)
         if parsed.hostname:
-            socket.getaddrinfo(parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80),
-                               type=socket.SOCK_STREAM)
+            socket.getaddrinfo(wire.lookup_host(parsed.hostname),
+                               parsed.port or (443 if parsed.scheme == "https" else 80), type=socket.SOCK_STREAM)
     except (OSError, ValueError, UnicodeError):
         pass
 

@@ -109,6 +109,12 @@ def default_out(host_label: str | None, today: str | None = None) -> Path:
 # What `handle` imports before the first request (the same modules as `_handle`'s first lines).
 RUN_MODULES = ("benchpack.packs.loader", "benchpack.run.progress", "benchpack.reporting.run_summary",
                "benchpack.run.metadata", "benchpack.run.runner")
+# The module `benchpack.adapters.get_adapter` imports for each --adapter (openai-chat's brings msgspec):
+# imported and frozen with RUN_MODULES instead of during the run.
+ADAPTER_MODULES = {"openai-chat": "benchpack.adapters.openai_chat",
+                   "ollama-generate": "benchpack.adapters.ollama_generate",
+                   "anthropic-messages": "benchpack.adapters.anthropic_messages",
+                   "openai-responses": "benchpack.adapters.openai_responses"}
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -127,7 +133,7 @@ def handle(args: argparse.Namespace) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for name in RUN_MODULES:
+        for name in (*RUN_MODULES, ADAPTER_MODULES.get(args.adapter, "benchpack.adapters")):
             importlib.import_module(name)
     finally:
         gc.freeze()
@@ -137,9 +143,13 @@ def handle(args: argparse.Namespace) -> int:
         return _handle(args)
     finally:
         gc.unfreeze()
+        if collecting:  # `_handle` turns it off for the closing table
+            gc.enable()
 
 
 def _handle(args: argparse.Namespace) -> int:
+    import gc
+
     from benchpack.packs.loader import load_pack, resolve_pack_path
     from benchpack.run.progress import progress_for
     from benchpack.reporting.run_summary import count_rows
@@ -194,6 +204,10 @@ def _handle(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # between executions, before the runner could catch it
         print("benchpack run: interrupted", file=sys.stderr)
         return 130
+    # After the last response the collector has nothing to gain: what is left (the closing table's imports
+    # and figures over rows already in memory) is short and bounded by the rows, and a collection there
+    # scans every row and module object made since the freeze. `handle` turns it back on.
+    gc.disable()
     print_summary(outcome, already_printed=printed)
     counts = count_rows(outcome.rows)
     for line in agent_lines(outcome.rows):

@@ -256,3 +256,31 @@ def test_the_plain_client_reads_every_framing_and_decodes_what_a_server_compress
         server.close()
     with pytest.raises(ValueError, match="not a plain http:// URL"):
         wire.PlainClient().request("GET", "https://example.org/")
+
+
+@pytest.mark.parametrize("host", [
+    "127.0.0.1", "localhost", "LocalHost", "::1", "fe80::1%eth0", "a.b.c", "example.com.", "x" * 63 + ".com",
+    "x" * 64 + ".com", "a..b", ".a", "a." + "y" * 64, "y" * 63, "y" * 64, "a.b..", "münchen.de", "", "a\x00b",
+])
+def test_a_host_is_looked_up_as_the_idna_codec_would_encode_it_or_passed_to_it_as_given(host):
+    """wire.lookup_host makes the idna codec's bytes itself for ASCII names (the codec is not imported by a
+    run); whatever it leaves as str, the codec encodes or refuses exactly as before."""
+    looked_up = wire.lookup_host(host)
+    if isinstance(looked_up, bytes):
+        assert looked_up == host.encode("idna")
+    else:
+        assert looked_up == host
+        try:
+            host.encode("idna")
+        except UnicodeError:
+            return  # refused by the codec, with its own words, as socket.getaddrinfo would
+        assert host == "" or not host.isascii()  # only the empty and non-ASCII names go to the codec to encode
+
+
+def test_a_name_the_codec_refuses_fails_to_connect_with_the_same_words_as_before():
+    too_long = "x" * 64 + ".invalid"
+    with pytest.raises(UnicodeError) as direct:
+        socket.create_connection((too_long, 80), timeout=1)
+    with pytest.raises(UnicodeError) as pooled:
+        wire.Pool().acquire((too_long, 80), 1)
+    assert str(pooled.value) == str(direct.value) and "label empty or too long" in str(direct.value)

@@ -148,9 +148,11 @@ def test_a_whole_run_with_its_summary_imports_nothing_heavy(two_runs):
 # plausibility (its chip table and patterns): a scripted endpoint's figures are not judged; traceback: only
 # when an adapter raises. The row contract's Structs (benchpack.results.contract): a row needs only their keys
 # (benchpack.results.row_keys); secrets (with hmac and base64): the cold prompt's nonce is os.urandom's hex (h40d).
+# encodings.idna (with stringprep and unicodedata): an ASCII host is looked up as the bytes the codec would make
+# (wire.lookup_host, h41e).
 NOT_IN_A_SCRIPTED_RUN = ("statistics", "fractions", "signal", "subprocess", "benchpack.agents.proxy",
                          "benchpack.results.plausibility", "traceback", "benchpack.results.contract", "secrets",
-                         "hmac")
+                         "hmac", "encodings.idna", "stringprep", "unicodedata")
 
 
 def test_a_whole_scripted_run_with_its_summary_leaves_out_what_it_does_not_use(server, tmp_path):
@@ -238,24 +240,31 @@ def test_an_injected_httpx_client_or_an_https_endpoint_still_takes_the_httpx_pat
 
 
 def test_the_run_s_modules_are_frozen_for_the_run_and_unfrozen_after_it(server, tmp_path):
-    """`benchpack run` imports its modules with the cyclic collector off and freezes them (h40d): the
-    collections during the run never scan them again. The collector is on during the run, and the
-    command leaves it as it found it, nothing frozen."""
+    """`benchpack run` imports its modules, the chosen adapter's among them, with the cyclic collector off
+    and freezes them (h40d, h41e): the collections during the run never scan them again. The collector is
+    on during the run, off for the closing table, and the command leaves it as it found it, nothing frozen."""
     pack = write_pack(tmp_path / "pack", [chat_case("alpha")], repetitions=2, stream=True)
     code = f"""
 import gc, json, sys
 from benchpack.cli import main
 seen = {{}}
 import benchpack.run.runner as runner
-real = runner.run_pack
+import benchpack.commands.run as command
+real, real_summary = runner.run_pack, command.print_summary
 def watched(*args, **kwargs):
     seen["frozen"], seen["enabled"] = gc.get_freeze_count(), gc.isenabled()
+    adapter = sys.modules.get("benchpack.adapters.openai_chat")
+    seen["adapter"] = adapter is not None and not any(o is adapter.__dict__ for o in gc.get_objects())
     return real(*args, **kwargs)
-runner.run_pack = watched
+def summary(*args, **kwargs):
+    seen["summary_enabled"] = gc.isenabled()
+    return real_summary(*args, **kwargs)
+runner.run_pack, command.print_summary = watched, summary
 before = gc.get_freeze_count()
 rc = main(["run", {str(pack)!r}, "--adapter", "openai-chat", "--model", "ref", "--endpoint", {server.url!r},
            "--out", {str(tmp_path / "out")!r}])
 print(json.dumps({{"rc": rc, "before": before, "during": seen["frozen"], "enabled": seen["enabled"],
+                  "adapter_frozen": seen["adapter"], "summary_enabled": seen["summary_enabled"],
                   "after": gc.get_freeze_count(), "enabled_after": gc.isenabled()}}))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -263,4 +272,6 @@ print(json.dumps({{"rc": rc, "before": before, "during": seen["frozen"], "enable
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["rc"] == 0 and report["before"] == 0
     assert report["during"] > 5000 and report["enabled"] is True  # the imported modules' objects, frozen
+    assert report["adapter_frozen"] is True  # imported before the freeze: gc.get_objects() no longer lists it
+    assert report["summary_enabled"] is False
     assert report["after"] == 0 and report["enabled_after"] is True
