@@ -169,8 +169,9 @@ def place_first_chunk(trace: StreamTrace, times: list[float]) -> tuple[float, st
     neither adds the reader's delay to TTFT nor takes it off TPOT. Where the read was watched
     (trace.earliest, adapters/rundelay.py), the first chunk is not placed before the earliest moment the
     read's bytes can have arrived: a server that sent those tokens in a burst is not taken for one that
-    spaced them — and the figure is then that bound ("lower"). Unwatched, it is never placed before the
-    response's head arrived (when an earlier read held it) or the request was sent (_before_read). When one read held every chunk there is no
+    spaced them — and the figure is then that bound ("lower"). Unwatched, a placement before the response's
+    head arrived (when an earlier read held it) or the request was sent (_before_read) gives way to the
+    read's stamp ("upper"), as when one read held every chunk. When one read held every chunk there is no
     spacing to place the first by: the read's stamp is all that is known ("upper"). With one token per
     chunk, and a first read of one chunk, this is the read's own time.
     """
@@ -183,7 +184,13 @@ def place_first_chunk(trace: StreamTrace, times: list[float]) -> tuple[float, st
         return times[0], "upper"
     spacing = (times[-1] - times[0]) / (len(times) - first_read)
     first = times[0] - (first_read - 1) * spacing
-    floor = max(trace.earliest.get(times[0], trace.start), _before_read(trace, times[0]))
+    before = _before_read(trace, times[0])
+    earliest = trace.earliest.get(times[0])
+    if earliest is None:
+        # Unwatched, a placement before the head or the request is no placement at all: the server sent
+        # those chunks closer than it spaced the rest. The read's stamp is what is known ("upper").
+        return (times[0], "upper") if first < before else (first, None)
+    floor = max(earliest, before)
     if floor > first:
         return min(floor, times[0]), "lower" if floor < times[0] else "upper"
     return first, None
