@@ -289,5 +289,13 @@ def _start_web(service: LiveService, env: dict) -> subprocess.Popen:
         except httpx.HTTPError:
             pass
         if time.monotonic() > deadline or web.poll() is not None:
+            # Stopped here, worker included (SIGTERM: granian stops its worker): the caller never gets `web`,
+            # so nothing else would, and a granian that was only slow to answer went on serving after the test.
+            web.terminate()
+            try:
+                web.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                web.kill()
+                web.wait()
             raise RuntimeError("granian did not start: " + (service.tmp / "web.log").read_text()[-2000:])
         time.sleep(0.3)
