@@ -5,6 +5,7 @@ import functools
 import json
 import os
 import resource
+import sys
 import time
 
 import pytest
@@ -113,6 +114,14 @@ def _timeline(**entry) -> None:
 def pytest_sessionstart(session):
     if _TIMELINE:
         _timeline(event="sessionstart", at=time.time())
+
+
+def pytest_sessionfinish(session):
+    # The live services' migrated template (tests/service/live.py), if this process made one: its files and,
+    # on PostgreSQL, its database go with the session.
+    live = sys.modules.get("tests.service.live")
+    if live is not None:
+        live.drop_template()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -5,6 +5,7 @@ on PostgreSQL), emails written to an outbox folder the test can read."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,22 +28,93 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _database_url(tmp: Path) -> tuple[str, callable]:
+def _postgres_admin_url() -> str | None:
     base = os.environ.get("DATABASE_URL", "")
-    if base.startswith("postgres"):
+    return base.rsplit("/", 1)[0] + "/postgres" if base.startswith("postgres") else None
+
+
+def _create_database(tmp: Path, template: str | None = None) -> tuple[str, callable]:
+    """A database of its own: an empty one (`template` None) or a copy of the migrated template.
+
+    SQLite: a file in `tmp`, copied with SQLite's backup API (it reads through a WAL left behind, where a
+    file copy would not). PostgreSQL: `CREATE DATABASE … TEMPLATE`, a copy of the template's files."""
+    admin = _postgres_admin_url()
+    if admin is not None:
         import psycopg
 
         name = f"benchpack_e2e_{uuid.uuid4().hex[:8]}"
-        admin = base.rsplit("/", 1)[0] + "/postgres"
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
 
         def drop():
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
-        return base.rsplit("/", 1)[0] + "/" + name, drop
-    return f"sqlite:///{tmp / 'registry.sqlite3'}", lambda: None
+        return admin.rsplit("/", 1)[0] + "/" + name, drop
+    path = tmp / "registry.sqlite3"
+    if template:
+        import sqlite3
+
+        with sqlite3.connect(template) as source, sqlite3.connect(path) as copy:
+            source.backup(copy)
+        source.close()
+        copy.close()
+    return f"sqlite:///{path}", lambda: None
+
+
+@dataclass
+class _Template:
+    """What `migrate` and `collectstatic` made once in this process, for every live service to copy."""
+
+    database: str  # the SQLite file, or the PostgreSQL database's name
+    static_root: Path
+
+
+_TEMPLATE: _Template | None = None
+_DROP_TEMPLATE: list = []
+
+
+def drop_template() -> None:
+    """Remove this process's template (its files, its PostgreSQL database): at the session's end
+    (tests/conftest.py), or at exit."""
+    global _TEMPLATE
+    while _DROP_TEMPLATE:
+        _DROP_TEMPLATE.pop()()
+    _TEMPLATE = None
+
+
+def _template(env: dict) -> _Template:
+    """The migrated database and collected static files, made once per test process (each xdist worker its
+    own: nothing is shared between workers) by the same two commands every live start ran itself before,
+    ~2.5 s of CPU a start (two Django processes). Built with a service's environment before its overrides,
+    with a var/, database and site of its own; each service's own `migrate` then applies what its settings
+    add (start_live_service)."""
+    global _TEMPLATE
+    if _TEMPLATE is None:
+        import atexit
+        import tempfile
+
+        root = Path(tempfile.mkdtemp(prefix="benchpack-live-template-"))
+        database_url, drop_database = _create_database(root)
+        build = {**env, "BENCHPACK_VAR_DIR": str(root / "var"), "DATABASE_URL": database_url,
+                 "SITE_URL": "http://127.0.0.1:1"}
+        for command in (("migrate", "--verbosity=0"), ("collectstatic", "--noinput", "--verbosity=0")):
+            proc = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=build,
+                                  capture_output=True, text=True, timeout=120)
+            if proc.returncode != 0:
+                drop_database()
+                shutil.rmtree(root, ignore_errors=True)
+                raise RuntimeError(f"the live services' template: manage.py {command[0]} failed: {proc.stderr}")
+        name = database_url.rsplit("/", 1)[1] if database_url.startswith("postgres") else str(root / "registry.sqlite3")
+
+        def drop():
+            drop_database()
+            shutil.rmtree(root, ignore_errors=True)
+
+        _DROP_TEMPLATE.append(drop)
+        atexit.register(drop_template)
+        _TEMPLATE = _Template(database=name, static_root=root / "var" / "staticfiles")
+    return _TEMPLATE
 
 
 @dataclass
@@ -144,7 +216,6 @@ def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None
     # Parallel workers, and two checkouts testing at once on one machine
     # (BENCHPACK_TEST_REDIS_DB_OFFSET), must not flush each other's broker.
     redis_db = workers.redis_db(redis_db)
-    database_url, drop_database = _database_url(tmp)
     outbox = tmp / "var" / "outbox"
     port = free_port()
     env = {
@@ -152,7 +223,6 @@ def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None
         "DJANGO_SETTINGS_MODULE": "registry_site.settings",
         "BENCHPACK_ENV": "local",
         "BENCHPACK_VAR_DIR": str(tmp / "var"),
-        "DATABASE_URL": database_url,
         "CELERY_BROKER_URL": workers.redis_url(redis_db),
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
@@ -163,16 +233,22 @@ def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None
         "SUBMISSION_HEARTBEAT_TIMEOUT_S": "5",
         "SUBMISSION_REAPER_INTERVAL_S": "2",
         "EMAIL_DELIVERY_INTERVAL_S": "2",
-        **(env_overrides or {}),
     }
     env.pop("BENCHPACK_TEST_VALIDATION_DELAY_S", None)
-    service = LiveService(tmp=tmp, env=env, url=f"http://127.0.0.1:{port}", outbox=outbox)
+    template = _template(env)  # the same for every service of this process, whatever the first one overrides
+    env.update(env_overrides or {})
     outbox.mkdir(parents=True)
+    database_url, drop_database = _create_database(tmp, template.database)
+    env["DATABASE_URL"] = database_url
+    service = LiveService(tmp=tmp, env=env, url=f"http://127.0.0.1:{port}", outbox=outbox)
     import redis
 
     redis.Redis(port=workers.redis_port(), db=redis_db).flushdb()
+    # The template's copy, then `migrate` with this service's settings, as deploy/deploy.sh runs it on every
+    # deploy: nothing left to apply, and its post-migrate step names this service's SITE_URL in the Sites row
+    # and creates the cache table if this service's cache needs it (registry_site/apps.py).
+    shutil.copytree(template.static_root, tmp / "var" / "staticfiles")
     service.manage("migrate", "--verbosity=0")
-    service.manage("collectstatic", "--noinput", "--verbosity=0")
     service.web = _start_web(service, env)
     if worker:
         service.start_worker()
@@ -213,5 +289,13 @@ def _start_web(service: LiveService, env: dict) -> subprocess.Popen:
         except httpx.HTTPError:
             pass
         if time.monotonic() > deadline or web.poll() is not None:
+            # Stopped here, worker included (SIGTERM: granian stops its worker): the caller never gets `web`,
+            # so nothing else would, and a granian that was only slow to answer went on serving after the test.
+            web.terminate()
+            try:
+                web.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                web.kill()
+                web.wait()
             raise RuntimeError("granian did not start: " + (service.tmp / "web.log").read_text()[-2000:])
         time.sleep(0.3)
