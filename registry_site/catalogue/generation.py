@@ -187,6 +187,12 @@ def listener_connect_params() -> dict:
     params = connection.get_connection_params()
     for django_only in ("cursor_factory", "context", "prepare_threshold"):
         params.pop(django_only, None)
+    # A server that does not answer, or a connection that died silently, must not hold the listener for
+    # minutes of TCP retries: requests read the row meanwhile (correct, but the point is lost), so give up
+    # and reconnect after seconds (libpq's parameters; an OPTIONS entry of the same name wins).
+    for name, value in (("connect_timeout", 5), ("keepalives", 1), ("keepalives_idle", 10),
+                        ("keepalives_interval", 5), ("keepalives_count", 3)):
+        params.setdefault(name, value)
     return params
 
 
