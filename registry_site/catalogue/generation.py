@@ -24,6 +24,7 @@ the test settings do, because tests change rows in transactions that never commi
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -40,16 +41,18 @@ _NOT_FRESH = object()
 # The listener's own read: a plain psycopg connection (PostgreSQL only), not through Django's backend.
 _SQL_READ_PG = f'SELECT value FROM "{CatalogueGeneration._meta.db_table}" WHERE id = 1'
 logger = logging.getLogger(__name__)
-_SQL: dict[str, str] = {}
+
+
+@functools.cache
+def _statements() -> dict[str, str]:
+    """The two statements, built once (quoting the table name through the backend)."""
+    table = connection.ops.quote_name(CatalogueGeneration._meta.db_table)
+    return {"read": f"SELECT value FROM {table} WHERE id = 1",
+            "bump": f"UPDATE {table} SET value = value + 1 WHERE id = 1 RETURNING value"}
 
 
 def _sql(name: str) -> str:
-    """The two statements, built once (quoting the table name through the backend)."""
-    if not _SQL:
-        table = connection.ops.quote_name(CatalogueGeneration._meta.db_table)
-        _SQL["read"] = f"SELECT value FROM {table} WHERE id = 1"
-        _SQL["bump"] = f"UPDATE {table} SET value = value + 1 WHERE id = 1 RETURNING value"
-    return _SQL[name]
+    return _statements()[name]
 
 
 def bump() -> None:
