@@ -84,6 +84,11 @@ MIDDLEWARE = [
 # registry_site/catalogue/cache.py: anonymous catalogue GETs served from a per-process cache keyed by the
 # catalogue's generation (bumped in every transaction that changes public data).
 CATALOGUE_RESPONSE_CACHE = env_bool("CATALOGUE_RESPONSE_CACHE", True)
+# PostgreSQL: each web process follows the catalogue generation by LISTEN/NOTIFY (one extra connection per
+# process, outside the pool) instead of reading it on every request; a change is seen within this many ms of
+# its commit at worst, else the request reads the row (registry_site/catalogue/generation.py).
+CATALOGUE_GENERATION_LISTEN = env_bool("CATALOGUE_GENERATION_LISTEN", True)
+CATALOGUE_GENERATION_MAX_STALE_MS = env_int("CATALOGUE_GENERATION_MAX_STALE_MS", 2000, minimum=100)
 
 ROOT_URLCONF = "registry_site.urls"
 WSGI_APPLICATION = "registry_site.wsgi.application"

@@ -23,6 +23,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
 
 # Unit tests edit catalogue rows directly; the response cache has its own tests (override_settings).
 CATALOGUE_RESPONSE_CACHE = env_bool("CATALOGUE_RESPONSE_CACHE", False)  # noqa: F405
+# Likewise the generation listener: a test's changes are in a transaction that never commits, so no NOTIFY
+# is sent and another connection never sees them (tests/service/catalogue/test_generation_listener.py
+# turns it on with committed changes).
+CATALOGUE_GENERATION_LISTEN = env_bool("CATALOGUE_GENERATION_LISTEN", False)  # noqa: F405
 
 # Run requests go to runner workers (not this process); in-process tests keep their messages in
 # memory, the live tests (CELERY_TASK_ALWAYS_EAGER=false) send them to the real broker.

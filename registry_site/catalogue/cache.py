@@ -8,10 +8,13 @@ by (generation, host, scheme, path + query, Accept). The generation is one
 row (`CatalogueGeneration`) bumped inside every transaction that changes
 what the public side shows (`bump`, called by
 `registry_site.catalogue.leaderboard.refresh` / `rebuild_all`, which every
-publish, withdrawal, unpublish, flag and reproduction verdict goes through),
-and read once per request. A reader sees the new generation exactly when it
-can see the new data, so no cached response outlives a withdrawal; the
-bench and tests/service/catalogue/test_response_cache.py check it.
+publish, withdrawal, unpublish, flag and reproduction verdict goes through).
+On SQLite each request reads it; on PostgreSQL each web process follows it
+by LISTEN/NOTIFY (registry_site/catalogue/generation.py), so a hit runs no
+SQL, and a change is seen within CATALOGUE_GENERATION_MAX_STALE_MS of its
+commit at worst (milliseconds in the steady state), by the committing
+process at once. tests/service/catalogue/test_response_cache.py and
+test_generation_listener.py check it.
 
 Not cached: anything but GET; requests with a session or messages cookie
 (a logged-in user's pages carry their own buttons), an Authorization header
@@ -37,10 +40,11 @@ from collections import OrderedDict
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
-from django.db.models import F
 from django.http import HttpResponse
 
-from registry_site.catalogue.models import CatalogueGeneration
+# The generation keys every entry; how a request learns it (a LISTEN/NOTIFY listener on PostgreSQL, the row
+# otherwise) is generation.py's. bump is re-exported: every writer calls `cache.bump()`.
+from registry_site.catalogue.generation import bump, current_generation  # noqa: F401
 
 CACHED_PREFIXES = (
     "/leaderboards/", "/compare/", "/timelines/", "/models/", "/runtimes/", "/hardware/", "/runs/",
@@ -53,24 +57,6 @@ CACHED_PREFIXES = (
 MAX_ENTRY_BYTES = 4 << 20  # a timeline of a few thousand points is ~1 MB of JSON
 MAX_TOTAL_BYTES = 128 << 20  # per web process
 _BYPASS_HEADERS = ("HTTP_AUTHORIZATION", "HTTP_IF_NONE_MATCH", "HTTP_IF_MODIFIED_SINCE")
-_GENERATION_SQL = None
-
-
-def bump() -> None:
-    """Call inside the transaction that changes public data (the row lock orders concurrent writers)."""
-    if CatalogueGeneration.objects.filter(pk=1).update(value=F("value") + 1) == 0:
-        CatalogueGeneration.objects.create(pk=1, value=2)
-
-
-def current_generation() -> int | None:
-    global _GENERATION_SQL
-    if _GENERATION_SQL is None:
-        table = connection.ops.quote_name(CatalogueGeneration._meta.db_table)
-        _GENERATION_SQL = f"SELECT value FROM {table} WHERE id = 1"
-    with connection.cursor() as cursor:
-        cursor.execute(_GENERATION_SQL)
-        row = cursor.fetchone()
-    return row[0] if row else None
 
 
 class ResponseLRU:
