@@ -117,7 +117,7 @@ class Command(BaseCommand):
         Every process draws the whole plan's random numbers in order (cheap: ~0.05 ms a run) and keeps
         its own runs, so each run gets exactly the values, label and batch it gets with one process.
         """
-        from django.db import connection, connections
+        from django.db import connection
 
         from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 
@@ -146,13 +146,13 @@ class Command(BaseCommand):
         else:
             if connection.vendor != "postgresql":
                 raise CommandError("--processes above 1 needs PostgreSQL: SQLite has one writer at a time")
-            connections.close_all()  # a forked child must open its own connection, never share the parent's
+            _close_connections()
             shares = self._in_processes(job, "publish", started)
             case_pairs = set().union(*(cases for cases, _ in shares))
             pack_pairs = set().union(*(packs for _, packs in shares))
             refreshed = time.monotonic()
             _analyze()  # once, after every process has written: the refresh's plans need the filled tables
-            connections.close_all()
+            _close_connections()
             job.pairs = (case_pairs, pack_pairs)
             pairs = sum(self._in_processes(job, "refresh", started))
         counts = {"runs": job.progress[0], "cases": job.progress[1],
@@ -253,6 +253,19 @@ class Command(BaseCommand):
         count = len(values.rows) or len(values.cases)
         return {**shared, "id": run_id, "label": values.label, "row_count": count, "ok_count": count,
                 "published_at": values.published_at}
+
+
+def _close_connections() -> None:
+    """Before forking: a child must open its own connections, never share the parent's socket. With the
+    deployed psycopg pool (settings, DATABASE_POOL) closing a connection only hands it back to the pool,
+    which stays open: the children wrote into one socket and PostgreSQL dropped it ("unexpected message
+    type 0x51 during COPY"). So the pool goes too; each process builds its own on first use."""
+    from django.db import connections
+
+    for conn in connections.all():
+        conn.close()
+        if hasattr(conn, "close_pool"):  # PostgreSQL's backend
+            conn.close_pool()
 
 
 def _peak_rss_mb() -> float:
