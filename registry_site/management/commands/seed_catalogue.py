@@ -16,6 +16,10 @@ planner's "empty" statistics made the refresh 16x slower). On PostgreSQL
 one system's case rows, not by the catalogue (docs/leaderboards.md, "10M
 case rows on PostgreSQL", "Import").
 
+`--processes N` (PostgreSQL) runs that in N forked processes side by side, each
+publishing and then refreshing the runs of its own systems; the same runs,
+values and batches as one process (`_Import`).
+
 `--bulk` writes the plan's precomputed values with executemany in one
 transaction and rebuilds every leaderboard row with `rebuild_all` (faster,
 memory grows with the catalogue: ~1 GB per million case rows).
@@ -88,7 +92,8 @@ class Command(BaseCommand):
             created = self._publish(plan, started, batch_runs, processes)
         self.stdout.write(f"seeded {created['runs']:,} runs, {created['cases']:,} case rows, "
                           f"{created['entries']:,} leaderboard rows in {time.monotonic() - started:.0f} s; "
-                          f"peak RSS {_peak_rss_mb():,.0f} MB")
+                          f"peak RSS {_peak_rss_mb():,.0f} MB" + (f" a process ({processes} processes)"
+                                                                  if processes > 1 else ""))
 
     def _submissions(self, plan) -> dict:
         from registry_site.catalogue import synthetic
@@ -160,10 +165,11 @@ class Command(BaseCommand):
         say(f"  leaderboard rows of {pairs:,} pairs refreshed in {time.monotonic() - refreshed:.0f} s")
         return counts
 
-    def _say_progress(self, runs: int, cases: int, started: float) -> None:
+    def _say_progress(self, runs: int, cases: int, started: float, rss: bool = True) -> None:
+        """`rss`: only with one process (the others' memory is not this process's to read)."""
         elapsed = time.monotonic() - started
-        self.stdout.write(f"  {runs:,} runs, {cases:,} case rows, {cases / elapsed:,.0f} case rows/s, "
-                          f"peak RSS {_peak_rss_mb():,.0f} MB")
+        self.stdout.write(f"  {runs:,} runs, {cases:,} case rows, {cases / elapsed:,.0f} case rows/s"
+                          + (f", peak RSS {_peak_rss_mb():,.0f} MB" if rss else ""))
 
     def _in_processes(self, job: "_Import", phase: str, started: float) -> list:
         """Run one phase in `job.processes` forked processes; their answers in share order. A failure in
@@ -184,7 +190,7 @@ class Command(BaseCommand):
                 if phase == "publish":
                     with job.shared.get_lock():
                         runs, cases = job.shared[0], job.shared[1]
-                    self._say_progress(runs, cases, started)
+                    self._say_progress(runs, cases, started, rss=False)
                 if any(f.exception() for f in done):
                     break
             results = [f.result() for f in futures]  # raises the first failure after the others end
@@ -269,7 +275,9 @@ def _close_connections() -> None:
 
 
 def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """The largest peak of this process and its ended children (the importing processes of --processes,
+    once they have ended): memory is bounded per process; N processes hold about N times it."""
+    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 
 
 def _analyze() -> None:
