@@ -329,16 +329,38 @@ def row_verdict(row: dict, size: ModelSize | str, host: Platform | str, *, scrip
     return Verdict(PLAUSIBLE, f"{figure} at {factor:.0%} of the {what} of {host.name}", round(factor, 3), figure)
 
 
-def run_row_verdicts(rows: Iterable[dict], hardware: dict | None, metadata: dict | None) -> list[Verdict]:
-    """One verdict per row of one run, in row order."""
-    scripted = _scripted_reason(metadata)
-    speculative = _speculative(metadata)
-    rows = list(rows)
-    model_name = next((r.get("model") for r in rows if isinstance(r.get("model"), str)), None)
+def run_model_name(rows: Iterable[dict]) -> str | None:
+    """The model name a run's bounds read: the first row's that is a string."""
+    return next((r.get("model") for r in rows if isinstance(r.get("model"), str)), None)
+
+
+@dataclass(frozen=True)
+class RunBounds:
+    """What every row of one run is judged against: a function of its hardware, metadata and model name
+    only, so runs that share those can share it (`run_bounds`)."""
+
+    size: ModelSize | str
+    host: Platform | str
+    misfit: tuple[float, str] | None
+    scripted: str | None
+    speculative: bool
+
+
+def run_bounds(hardware: dict | None, metadata: dict | None, model_name: str | None) -> RunBounds:
     size = model_size(metadata, model_name)
-    host = platform(hardware, metadata)
     misfit = None if isinstance(size, str) or offload_declared(metadata) else memory_fit(hardware, size)
-    return [row_verdict(r, size, host, scripted=scripted, speculative=speculative, misfit=misfit) for r in rows]
+    return RunBounds(size, platform(hardware, metadata), misfit, _scripted_reason(metadata), _speculative(metadata))
+
+
+def run_row_verdicts(rows: Iterable[dict], hardware: dict | None, metadata: dict | None,
+                     bounds: RunBounds | None = None) -> list[Verdict]:
+    """One verdict per row of one run, in row order. `bounds`: `run_bounds` of this run's hardware, metadata
+    and model name, when the caller already has them (publishing many runs of one system)."""
+    rows = list(rows)
+    if bounds is None:
+        bounds = run_bounds(hardware, metadata, run_model_name(rows))
+    return [row_verdict(r, bounds.size, bounds.host, scripted=bounds.scripted, speculative=bounds.speculative,
+                        misfit=bounds.misfit) for r in rows]
 
 
 def _rows(count: int) -> str:

@@ -224,20 +224,34 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
                 grouped[(case.workload_key, case.case)].append(_case_figures(case, case.run))
             LeaderboardEntry.objects.filter(system_key=system, workload_key__in=chunk).exclude(case="").delete()
             new.extend(_entry(w, system, c, figs) for (w, c), figs in grouped.items())
+    # Whole-pack pairs a system at a time: three statements for all of one system's packs, not three a pair
+    # (a bulk import refreshes ~10 pack pairs a system; building and sending ~30 ORM queries a system was
+    # most of the import's refresh CPU — docs/leaderboards.md, "Import").
+    pack_by_system: dict[str, set[str]] = defaultdict(set)
     for workload, system in pack_pairs:
-        runs = list(public_runs.filter(pack_workload_key=workload, system_key=system)
-                    .defer(*(name.removeprefix("run__") for name in RUN_JSON_UNUSED)))
+        pack_by_system[system].add(workload)
+    for system, workloads in pack_by_system.items():
+        workloads = sorted(workloads)
+        runs_of = defaultdict(list)
+        for run in (public_runs.filter(pack_workload_key__in=workloads, system_key=system)
+                    .defer(*(name.removeprefix("run__") for name in RUN_JSON_UNUSED))):
+            runs_of[run.pack_workload_key].append(run)
         cases_of = defaultdict(list)
-        for case in PublishedCase.objects.filter(run__in=[r.pk for r in runs]).only(
+        for case in PublishedCase.objects.filter(run__in=[r.pk for runs in runs_of.values() for r in runs]).only(
                 "run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "suspicious_rows",
                 "cache_state", *CASE_METRIC_FIELDS):
             cases_of[case.run_id].append(case)
-        LeaderboardEntry.objects.filter(workload_key=workload, system_key=system, case="").delete()
-        figures = [_pack_figures(run, cases_of[run.pk]) for run in runs if cases_of[run.pk]]
-        if figures:
-            new.append(_entry(workload, system, "", figures))
+        LeaderboardEntry.objects.filter(workload_key__in=workloads, system_key=system, case="").delete()
+        for workload in workloads:
+            figures = [_pack_figures(run, cases_of[run.pk]) for run in runs_of[workload] if cases_of[run.pk]]
+            if figures:
+                new.append(_entry(workload, system, "", figures))
     _complete_pack_workloads(new)
-    LeaderboardEntry.objects.bulk_create(new, batch_size=500)
+    # COPY on PostgreSQL (publishing.insert): bulk_create's array parameters were quoted element by element
+    # client-side, ~1.7 ms of CPU an entry.
+    from registry_site.catalogue.publishing import insert
+
+    insert(LeaderboardEntry, new)
     cache.bump()  # cached public responses rendered before this change are never served again
 
 

@@ -141,10 +141,58 @@ class Publication:
         return str(source.get("label") or "") if source.get("kind") == "imported" else ""
 
 
-def judge(result: ResultDir) -> tuple[list[plausibility.Verdict], dict]:
+def judge(result: ResultDir, bounds: plausibility.RunBounds | None = None) -> tuple[list[plausibility.Verdict], dict]:
     """Each row's plausibility verdict and the run's summary (benchpack.results.plausibility)."""
-    verdicts = plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata)
+    verdicts = plausibility.run_row_verdicts(result.rows, result.hardware, result.run_metadata, bounds)
     return verdicts, plausibility.summary(verdicts)
+
+
+class _RunShared:
+    """What a run's columns and verdicts take from its metadata, hardware and model name alone — system key,
+    runtime, hardware class, plausibility bounds, fingerprint inputs — computed once for every run of one
+    publication that has the same three (a synthetic or sweep submission sends hundreds of runs of one
+    system; each run recomputed them: ~40 % of publish's Python per case row, docs/leaderboards.md "Import").
+    Keyed by their JSON text, so equal values share, whatever objects hold them."""
+
+    def __init__(self):
+        self.runs: dict[str, tuple] = {}
+        self.fingerprints: dict[tuple, tuple[str, dict]] = {}
+
+    def of(self, result: ResultDir, first: Row | None) -> tuple[str | None, tuple]:
+        model = first.model if first else ""
+        try:
+            key = json.dumps([result.run_metadata, result.hardware, field(result.rows[0], "model")
+                              if result.rows else None, plausibility.run_model_name(result.rows), model],
+                             sort_keys=True)
+        except (TypeError, ValueError):  # not JSON (never from a bundle): computed for this run alone
+            return None, self._compute(result, model)
+        found = self.runs.get(key)
+        if found is None:
+            found = self.runs[key] = self._compute(result, model)
+        return key, found
+
+    @staticmethod
+    def _compute(result: ResultDir, model: str) -> tuple:
+        system = system_of(result)
+        return (system, system_columns(system, result.hardware, model), runtime_of(result), hardware_class_of(result),
+                plausibility.run_bounds(result.hardware, result.run_metadata, plausibility.run_model_name(result.rows)),
+                fingerprint.run_inputs(result.run_metadata, result.hardware))
+
+    def case_fingerprints(self, key: str | None, run_inputs: tuple, result: ResultDir) -> dict[str, tuple[str, dict]]:
+        """`case_fingerprints` with the run's inputs given; each case's answer kept under this run's key."""
+        firsts: dict[str, dict] = {}
+        for row in result.rows:
+            firsts.setdefault(group_label(row), row)
+        out = {}
+        for case, first in firsts.items():
+            inputs = (key, field(first, "pack.id"), field(first, "pack.version"), case, field(first, "model"))
+            found = self.fingerprints.get(inputs) if key is not None else None
+            if found is None:
+                found = _case_fingerprint(run_inputs, first, case)
+                if key is not None:
+                    self.fingerprints[inputs] = found
+            out[case] = found
+        return out
 
 
 def case_decode_rate(ok_rows: list[dict]):
@@ -166,15 +214,16 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
     from registry_site.catalogue import leaderboard
 
     prepared = []
+    shared = _RunShared()
     for item in publication.results:
         result, rows = item.result, item.rows
         if len(rows) != len(result.rows):
             raise ValueError(f"run {result.path}: {len(rows)} typed rows for {len(result.rows)} stored rows")
         first = rows[0] if rows else None
-        system = system_of(result)
+        key, (system, columns, runtime, hardware_class, bounds, run_inputs) = shared.of(result, first)
         workloads = case_keys(result)
         model = first.model if first else ""
-        verdicts, judged = judge(result)
+        verdicts, judged = judge(result, bounds)
         run = PublishedRun(
             submission_id=publication.submission_id,
             label=clip(result.path, "label"),
@@ -182,8 +231,8 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
             pack_version=clip(first.pack.version if first else "", "pack_version"),
             adapter=clip(first.adapter if first else "", "adapter"),
             model=clip(model, "model"),
-            runtime=clip(runtime_of(result), "runtime"),
-            hardware_class=clip(hardware_class_of(result), "hardware_class"),
+            runtime=clip(runtime, "runtime"),
+            hardware_class=clip(hardware_class, "hardware_class"),
             provenance=publication.provenance,
             claimed_provenance=publication.claimed_provenance,
             provenance_basis=publication.provenance_basis,
@@ -192,19 +241,21 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
             run_metadata=result.run_metadata,
             row_count=len(rows),
             ok_count=sum(1 for r in rows if r.ok),
-            **system_columns(system, result.hardware, model),
+            **columns,
             pack_workload_key=fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else "",
             plausibility_status=judged["verdict"]["status"],
             plausibility=judged,
             imported_from=clip(publication.imported_from, "imported_from"),
         )
-        prepared.append((run, item, workloads, system, verdicts))
+        fingerprints = shared.case_fingerprints(key, run_inputs, result)
+        prepared.append((run, item, workloads, system, verdicts, fingerprints))
     runs = [run for run, *_ in prepared]
     rows = (PublishedRow(run=run, case=typed.case, repetition=_repetition(typed), ok=typed.ok,
                          raw=raw, plausibility=v.to_dict())
-            for run, item, _, _, verdicts in prepared
+            for run, item, _, _, verdicts, _ in prepared
             for typed, raw, v in zip(item.rows, item.result.rows, verdicts))
-    cases = (case for run, item, workloads, system, _ in prepared for case in _case_rows(run, item, workloads, system))
+    cases = (case for run, item, workloads, system, _, fingerprints in prepared
+             for case in _case_rows(run, item, workloads, system, fingerprints))
     published = insert(PublishedRun, runs, with_ids=True)  # rows and cases point at the runs' ids
     insert(PublishedRow, rows)
     insert(PublishedCase, cases)
@@ -299,8 +350,8 @@ def typed_rows_by_case(item: PublishedResult) -> dict[str, list[Row]]:
     return grouped
 
 
-def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system: fingerprint.Key) -> list[PublishedCase]:
-    fingerprints = case_fingerprints(item.result)
+def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system: fingerprint.Key,
+               fingerprints: dict[str, tuple[str, dict]]) -> list[PublishedCase]:
     cases = []
     for case, rows in typed_rows_by_case(item).items():
         ok_rows = [r for r in rows if r.ok]

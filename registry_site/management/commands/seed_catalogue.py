@@ -16,6 +16,10 @@ planner's "empty" statistics made the refresh 16x slower). On PostgreSQL
 one system's case rows, not by the catalogue (docs/leaderboards.md, "10M
 case rows on PostgreSQL", "Import").
 
+`--processes N` (PostgreSQL) runs that in N forked processes side by side, each
+publishing and then refreshing the runs of its own systems; the same runs,
+values and batches as one process (`_Import`).
+
 `--bulk` writes the plan's precomputed values with executemany in one
 transaction and rebuilds every leaderboard row with `rebuild_all` (faster,
 memory grows with the catalogue: ~1 GB per million case rows).
@@ -54,19 +58,24 @@ class Command(BaseCommand):
                             help=f"runs per transaction of the publishing path (default {BATCH_RUNS}): memory holds one "
                                  "batch; a batch is one publication per system, so larger batches mean fewer, "
                                  "larger publications")
+        parser.add_argument("--processes", type=int, default=1,
+                            help="importing processes side by side (PostgreSQL only; default 1): each publishes "
+                                 "and then refreshes the runs of its own systems")
         parser.add_argument("--dry-run", action="store_true", help="say what would be created; write nothing")
         parser.add_argument("--bulk", action="store_true",
                             help="executemany + rebuild_all in one transaction instead of the publishing path "
                                  "(faster; memory grows with the catalogue)")
 
     def handle(self, *args, cases, systems, rows_per_case, seed, dry_run, bulk=False, batch_runs=BATCH_RUNS,
-               **options):
+               processes=1, **options):
         from registry_site.catalogue import synthetic
 
         if cases < 1 or systems < 1 or rows_per_case < 0:
             raise CommandError("--cases and --systems must be 1 or more, --rows-per-case 0 or more")
         if batch_runs < 1:
             raise CommandError("--batch-runs must be 1 or more")
+        if processes < 1 or (processes > 1 and bulk):
+            raise CommandError("--processes must be 1 or more, and 1 with --bulk (one transaction)")
         if rows_per_case < 1 and not bulk:
             raise CommandError("--rows-per-case 0 needs --bulk: the publishing path derives a case from its rows")
         started = time.monotonic()
@@ -80,10 +89,11 @@ class Command(BaseCommand):
             with transaction.atomic():
                 created = self._write(plan)
         else:
-            created = self._publish(plan, started, batch_runs)
+            created = self._publish(plan, started, batch_runs, processes)
         self.stdout.write(f"seeded {created['runs']:,} runs, {created['cases']:,} case rows, "
                           f"{created['entries']:,} leaderboard rows in {time.monotonic() - started:.0f} s; "
-                          f"peak RSS {_peak_rss_mb():,.0f} MB")
+                          f"peak RSS {_peak_rss_mb():,.0f} MB" + (f" a process ({processes} processes)"
+                                                                  if processes > 1 else ""))
 
     def _submissions(self, plan) -> dict:
         from registry_site.catalogue import synthetic
@@ -102,71 +112,91 @@ class Command(BaseCommand):
                           "decision_reason": synthetic.NOTE})
         return submissions
 
-    def _publish(self, plan, started: float, batch_runs: int = BATCH_RUNS) -> dict:
-        """Every run through `publishing.publish`, a batch per transaction; leaderboard rows at the end."""
+    def _publish(self, plan, started: float, batch_runs: int = BATCH_RUNS, processes: int = 1) -> dict:
+        """Every run through `publishing.publish`, a batch per transaction; leaderboard rows at the end.
+
+        With `processes` > 1 (PostgreSQL only), that many forked processes publish side by side, each the
+        runs of its own systems (system index modulo `processes`), and then refresh those systems'
+        leaderboard rows: `publish` is per submission and transactional, a synthetic submission is one
+        system, and a (workload, system) pair's rows are written by the one process owning the system.
+        Every process draws the whole plan's random numbers in order (cheap: ~0.05 ms a run) and keeps
+        its own runs, so each run gets exactly the values, label and batch it gets with one process.
+        """
         from django.db import connection
 
-        from registry_site.catalogue import leaderboard, publishing, synthetic
-        from registry_site.catalogue.models import PublishedRun
+        from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
 
-        submissions = self._submissions(plan)
-        rng = random.Random(plan.seed)
-        now = timezone.now()
+        submission_ids = {index: s.pk for index, s in self._submissions(plan).items()}
         # Labels are unique per submission: a second seed into the same database numbers on from the first.
         offset = PublishedRun.objects.filter(label__startswith="synthetic-").count()
-        case_pairs, pack_pairs = set(), set()
-        counts = {"runs": 0, "cases": 0}
-        table = connection.ops.quote_name(PublishedRun._meta.db_table)
-        if connection.vendor == "postgresql":
-            # One statement a batch: executemany's one UPDATE a run was a round trip each.
-            def backdate(cursor, dates):
-                cursor.execute(f"UPDATE {table} AS run SET published_at = dated.at FROM "
-                               f"unnest(%s::timestamptz[], %s::bigint[]) AS dated(at, id) WHERE run.id = dated.id",
-                               [[at for at, _ in dates], [pk for _, pk in dates]])
-        else:
-            def backdate(cursor, dates):
-                cursor.executemany(f"UPDATE {table} SET published_at = %s WHERE id = %s", dates)
-        last_said = time.monotonic()
-        for start in range(0, plan.runs, batch_runs):
-            by_system = defaultdict(list)
-            for number in range(start, min(plan.runs, start + batch_runs)):
-                values = synthetic.run_values(plan, number, rng, now)
-                values.label = f"synthetic-{offset + number:07d}"
-                by_system[values.system.index].append(values)
-            with transaction.atomic():
-                published, dates = [], []
-                for index, items in by_system.items():
-                    runs = publishing.publish(publishing.Publication(
-                        submission_id=submissions[index].pk, results=[_published_result(v) for v in items],
-                        claimed_provenance="self-reported", provenance="self-reported",
-                        provenance_basis="synthetic catalogue (manage.py seed_catalogue)", is_demo=True),
-                        refresh=False)
-                    published.extend(runs)
-                    # published_at is the approval's now (auto_now_add); the plan spreads runs over 180 days
-                    # so that timelines and change detection have history.
-                    dates.extend((connection.ops.adapt_datetimefield_value(v.published_at), run.pk)
-                                 for v, run in zip(items, runs))
-                    counts["cases"] += sum(len(v.cases) for v in items)
-                with connection.cursor() as cursor:
-                    backdate(cursor, dates)
-                cases, packs = leaderboard.pairs_of(published)
-                case_pairs |= cases
-                pack_pairs |= packs
-            counts["runs"] += len(published)
-            if time.monotonic() - last_said > 20 or counts["runs"] == plan.runs:
-                last_said = time.monotonic()
-                elapsed = last_said - started
-                self.stdout.write(f"  {counts['runs']:,} runs, {counts['cases']:,} case rows, "
-                                  f"{counts['cases'] / elapsed:,.0f} case rows/s, peak RSS {_peak_rss_mb():,.0f} MB")
-        refreshed = time.monotonic()
-        _analyze()
-        leaderboard.refresh_pairs(case_pairs, pack_pairs, say=self.stdout.write)
-        from registry_site.catalogue.models import LeaderboardEntry
+        job = _Import(plan, submission_ids, offset, timezone.now(), batch_runs, processes)
+        say = self.stdout.write
+        if processes == 1:
+            last_said = [time.monotonic()]
 
-        counts["entries"] = LeaderboardEntry.objects.count()
-        self.stdout.write(f"  leaderboard rows of {len(case_pairs) + len(pack_pairs):,} pairs refreshed in "
-                          f"{time.monotonic() - refreshed:.0f} s")
+            def tick(runs, cases, total=job.progress):
+                total[0] += runs
+                total[1] += cases
+                if time.monotonic() - last_said[0] > 20 or total[0] == plan.runs:
+                    last_said[0] = time.monotonic()
+                    self._say_progress(total[0], total[1], started)
+
+            case_pairs, pack_pairs = job.publish_share(0, tick)
+            refreshed = time.monotonic()
+            _analyze()
+            from registry_site.catalogue import leaderboard
+
+            leaderboard.refresh_pairs(case_pairs, pack_pairs, say=say)
+            pairs = len(case_pairs) + len(pack_pairs)
+        else:
+            if connection.vendor != "postgresql":
+                raise CommandError("--processes above 1 needs PostgreSQL: SQLite has one writer at a time")
+            _close_connections()
+            shares = self._in_processes(job, "publish", started)
+            case_pairs = set().union(*(cases for cases, _ in shares))
+            pack_pairs = set().union(*(packs for _, packs in shares))
+            refreshed = time.monotonic()
+            _analyze()  # once, after every process has written: the refresh's plans need the filled tables
+            _close_connections()
+            job.pairs = (case_pairs, pack_pairs)
+            pairs = sum(self._in_processes(job, "refresh", started))
+        counts = {"runs": job.progress[0], "cases": job.progress[1],
+                  "entries": LeaderboardEntry.objects.count()}
+        say(f"  leaderboard rows of {pairs:,} pairs refreshed in {time.monotonic() - refreshed:.0f} s")
         return counts
+
+    def _say_progress(self, runs: int, cases: int, started: float, rss: bool = True) -> None:
+        """`rss`: only with one process (the others' memory is not this process's to read)."""
+        elapsed = time.monotonic() - started
+        self.stdout.write(f"  {runs:,} runs, {cases:,} case rows, {cases / elapsed:,.0f} case rows/s"
+                          + (f", peak RSS {_peak_rss_mb():,.0f} MB" if rss else ""))
+
+    def _in_processes(self, job: "_Import", phase: str, started: float) -> list:
+        """Run one phase in `job.processes` forked processes; their answers in share order. A failure in
+        one stops nothing already running (each batch is its own transaction, as with one process) and is
+        raised here once all have ended."""
+        import multiprocessing
+        from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+        global _JOB
+        _JOB = job  # inherited by the forked children: the plan is never pickled
+        context = multiprocessing.get_context("fork")
+        job.shared = context.Array("q", 2)  # runs and case rows published, summed over the processes
+        with ProcessPoolExecutor(job.processes, mp_context=context) as pool:
+            futures = [pool.submit(_run_share, phase, share) for share in range(job.processes)]
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=20, return_when=FIRST_EXCEPTION)
+                if phase == "publish":
+                    with job.shared.get_lock():
+                        runs, cases = job.shared[0], job.shared[1]
+                    self._say_progress(runs, cases, started, rss=False)
+                if any(f.exception() for f in done):
+                    break
+            results = [f.result() for f in futures]  # raises the first failure after the others end
+        if phase == "publish":
+            job.progress = [job.shared[0], job.shared[1]]
+        return results
 
     def _write(self, plan) -> dict:
         from django.db.models import Max
@@ -231,8 +261,23 @@ class Command(BaseCommand):
                 "published_at": values.published_at}
 
 
+def _close_connections() -> None:
+    """Before forking: a child must open its own connections, never share the parent's socket. With the
+    deployed psycopg pool (settings, DATABASE_POOL) closing a connection only hands it back to the pool,
+    which stays open: the children wrote into one socket and PostgreSQL dropped it ("unexpected message
+    type 0x51 during COPY"). So the pool goes too; each process builds its own on first use."""
+    from django.db import connections
+
+    for conn in connections.all():
+        conn.close()
+        if hasattr(conn, "close_pool"):  # PostgreSQL's backend
+            conn.close_pool()
+
+
 def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """The largest peak of this process and its ended children (the importing processes of --processes,
+    once they have ended): memory is bounded per process; N processes hold about N times it."""
+    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 
 
 def _analyze() -> None:
@@ -327,3 +372,96 @@ class Inserter:
                         for n, enc in zip(names, encoders)) for d in dicts]
         with self.connection.cursor() as cursor:
             cursor.executemany(self.sql, params)
+
+
+_JOB = None  # the import a forked process works on (set by Command._in_processes before the fork)
+
+
+def _run_share(phase: str, share: int):
+    """In a forked process: publish or refresh share `share` of `_JOB`."""
+    job = _JOB
+    if phase == "publish":
+        def tick(runs, cases):
+            with job.shared.get_lock():
+                job.shared[0] += runs
+                job.shared[1] += cases
+        return job.publish_share(share, tick)
+    return job.refresh_share(share)
+
+
+class _Import:
+    """One publishing-path import: which process publishes which runs, and how."""
+
+    def __init__(self, plan, submission_ids: dict, offset: int, now, batch_runs: int, processes: int):
+        self.plan, self.submission_ids, self.offset, self.now = plan, submission_ids, offset, now
+        self.batch_runs, self.processes = batch_runs, processes
+        self.progress = [0, 0]  # runs, case rows
+        self.shared = None
+        self.pairs = (set(), set())
+
+    def owns(self, system_index: int, share: int) -> bool:
+        return system_index % self.processes == share
+
+    def publish_share(self, share: int, tick) -> tuple[set, set]:
+        """Publish this share's runs, a batch per transaction; the (workload, system) pairs they touched."""
+        from django.db import connection
+
+        from registry_site.catalogue import leaderboard, publishing, synthetic
+        from registry_site.catalogue.models import PublishedRun
+
+        plan = self.plan
+        rng = random.Random(plan.seed)
+        case_pairs, pack_pairs = set(), set()
+        table = connection.ops.quote_name(PublishedRun._meta.db_table)
+        if connection.vendor == "postgresql":
+            # One statement a batch: executemany's one UPDATE a run was a round trip each.
+            def backdate(cursor, dates):
+                cursor.execute(f"UPDATE {table} AS run SET published_at = dated.at FROM "
+                               f"unnest(%s::timestamptz[], %s::bigint[]) AS dated(at, id) WHERE run.id = dated.id",
+                               [[at for at, _ in dates], [pk for _, pk in dates]])
+        else:
+            def backdate(cursor, dates):
+                cursor.executemany(f"UPDATE {table} SET published_at = %s WHERE id = %s", dates)
+        for start in range(0, plan.runs, self.batch_runs):
+            by_system = defaultdict(list)
+            for number in range(start, min(plan.runs, start + self.batch_runs)):
+                # Every share draws every run (the plan's random numbers are one sequence) and keeps its own.
+                values = synthetic.run_values(plan, number, rng, self.now)
+                if self.owns(values.system.index, share):
+                    values.label = f"synthetic-{self.offset + number:07d}"
+                    by_system[values.system.index].append(values)
+            if not by_system:
+                continue
+            cases = 0
+            with transaction.atomic():
+                published, dates = [], []
+                for index, items in by_system.items():
+                    runs = publishing.publish(publishing.Publication(
+                        submission_id=self.submission_ids[index], results=[_published_result(v) for v in items],
+                        claimed_provenance="self-reported", provenance="self-reported",
+                        provenance_basis="synthetic catalogue (manage.py seed_catalogue)", is_demo=True),
+                        refresh=False)
+                    published.extend(runs)
+                    # published_at is the approval's now (auto_now_add); the plan spreads runs over 180 days
+                    # so that timelines and change detection have history.
+                    dates.extend((connection.ops.adapt_datetimefield_value(v.published_at), run.pk)
+                                 for v, run in zip(items, runs))
+                    cases += sum(len(v.cases) for v in items)
+                with connection.cursor() as cursor:
+                    backdate(cursor, dates)
+                batch_cases, batch_packs = leaderboard.pairs_of(published)
+                case_pairs |= batch_cases
+                pack_pairs |= batch_packs
+            tick(len(published), cases)
+        return case_pairs, pack_pairs
+
+    def refresh_share(self, share: int) -> int:
+        """The leaderboard rows of this share's systems (after every share has published)."""
+        from registry_site.catalogue import leaderboard
+
+        case_pairs, pack_pairs = self.pairs
+        # Split by the pairs' own system keys (what the refresh groups by), every process a slice of them.
+        mine = set(sorted({system for _, system in case_pairs | pack_pairs})[share::self.processes])
+        return leaderboard.refresh_pairs({p for p in case_pairs if p[1] in mine},
+                                         {p for p in pack_pairs if p[1] in mine},
+                                         say=lambda text: print(f"[process {share + 1}]{text}", flush=True))
