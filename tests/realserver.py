@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import socket
 import subprocess
 import tempfile
@@ -27,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import processes
 from tests.environment import unavailable
 
 MODEL_ALIAS = "smollm2-135m"
@@ -118,16 +118,6 @@ def _tail(log_path: Path, lines: int = 30) -> str:
         return "(no log)"
 
 
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @contextlib.contextmanager
 def running_server(log_dir: Path | None = None, parallel: int = 1) -> Iterator[RealServer]:
     """Start llama-server on a free port, yield once /health is ok, then stop it."""
@@ -146,7 +136,7 @@ def running_server(log_dir: Path | None = None, parallel: int = 1) -> Iterator[R
         process = subprocess.Popen(
             server_argv(server_binary(), model_path(), port, parallel),
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        stack.callback(_stop, process)
+        stack.callback(processes.stop, process, 10)
         server = RealServer(base_url=f"http://127.0.0.1:{port}", model=MODEL_ALIAS,
                             log_path=log_path)
         wait_until_healthy(server.base_url, process, log_path)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from tests import workers
+from tests import processes, workers
 from tests.environment import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,7 +201,6 @@ class LiveService:
 
 def require_redis() -> None:
     """The live tests need a real Redis broker; CI must have one, a laptop may not."""
-    import pytest
     import redis
 
     try:
@@ -255,18 +254,14 @@ def start_live_service(tmp: Path, redis_db: int = 13, env_overrides: dict | None
 
     def stop():
         service.stop_worker()
-        if service.web.poll() is None:
-            service.web.terminate()
-            try:  # granian kills a worker that has not stopped within 10 s (--workers-kill-timeout)
-                service.web.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                service.web.kill()
-                service.web.wait()
-                raise AssertionError("granian did not stop within 30 s of SIGTERM; its log ends:\n"
-                                     + (service.tmp / "web.log").read_text()[-2000:]) from None
+        # granian kills a worker that has not stopped within 10 s (--workers-kill-timeout)
+        stopped = processes.stop(service.web, 30)
         for log in service.logs:
             log.close()
         drop_database()
+        if not stopped:
+            raise AssertionError("granian did not stop within 30 s of SIGTERM; its log ends:\n"
+                                 + (service.tmp / "web.log").read_text()[-2000:])
 
     return service, stop
 
@@ -291,11 +286,6 @@ def _start_web(service: LiveService, env: dict) -> subprocess.Popen:
         if time.monotonic() > deadline or web.poll() is not None:
             # Stopped here, worker included (SIGTERM: granian stops its worker): the caller never gets `web`,
             # so nothing else would, and a granian that was only slow to answer went on serving after the test.
-            web.terminate()
-            try:
-                web.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                web.kill()
-                web.wait()
+            processes.stop(web, 30)
             raise RuntimeError("granian did not start: " + (service.tmp / "web.log").read_text()[-2000:])
         time.sleep(0.3)
