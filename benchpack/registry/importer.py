@@ -71,6 +71,17 @@ RUN_UPSERT = (
 RUN_INSERT = f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})"
 _KEY_OF = itemgetter(0, 1, 2, 3, 4)  # pack_id, pack_version, case_id, adapter, model
 _OK_OF = itemgetter(COLUMNS.index("ok"))
+_CASE_OF = itemgetter(2)
+_SETUP_OF = tuple(map(itemgetter, (0, 1, 3, 4)))  # the key's columns but the case id
+
+
+def _one_setup(values: list[tuple]) -> bool:
+    """Whether every row of `values` (not empty) has the first row's pack, version, adapter and model."""
+    for get in _SETUP_OF:
+        column = list(map(get, values))
+        if column.count(column[0]) != len(column):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -268,20 +279,29 @@ class _RunImporter:
                 values, numbers, texts = self._checked(first, texts)
             if problems or not values:
                 continue  # keep checking, stop writing: the transaction will roll back
-            keys = list(map(_KEY_OF, values))
             # Each row's group: one hash of its 5-tuple key per row where that can be (each one costs about
             # a tenth of the row's decode). A run's first chunk has only new cases, so it skips the lookup.
             if not groups:
                 # A run's first chunk: every case is new. One pass (setdefault, in C) gives each row the
                 # index of its case's first row and the cases in first-seen order with that index; the
-                # group numbers then come by list index, not a second 5-tuple hash per row.
-                first_row: dict[tuple, int] = {}
-                firsts = list(map(first_row.setdefault, keys, range(len(keys))))
+                # group numbers then come by list index, not a second hash per row. When the chunk has one
+                # pack, version, adapter and model (a run of one model: four equality scans, in C), the
+                # case id alone tells the cases apart: no 5-tuple built and hashed per row, one hash of a
+                # string instead (decoded strings are new objects, each hashed once).
+                if _one_setup(values):
+                    first_row: dict = {}
+                    firsts = list(map(first_row.setdefault, map(_CASE_OF, values), range(len(values))))
+                    pack_id, pack_version, _, adapter, model = values[0][:5]
+                    new = [(i, (pack_id, pack_version, case_id, adapter, model)) for case_id, i in first_row.items()]
+                else:
+                    first_row = {}
+                    firsts = list(map(first_row.setdefault, map(_KEY_OF, values), range(len(values))))
+                    new = [(i, k) for k, i in first_row.items()]
                 base = len(self.batch.infos)  # _open_groups numbers them from here, in this order
-                self._open_groups([(i, k) for k, i in first_row.items()], texts)
+                self._open_groups(new, texts)
                 group_at = dict(zip(first_row.values(), range(base, base + len(first_row))))
                 owners = list(map(group_at.__getitem__, firsts))
-            elif None in (owners := list(map(groups.get, keys))):
+            elif None in (owners := list(map(groups.get, keys := list(map(_KEY_OF, values))))):
                 # each key's first row: walking backwards, the last index written wins (in C); the new cases
                 # are opened in first-appearance order, the order their stats rows are written. (A
                 # `keys.index` per new case scanned ~250 tuples each in a 500-row, 50-case run.)

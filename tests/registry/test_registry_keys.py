@@ -107,3 +107,33 @@ def test_each_stored_workload_key_is_the_one_of_its_cases_first_row(tmp_path):
     hot = {s[7] for s in stats if s[0].endswith("-request") and s[3] == "short"}
     cold = {s[7] for s in stats if s[0] == str(plain.resolve()) and s[3] == "short"}
     assert len(hot) == 1 and hot.isdisjoint(cold)  # the settings change the key, however the key is spelled
+
+
+def test_a_run_of_several_models_and_packs_keeps_their_cases_apart(tmp_path):
+    """A run's first chunk groups rows by case id alone only when pack, version, adapter and model are
+    one; rows of one case id under two models, adapters or pack versions, interleaved, stay separate."""
+    source = REAL_RESULTS / sorted(p.name for p in REAL_RESULTS.iterdir() if p.is_dir())[0]
+    run = tmp_path / "mixed"
+    shutil.copytree(source, run, ignore=shutil.ignore_patterns("raw"))
+    rows = [json.loads(line) for line in (source / "run.jsonl").read_text().splitlines() if line.strip()]
+    mixed = []
+    for row in rows:  # each row, then its copies under another model, adapter and pack version
+        mixed.append(row)
+        mixed.append({**row, "model": row["model"] + "-other"})
+        mixed.append({**row, "adapter": "ollama-generate" if row["adapter"] != "ollama-generate" else "openai-chat"})
+        mixed.append({**row, "pack": {**row["pack"], "version": row["pack"]["version"] + "-b"}})
+    (run / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in mixed))
+    db = tmp_path / "r.sqlite"
+    import_result_dirs(db, [RunSource(run)])
+    conn = open_read_only(db)
+    stats = {r[:5]: r[5:] for r in conn.execute(
+        "SELECT pack_id, pack_version, case_id, adapter, model, row_count, ok_count, median_wall_s"
+        " FROM result_case_stats")}
+    expected = {}
+    for r in mixed:
+        expected.setdefault((r["pack"]["id"], r["pack"]["version"], r["case"], r["adapter"], r["model"]), []).append(r)
+    assert len(stats) == len(expected) == 4 * len({(r["pack"]["id"], r["case"]) for r in rows})
+    for key, group in expected.items():
+        walls = sorted(r["timing"]["wall_s"] for r in group if r["ok"] and r["timing"]["wall_s"] is not None)
+        middle = (walls[(len(walls) - 1) // 2] + walls[len(walls) // 2]) / 2 if walls else None
+        assert stats[key] == (len(group), sum(1 for r in group if r["ok"]), middle), key
