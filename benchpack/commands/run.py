@@ -109,12 +109,6 @@ def default_out(host_label: str | None, today: str | None = None) -> Path:
 # What `handle` imports before the first request (the same modules as `_handle`'s first lines).
 RUN_MODULES = ("benchpack.packs.loader", "benchpack.run.progress", "benchpack.reporting.run_summary",
                "benchpack.run.metadata", "benchpack.run.runner")
-# The module `benchpack.adapters.get_adapter` imports for each --adapter (openai-chat's brings msgspec):
-# imported and frozen with RUN_MODULES instead of during the run.
-ADAPTER_MODULES = {"openai-chat": "benchpack.adapters.openai_chat",
-                   "ollama-generate": "benchpack.adapters.ollama_generate",
-                   "anthropic-messages": "benchpack.adapters.anthropic_messages",
-                   "openai-responses": "benchpack.adapters.openai_responses"}
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -130,10 +124,13 @@ def handle(args: argparse.Namespace) -> int:
     import gc
     import importlib
 
+    from benchpack.adapters import adapter_module
+
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for name in (*RUN_MODULES, ADAPTER_MODULES.get(args.adapter, "benchpack.adapters")):
+        # and the chosen adapter's module (openai-chat's brings msgspec), frozen with them, not during the run
+        for name in (*RUN_MODULES, adapter_module(args.adapter) or "benchpack.adapters"):
             importlib.import_module(name)
     finally:
         gc.freeze()
