@@ -26,6 +26,7 @@ from benchpack.results import provenance
 from benchpack.results import metrics as metric_registry
 from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
 from registry_site.catalogue import cache
+from registry_site.catalogue.bulk import insert
 from registry_site.catalogue.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
 # Earned provenance only (benchpack.results.provenance); a bundle's claim is never ranked or filtered on.
@@ -247,10 +248,8 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
             if figures:
                 new.append(_entry(workload, system, "", figures))
     _complete_pack_workloads(new)
-    # COPY on PostgreSQL (publishing.insert): bulk_create's array parameters were quoted element by element
+    # COPY on PostgreSQL (bulk.insert): bulk_create's array parameters were quoted element by element
     # client-side, ~1.7 ms of CPU an entry.
-    from registry_site.catalogue.publishing import insert
-
     insert(LeaderboardEntry, new)
     cache.bump()  # cached public responses rendered before this change are never served again
 

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
-
-from django.db import connection, models
 
 from benchpack import ids
 from benchpack.measurement import stats
@@ -26,11 +23,12 @@ from benchpack.results.cache_state import COLD
 from benchpack.lanes.aggregate import group_label
 from benchpack.registry import fingerprint
 from benchpack.packs import case_content
-from benchpack.results.provenance import earned_provenance, is_scripted
+from benchpack.results.provenance import is_scripted
 from benchpack.results import plausibility
 from benchpack.results.contract import Row, Timing, Tokens
 from benchpack.results.metrics import decode_rate_of
 from benchpack.results.resultdir import ResultDir, field
+from registry_site.catalogue.bulk import insert
 from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
 
 _NO_TIMING = Timing()
@@ -43,17 +41,30 @@ def fingerprint_of(result: ResultDir, case: str) -> tuple[str, dict]:
     return _case_fingerprint(fingerprint.run_inputs(result.run_metadata, result.hardware), first, case)
 
 
-def case_fingerprints(result: ResultDir) -> dict[str, tuple[str, dict]]:
+def case_fingerprints(result: ResultDir, run: tuple[dict, dict] | None = None,
+                      memo: dict | None = None) -> dict[str, tuple[str, dict]]:
     """Every case's fingerprint in one pass over the rows (first row of each case), in row order.
 
     Calling `fingerprint_of` once per case rescans the rows for each case:
-    quadratic, 16,000 cases took tens of seconds.
+    quadratic, 16,000 cases took tens of seconds. `run`: the run's fingerprint inputs
+    (`fingerprint.run_inputs`) when the caller has them; `memo`: answers kept for runs that share those
+    inputs (publishing many runs of one system), keyed by the case's own inputs.
     """
-    run = fingerprint.run_inputs(result.run_metadata, result.hardware)
+    if run is None:
+        run = fingerprint.run_inputs(result.run_metadata, result.hardware)
     firsts: dict[str, dict] = {}
     for row in result.rows:
         firsts.setdefault(group_label(row), row)
-    return {case: _case_fingerprint(run, first, case) for case, first in firsts.items()}
+    if memo is None:
+        return {case: _case_fingerprint(run, first, case) for case, first in firsts.items()}
+    out = {}
+    for case, first in firsts.items():
+        inputs = (field(first, "pack.id"), field(first, "pack.version"), case, field(first, "model"))
+        found = memo.get(inputs)
+        if found is None:
+            found = memo[inputs] = _case_fingerprint(run, first, case)
+        out[case] = found
+    return out
 
 
 def _case_fingerprint(run: tuple[dict, dict], first: dict, case: str) -> tuple[str, dict]:
@@ -156,7 +167,7 @@ class _RunShared:
 
     def __init__(self):
         self.runs: dict[str, tuple] = {}
-        self.fingerprints: dict[tuple, tuple[str, dict]] = {}
+        self.fingerprints: dict[str, dict] = {}
 
     def of(self, result: ResultDir, first: Row | None) -> tuple[str | None, tuple]:
         model = first.model if first else ""
@@ -178,21 +189,9 @@ class _RunShared:
                 plausibility.run_bounds(result.hardware, result.run_metadata, plausibility.run_model_name(result.rows)),
                 fingerprint.run_inputs(result.run_metadata, result.hardware))
 
-    def case_fingerprints(self, key: str | None, run_inputs: tuple, result: ResultDir) -> dict[str, tuple[str, dict]]:
-        """`case_fingerprints` with the run's inputs given; each case's answer kept under this run's key."""
-        firsts: dict[str, dict] = {}
-        for row in result.rows:
-            firsts.setdefault(group_label(row), row)
-        out = {}
-        for case, first in firsts.items():
-            inputs = (key, field(first, "pack.id"), field(first, "pack.version"), case, field(first, "model"))
-            found = self.fingerprints.get(inputs) if key is not None else None
-            if found is None:
-                found = _case_fingerprint(run_inputs, first, case)
-                if key is not None:
-                    self.fingerprints[inputs] = found
-            out[case] = found
-        return out
+    def fingerprint_memo(self, key: str | None) -> dict | None:
+        """The case fingerprints already computed for runs of this key (`case_fingerprints`' memo)."""
+        return None if key is None else self.fingerprints.setdefault(key, {})
 
 
 def case_decode_rate(ok_rows: list[dict]):
@@ -247,7 +246,7 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
             plausibility=judged,
             imported_from=clip(publication.imported_from, "imported_from"),
         )
-        fingerprints = shared.case_fingerprints(key, run_inputs, result)
+        fingerprints = case_fingerprints(result, run_inputs, shared.fingerprint_memo(key))
         prepared.append((run, item, workloads, system, verdicts, fingerprints))
     runs = [run for run, *_ in prepared]
     rows = (PublishedRow(run=run, case=typed.case, repetition=_repetition(typed), ok=typed.ok,
@@ -262,60 +261,6 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
     if refresh:
         leaderboard.refresh_for_runs(published)
     return published
-
-
-# Rows per INSERT statement: under SQLite's 32,766 bound parameters at a case row's 30 columns.
-BATCH = 1000
-
-
-def insert(model, objects: Iterable, *, with_ids: bool = False) -> list:
-    """Write new model instances: COPY on PostgreSQL (`_copy`), bulk_create elsewhere (SQLite, whose
-    INSERT … RETURNING gives the ids). Returns the instances with their ids when `with_ids`."""
-    if connection.vendor == "postgresql":
-        return _copy(model, objects, with_ids=with_ids)
-    written = model.objects.bulk_create(objects, batch_size=BATCH)
-    return written if with_ids else []
-
-
-def _copy(model, objects: Iterable, *, with_ids: bool = False) -> list:
-    """Write model instances with PostgreSQL's COPY (psycopg 3's `cursor.copy`), streamed row by row.
-
-    bulk_create on PostgreSQL sends each column as an array parameter that psycopg quotes client-side (a
-    regex per string element): profiled at 20k case rows, bulk_create was 113 s of publish's 125 s (~145 case rows/s).
-    COPY sends each value in its text form once. Values are what bulk_create would store: `auto_now_add`
-    is set by the field's own pre_save, a JSON column is json.dumps of the value (Django's JSONField
-    encodes with json.dumps too; None is SQL NULL), the rest as psycopg dumps them. `with_ids`: the ids
-    are taken from the table's sequence first (one nextval per row, in one statement), so the caller gets
-    its instances back with their pks, as bulk_create's RETURNING gives them; without, the table assigns
-    them. Same transaction as the caller's: a failure leaves nothing written.
-    """
-    objects = objects if isinstance(objects, list) else list(objects) if with_ids else objects
-    fields = [f for f in model._meta.concrete_fields if with_ids or not f.primary_key]
-    json_columns = {f.attname for f in fields if isinstance(f, models.JSONField)}
-    auto_now = [f for f in fields if isinstance(f, models.DateField) and (f.auto_now or f.auto_now_add)]
-    names = [f.attname for f in fields]
-    table = connection.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    dumps = json.dumps
-    with connection.cursor() as cursor:
-        if with_ids and objects:
-            pk = model._meta.pk.column
-            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                           [model._meta.db_table, pk, len(objects)])
-            for obj, (pk_value,) in zip(objects, cursor.fetchall()):
-                obj.pk = pk_value
-        with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-            for obj in objects:
-                for f in auto_now:
-                    f.pre_save(obj, add=True)
-                values = obj.__dict__
-                copy.write_row([(None if values[n] is None else dumps(values[n])) if n in json_columns else values[n]
-                                for n in names])
-    if with_ids:
-        for obj in objects:
-            obj._state.adding = False
-            obj._state.db = connection.alias
-    return objects if with_ids else []
 
 
 def is_suspicious(row: Row) -> bool:

@@ -75,12 +75,12 @@ def test_the_publishing_path_and_the_bulk_path_build_the_same_boards():
 
 @pytest.mark.django_db
 def test_publishings_writer_stores_every_column_as_the_instances_hold_it():
-    """publishing.insert: COPY on PostgreSQL, bulk_create on SQLite. What is read back equals what was built:
+    """bulk.insert: COPY on PostgreSQL, bulk_create on SQLite. What is read back equals what was built:
     JSON (None as SQL NULL, nested objects, text needing escapes), booleans, nulls, auto_now_add, and the ids
     handed back for the runs that rows point at."""
     from django.utils import timezone
 
-    from registry_site.catalogue import publishing
+    from registry_site.catalogue import bulk
 
     seed("--cases", "20", "--systems", "2", "--seed", "3")
     template = PublishedRun.objects.first()
@@ -93,11 +93,11 @@ def test_publishings_writer_stores_every_column_as_the_instances_hold_it():
         run.hardware = None if number == 0 else {"gpus": [{"model": "x\\y", "vram_mb": number}], "null": None}
         run.run_metadata = {"nested": {"list": [1, 2.5, True, None, "s"]}}
         run.is_demo = number == 1
-    written = publishing.insert(PublishedRun, runs, with_ids=True)
+    written = bulk.insert(PublishedRun, runs, with_ids=True)
     assert [r.pk for r in written] == [r.pk for r in runs] and all(r.pk for r in runs)
     rows = [PublishedRow(run=run, case=f"c{n}", repetition=None if n else 2, ok=bool(n), raw={"k": "v\n", "n": n},
                          plausibility=None if n else {"status": "ok"}) for n, run in enumerate(runs)]
-    publishing.insert(PublishedRow, iter(rows))  # a generator, as publish hands it over
+    bulk.insert(PublishedRow, iter(rows))  # a generator, as publish hands it over
     for run in runs:
         stored = PublishedRun.objects.get(pk=run.pk)
         for f in PublishedRun._meta.concrete_fields:
