@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,19 +69,18 @@ class _Template:
 
     database: str  # the SQLite file, or the PostgreSQL database's name
     static_root: Path
+    drop: Callable[[], None]  # removes its files and its PostgreSQL database
 
 
 _TEMPLATE: _Template | None = None
-_DROP_TEMPLATE: list = []
 
 
 def drop_template() -> None:
-    """Remove this process's template (its files, its PostgreSQL database): at the session's end
-    (tests/conftest.py), or at exit."""
+    """Remove this process's template: at the session's end (tests/conftest.py), or at exit."""
     global _TEMPLATE
-    while _DROP_TEMPLATE:
-        _DROP_TEMPLATE.pop()()
-    _TEMPLATE = None
+    template, _TEMPLATE = _TEMPLATE, None
+    if template is not None:
+        template.drop()
 
 
 def _template(env: dict) -> _Template:
@@ -111,9 +111,8 @@ def _template(env: dict) -> _Template:
             drop_database()
             shutil.rmtree(root, ignore_errors=True)
 
-        _DROP_TEMPLATE.append(drop)
         atexit.register(drop_template)
-        _TEMPLATE = _Template(database=name, static_root=root / "var" / "staticfiles")
+        _TEMPLATE = _Template(database=name, static_root=root / "var" / "staticfiles", drop=drop)
     return _TEMPLATE
 
 
