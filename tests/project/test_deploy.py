@@ -366,6 +366,52 @@ def test_it_serves_the_registry_with_the_web_units_arguments(production_site):
             server.wait(timeout=10)
 
 
+SLOW_APP = """
+import pathlib, time
+
+def app(environ, start_response):
+    pathlib.Path("entered").write_text("")
+    time.sleep(120)
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"late"]
+"""
+
+
+def test_the_web_unit_stops_within_its_stop_timeout_with_a_request_in_flight(tmp_path):
+    # granian waits for requests in flight when told to stop, with no limit of its own: one slow request
+    # would hold a restart until systemd's SIGKILL. The unit's arguments kill a worker still busy after a while.
+    (tmp_path / "slowapp.py").write_text(SLOW_APP)
+    argv = exec_argv("benchpack-web", {})
+    port = free_port()
+    argv[argv.index("--port") + 1] = str(port)
+    argv[-1] = "slowapp:app"  # the unit's arguments, a request that never ends in time
+    server = subprocess.Popen(argv, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    waiting = None  # the client stays connected: granian lets a request go whose client has left
+    try:
+        deadline = time.monotonic() + 45
+        while waiting is None:
+            assert server.poll() is None and time.monotonic() < deadline, "granian did not start"
+            try:
+                waiting = socket.create_connection(("127.0.0.1", port), timeout=1)
+            except OSError:
+                time.sleep(0.2)
+        waiting.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        while not (tmp_path / "entered").exists():
+            assert server.poll() is None and time.monotonic() < deadline, "granian did not take the request"
+            time.sleep(0.1)
+        started = time.monotonic()
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=int(unit_service("benchpack-web")["TimeoutStopSec"]))
+        assert time.monotonic() - started < 20
+    finally:
+        if waiting is not None:
+            waiting.close()
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+
+
 SECURITY_HEADERS = ("Content-Security-Policy", "Strict-Transport-Security", "X-Content-Type-Options",
                     "Referrer-Policy", "X-Frame-Options", "Cross-Origin-Opener-Policy")
 
