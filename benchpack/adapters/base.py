@@ -127,8 +127,13 @@ def compute_timing(trace: StreamTrace, output_tokens: int | None, prompt_tokens:
         # earlier than the text, and the first token of any channel no later than either.
         if ttft_tool_s is not None and ttft_s is not None and trace.tool_follows_content:
             ttft_tool_s = max(ttft_tool_s, ttft_s)
+        placed = [t for t in (ttft_any_s, ttft_s, ttft_tool_s) if t is not None]
         if ttft_any_s is not None:
-            ttft_any_s = min(t for t in (ttft_any_s, ttft_s, ttft_tool_s) if t is not None)
+            ttft_any_s = min(placed)
+        # The head precedes every token: when they came in one read, its stamp is that read's, and the first
+        # token's placement is the better figure for both.
+        if placed and ttfb_s is not None:
+            ttfb_s = min(ttfb_s, *placed)
         tpot_s = time_per_output_token(trace, output_tokens)
         tpot_unplaced = "one_read" if tpot_s is None and _one_read(trace, output_tokens) else None
         if ttft_bound or tpot_unplaced:

@@ -118,6 +118,7 @@ def test_a_late_first_read_is_never_placed_before_the_head_or_the_request():
                                     streamed=True)
     for timing in (head_apart, head_with_them):  # the read's stamp, as for a reply in one read: never flattering
         assert timing["ttft_s"] == 0.030 and timing["placement"]["ttft"] == "upper"
+    assert head_apart["ttfb_s"] == 0.001 and head_with_them["ttfb_s"] == 0.030
     # watched (the reader's run delay known), the bound is the later of that and the head
     watched = compute_timing(StreamTrace(start=0.0, first_byte=0.001, end=0.06, content_times=chunks,
                                          earliest={0.030: -0.5}), 5, 10, streamed=True)
@@ -126,3 +127,7 @@ def test_a_late_first_read_is_never_placed_before_the_head_or_the_request():
     spaced = compute_timing(StreamTrace(start=0.0, first_byte=0.001, end=0.06, content_times=[0.030] * 2 + [0.031]),
                             3, 10, streamed=True)
     assert abs(spaced["ttft_s"] - 0.029) < 1e-9 and spaced["placement"] is None
+    # the head in the same read as those chunks: never after the first token placed before that read
+    with_head = compute_timing(StreamTrace(start=0.0, first_byte=0.030, end=0.06, content_times=[0.030] * 2 + [0.031]),
+                               3, 10, streamed=True)
+    assert with_head["ttfb_s"] == with_head["ttft_s"] and abs(with_head["ttft_s"] - 0.029) < 1e-9
