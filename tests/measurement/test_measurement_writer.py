@@ -1,4 +1,5 @@
 import socket
+import statistics
 import threading
 import time
 
@@ -53,7 +54,10 @@ def test_each_stream_keeps_its_own_schedule_and_order(writer):
         assert [i for i, _ in log] == list(range(10))
         for i, before in log:
             assert before >= start + i * itl  # never early
-        assert (log[-1][1] - log[0][1]) / 9 == pytest.approx(itl, rel=0.25)
+        # The median gap, not the mean from first to last: one write held up by the machine (a late first write
+        # at load 24 shrank the mean by a third) moves two gaps, never the median of nine.
+        gaps = [after[1] - before[1] for before, after in zip(log, log[1:])]
+        assert statistics.median(gaps) == pytest.approx(itl, rel=0.25)
         a.close()
         b.close()
 
