@@ -14,9 +14,10 @@ figures are checked against. Tools:
 * `aiohttp`: a plain aiohttp loop, vLLM `bench serve`'s client stack
   (bench/peers/loops.py);
 * `httpx`: a plain httpx.Client.stream + iter_lines loop, a thread per stream;
-* `guidellm`, `aiperf`: the released tools (pinned below), installed with
-  pip from PyPI into a virtual environment of their own (`--peers-venv`,
-  created when missing). AIPerf is given a tokenizer made here from the
+* `guidellm`, `aiperf`: the released tools (pinned below, the pins of
+  scripts/interop-tools.sh), each installed with pip from PyPI into a virtual
+  environment of its own: by default the ones scripts/interop-tools.sh makes
+  (run, and so created when missing), or one for both with `--peers-venv`. AIPerf is given a tokenizer made here from the
   test model's own vocabulary (bench/peers/tokenizer.py), never downloaded.
 
 Blocks (each a few seconds per tool): one stream at 10 ms per token, one
@@ -58,7 +59,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -186,7 +186,7 @@ def loop_results(where: Path) -> list[Seen]:
     return seen
 
 
-def tools(peers: Path | None, names: list[str]) -> list[Tool]:
+def tools(peers: dict[str, Path] | None, names: list[str]) -> list[Tool]:
     from bench.peers import released
 
     known = {
@@ -195,8 +195,8 @@ def tools(peers: Path | None, names: list[str]) -> list[Tool]:
         "httpx": Tool("httpx", loop_command("httpx"), loop_results),
     }
     if peers is not None:
-        known["guidellm"] = Tool("guidellm", released.guidellm_command(peers), released.guidellm_results)
-        known["aiperf"] = Tool("aiperf", released.aiperf_command(peers), released.aiperf_results)
+        known["guidellm"] = Tool("guidellm", released.guidellm_command(peers["guidellm"]), released.guidellm_results)
+        known["aiperf"] = Tool("aiperf", released.aiperf_command(peers["aiperf"]), released.aiperf_results)
     return [known[name] for name in names if name in known]
 
 
@@ -308,8 +308,9 @@ def main() -> int:
                         help="rounds GuideLLM and AIPerf take part in (each of their runs takes a minute or more "
                              "of wall time here: torch and, for AIPerf, a dozen service processes start)")
     parser.add_argument("--blocks", default="all", help="comma-separated block numbers (1-4) or all")
-    parser.add_argument("--peers-venv", type=Path, default=Path.home() / ".cache" / "benchpack-bench-peers",
-                        help="virtual environment for GuideLLM and AIPerf (created with pip when missing)")
+    parser.add_argument("--peers-venv", type=Path, default=None,
+                        help="one virtual environment for both GuideLLM and AIPerf (created with pip when missing); "
+                             "default: each tool's own, as scripts/interop-tools.sh makes them")
     parser.add_argument("--skip-peer-warmup", action="store_true",
                         help="no untimed warm-up run of GuideLLM/AIPerf (their bytecode is already cached)")
     parser.add_argument("--no-peers", action="store_true", help="leave GuideLLM and AIPerf out")
@@ -322,7 +323,11 @@ def main() -> int:
     if not args.no_peers and {"guidellm", "aiperf"} & set(names):
         from bench.peers import released
 
-        peers, why = released.ensure_venv(args.peers_venv, (GUIDELLM, AIPERF))
+        if args.peers_venv is None:
+            peers, why = released.interop_venvs((GUIDELLM, AIPERF))
+        else:
+            venv, why = released.ensure_venv(args.peers_venv, (GUIDELLM, AIPERF))
+            peers = None if venv is None else {"guidellm": venv, "aiperf": venv}
         if peers is None:
             print(f"GuideLLM and AIPerf left out: {why}", file=sys.stderr)
     selected = tools(peers, names)
@@ -333,7 +338,7 @@ def main() -> int:
     if peers is not None:
         from bench.peers import released
 
-        released.prepare(peers, work, env)
+        released.prepare(peers["aiperf"], work, env)
     print(f"{sys.version.split()[0]}, {os.uname().sysname} {os.uname().release}, {os.cpu_count()} CPUs; "
           f"tools: {', '.join(t.name for t in selected)}; {args.rounds} rounds, order rotated per round; "
           f"work directory {work}.\n")

@@ -1,9 +1,11 @@
-"""GuideLLM and AIPerf for bench/sidebyside.py: their virtual environment, how each is run and read back.
+"""GuideLLM and AIPerf for bench/sidebyside.py: their virtual environments, how each is run and read back.
 
-Both are installed with pip from PyPI, pinned, into a virtual environment of
-their own (`ensure_venv`), never into the project's. AIPerf needs a
-tokenizer; `prepare` makes one here (bench/peers/tokenizer.py) rather than
-downloading one.
+Each is installed with pip from PyPI, pinned, into a virtual environment of
+its own, never into the project's: by default the ones scripts/interop-tools.sh
+makes for the interop tests (`interop_venvs`: one venv per tool, so the two
+tools' dependencies never have to agree), or one venv for both given with
+sidebyside's `--peers-venv` (`ensure_venv`). AIPerf needs a tokenizer;
+`prepare` makes one here (bench/peers/tokenizer.py) rather than downloading one.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
+INTEROP_TOOLS = HERE.parents[1] / "scripts" / "interop-tools.sh"
 NONCE = re.compile(r"\[nonce (\d{20})\]")
 
 
@@ -37,6 +40,26 @@ def ensure_venv(venv: Path, requirements: tuple[str, ...]) -> tuple[Path | None,
     return venv, ""
 
 
+def interop_venvs(requirements: tuple[str, ...]) -> tuple[dict[str, Path] | None, str]:
+    """GuideLLM's and AIPerf's own venvs as scripts/interop-tools.sh makes them (installing when missing), keyed by
+    tool name, or None and why. Each must hold exactly its pin in `requirements`: the script and this bench pin
+    the same releases, and a mismatch is said rather than measured."""
+    try:
+        made = subprocess.run(["bash", str(INTEROP_TOOLS)], check=True, capture_output=True, text=True, timeout=3600)
+    except subprocess.CalledProcessError as exc:
+        return None, f"{INTEROP_TOOLS.name} failed: {(exc.stderr or exc.stdout or '').strip()[-2000:]}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    paths = dict(line.split(" ", 1) for line in made.stdout.splitlines() if " " in line)
+    venvs = {}
+    for requirement in requirements:
+        name = requirement.split("==")[0]
+        if name not in paths or not _installed(Path(paths[name]) / "bin" / "python", (requirement,)):
+            return None, f"{INTEROP_TOOLS.name} gave no venv with {requirement} (its pins differ from this bench's?)"
+        venvs[name] = Path(paths[name])
+    return venvs, ""
+
+
 def _installed(python: Path, requirements: tuple[str, ...]) -> bool:
     probe = ("import importlib.metadata as m, sys\n"
              "ok = all(m.version(r.split('==')[0]) == r.split('==')[1] for r in sys.argv[1:])\n"
@@ -48,7 +71,8 @@ def _installed(python: Path, requirements: tuple[str, ...]) -> bool:
 
 
 def prepare(venv: Path, work: Path, env: dict) -> None:
-    """Files both tools read: a tokenizer directory made here, the prompt files with nonce lines."""
+    """Files both tools read: a tokenizer directory made here with `venv`'s `tokenizers` (AIPerf's venv: it
+    brings transformers), the prompt files with nonce lines."""
     tokenizer = work / "tokenizer"
     if not (tokenizer / "tokenizer.json").exists():
         subprocess.run([str(venv / "bin" / "python"), str(HERE / "tokenizer.py"), str(tokenizer)], check=True)
