@@ -351,6 +351,23 @@ def test_a_levels_bodies_are_read_by_one_shared_thread_after_each_workers_first_
         assert row["timing"]["tpot_s"] == pytest.approx((sent[-1] - sent[0]) / (len(sent) - 1), rel=0.3)
 
 
+def assert_decode_figures(rows: list[dict]) -> None:
+    """Every row has its decode figure, or says its reads could not place one (`placement.tpot: "one_read"`,
+    issue 34 item 1): on a loaded machine (load 9-11) the reader woke once for a whole 4- or 12-token reply,
+    which is the machine's doing, not a reader shared across runs. A shared reader's fault was a row with
+    neither (or an error, checked by all_ok). Most rows must still have the figure: a reader that never saw
+    spacing would mark them all."""
+    placed = 0
+    for row in rows:
+        timing = row["timing"]
+        if (timing.get("placement") or {}).get("tpot") == "one_read":
+            assert timing["tpot_s"] is None and timing["decode_tps"] is None, row["raw"]["request_path"]
+        else:
+            assert timing["tpot_s"] and timing["decode_tps"], row["raw"]["request_path"]
+            placed += 1
+    assert placed > len(rows) / 2, f"{placed} of {len(rows)} rows have a decode figure"
+
+
 def test_two_runs_in_one_process_keep_their_own_stream_readers(tmp_path, ref):
     # The registry's demo seeds six runs at once, each in a thread of one process. Here a long run (two
     # concurrency levels of 160 ms streams) and, while it runs, short runs one after the other (a base case,
@@ -390,8 +407,7 @@ def test_two_runs_in_one_process_keep_their_own_stream_readers(tmp_path, ref):
     for run in short:
         assert run.complete and run.all_ok, [r.get("error") for r in run.rows if r.get("error")]
         assert len(run.rows) == 1 + 4 * 4
-    for row in outcome.rows + [row for run in short for row in run.rows]:
-        assert row["timing"]["tpot_s"] and row["timing"]["decode_tps"], row["raw"]["request_path"]
+    assert_decode_figures(outcome.rows + [row for run in short for row in run.rows])
     assert len(short) >= 2
 
 
@@ -417,5 +433,4 @@ def test_six_runs_at_once_as_the_demo_seeds_them_all_keep_their_decode_figures(t
     for outcome in outcomes:
         assert outcome.complete and outcome.all_ok, [r.get("error") for r in outcome.rows if r.get("error")][:3]
         assert len(outcome.rows) == 3 + 4 * 8 + 8
-        for row in outcome.rows:
-            assert row["timing"]["tpot_s"] and row["timing"]["decode_tps"], row["raw"]["request_path"]
+    assert_decode_figures([row for outcome in outcomes for row in outcome.rows])
