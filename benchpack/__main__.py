@@ -1,3 +1,3 @@
-from benchpack.cli import main
+from benchpack.cli import run_process
 
-raise SystemExit(main())
+run_process()

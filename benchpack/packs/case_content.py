@@ -14,10 +14,10 @@ the pack version for the reason above.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import lru_cache
 
+from benchpack.digest import sha256
 from benchpack.errors import BenchpackError
 
 
@@ -32,7 +32,7 @@ def case_digest(pack, case) -> str:
     if getattr(case, "tools", ()):  # what the case sends: the definitions it names (only then: older digests stay)
         declared["tools"] = list(case.tools)
     canonical = json.dumps(declared, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def case_specs_of(pack) -> dict[str, dict]:

@@ -15,8 +15,9 @@ silently change what a pack sends (packs.py refuses the mismatch).
 
 from __future__ import annotations
 
-import hashlib
 import random
+
+from benchpack.digest import sha256
 
 FILLER_VERSION = 1
 WORDS = tuple(dict.fromkeys("""
@@ -46,7 +47,7 @@ def filler_text(seed: int, depth: int) -> str:
 
 def filler_sha256(seed: int, depths: tuple[int, ...] | list[int]) -> str:
     """`sha256:<hex>` over every depth's filler, in the order declared."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for depth in depths:
         digest.update(f"{depth}\n".encode())
         digest.update(filler_text(seed, depth).encode())

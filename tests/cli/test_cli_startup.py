@@ -81,3 +81,37 @@ def test_a_commands_help_is_the_same_from_its_own_parser_and_the_whole_one(argv,
             parser.parse_args(argv)
         texts.append(capsys.readouterr().out)
     assert texts[0] == texts[1] and texts[0]
+
+
+# The process's own entry (the console script, `python -m benchpack`, `-m benchpack.cli`): main's status, and
+# the objects the command left frozen before the interpreter's exit collection (docs/measurement.md, "Issue 34
+# item 2: stop 40"). Read from an exit handler: they run after SystemExit, before that collection.
+EXIT_PROBE = """
+import atexit, gc, sys
+atexit.register(lambda: print("frozen", gc.get_freeze_count(), file=sys.stderr))
+sys.argv = ["benchpack", *{argv!r}]
+{entry}
+"""
+
+
+@pytest.mark.parametrize("entry", ["from benchpack.cli import run_process\nrun_process()", "import benchpack.__main__"])
+@pytest.mark.parametrize(("argv", "status"), [
+    (["list"], 0),
+    (["run", "/nonexistent/pack", "--adapter", "openai-chat", "--model", "m", "--endpoint", "http://127.0.0.1:9"], 2),
+])
+def test_the_process_entry_exits_with_mains_status_and_its_objects_frozen(entry, argv, status):
+    done = subprocess.run([sys.executable, "-c", EXIT_PROBE.format(argv=argv, entry=entry)],
+                          capture_output=True, text=True)
+    assert done.returncode == status, done.stderr[-2000:]
+    frozen = int(done.stderr.rsplit("frozen ", 1)[1].split()[0])
+    assert frozen > 1000, done.stderr[-2000:]  # the modules' objects, at least (tens of thousands in a run)
+    if argv == ["list"]:
+        assert done.stdout.strip()
+
+
+def test_the_console_script_is_the_process_entry():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"]["benchpack"] == "benchpack.cli:run_process"

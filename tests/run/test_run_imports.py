@@ -149,10 +149,11 @@ def test_a_whole_run_with_its_summary_imports_nothing_heavy(two_runs):
 # when an adapter raises. The row contract's Structs (benchpack.results.contract): a row needs only their keys
 # (benchpack.results.row_keys); secrets (with hmac and base64): the cold prompt's nonce is os.urandom's hex (h40d).
 # encodings.idna (with stringprep and unicodedata): an ASCII host is looked up as the bytes the codec would make
-# (wire.lookup_host, h41e).
+# (wire.lookup_host, h41e). hashlib (with OpenSSL's _hashlib): the case's sha256 is CPython's own (benchpack.digest,
+# h42a).
 NOT_IN_A_SCRIPTED_RUN = ("statistics", "fractions", "signal", "subprocess", "benchpack.agents.proxy",
                          "benchpack.results.plausibility", "traceback", "benchpack.results.contract", "secrets",
-                         "hmac", "encodings.idna", "stringprep", "unicodedata")
+                         "hmac", "encodings.idna", "stringprep", "unicodedata", "hashlib", "_hashlib")
 
 
 def test_a_whole_scripted_run_with_its_summary_leaves_out_what_it_does_not_use(server, tmp_path):
