@@ -28,6 +28,7 @@ _PROMPT, _CACHED = METRICS.index("prompt_tokens"), METRICS.index("cached_prompt_
 STATS = ("row_count", "ok_count", "scored_count", "passed_count", "prompt_token_rows", "cached_prompt_rows",
          "cache_state", *FIGURES)
 _PROMPT_ROWS, _CACHED_ROWS = FIGURES.index("prompt_tokens"), FIGURES.index("cached_prompt_tokens")
+_STATE_NAMES = (CACHED, COLD, UNKNOWN)
 
 
 class CaseBatch:
@@ -96,7 +97,8 @@ class CaseBatch:
                                                                          UNKNOWN in states)
         any_cached = np.bincount(ok_owner[counted & ~cold], minlength=groups).astype(bool) | told_cached
         any_cold = np.bincount(ok_owner[cold], minlength=groups).astype(bool) | told_cold
-        state = np.where(any_cached, CACHED, np.where(any_cold & ~told_unknown, COLD, UNKNOWN))
+        # each group's state as an index into _STATE_NAMES (numpy strings made a new str per group)
+        state = np.where(any_cached, 0, np.where(any_cold & ~told_unknown, 1, 2))
         medians, counts = group_medians(ok_owner, metrics, groups)
         columns = {
             "row_count": np.bincount(owner, minlength=groups).tolist(),
@@ -106,7 +108,7 @@ class CaseBatch:
             .astype(np.int64).tolist(),
             "prompt_token_rows": counts[:, _PROMPT_ROWS].tolist(),
             "cached_prompt_rows": counts[:, _CACHED_ROWS].tolist(),
-            "cache_state": state.tolist(),
+            "cache_state": list(map(_STATE_NAMES.__getitem__, state.tolist())),
             **dict(zip(FIGURES, medians.T.tolist())),
         }
         self.__init__()

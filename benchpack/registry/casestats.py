@@ -53,16 +53,20 @@ def group_medians(owner: "np.ndarray", table: "np.ndarray", groups: int) -> tupl
     if rows == 0:
         return np.full((groups, width), np.nan), np.zeros((groups, width), dtype=np.int64)
     order = np.argsort(owner, kind="stable")
-    owner, table = owner[order], table[order]
     start = np.cumsum(size) - size
     if groups * longest <= 2 * rows + 64:
+        # Each row's place within its group, given to the rows where they stand (any order within a group
+        # will do, its values are sorted next): no copy of the whole table in group order.
+        place = np.empty(rows, dtype=np.intp)
+        place[order] = np.arange(rows) - np.repeat(start, size)
         padded = np.full((groups, width, longest), np.nan)  # a group's values of one figure contiguous: sorted in place
-        padded[owner, :, np.arange(rows) - start[owner]] = table
+        padded[owner, :, place] = table
         padded.sort(axis=2)
         counts = np.count_nonzero(~np.isnan(padded), axis=2)
         low = np.take_along_axis(padded, ((counts - 1) // 2).clip(0)[:, :, None], axis=2)[:, :, 0]
         high = np.take_along_axis(padded, (counts // 2).clip(0, longest - 1)[:, :, None], axis=2)[:, :, 0]
     else:
+        owner, table = owner[order], table[order]
         ordered = np.empty_like(table)
         for column in range(width):  # by group, then value: NaN last within each group
             ordered[:, column] = table[np.lexsort((table[:, column], owner)), column]

@@ -132,6 +132,28 @@ def test_runs_read_a_few_rows_a_chunk_store_what_whole_files_store(tmp_path, mon
     assert len(table(whole, "SELECT 1 FROM result_case_stats")) > len(REAL_DIRS)  # runs of several cases
 
 
+@pytest.mark.parametrize("chunk_rows", [None, 2])
+def test_a_new_registrys_waiting_run_rows_store_what_the_upsert_stores(tmp_path, monkeypatch, chunk_rows):
+    """Into an empty runs table a run's row waits and is written with its counts and system key (or, when
+    its rows were written mid-run, 2-row chunks here, updated after); into a registry that already has
+    runs, each run is upserted and updated. Both store the same runs and rows."""
+    if chunk_rows:
+        monkeypatch.setattr(importer, "CHUNK_ROWS", chunk_rows)
+    new, existing = tmp_path / "new.sqlite", tmp_path / "existing.sqlite"
+    import_result_dirs(new, [RunSource(d) for d in REAL_DIRS])
+    import_result_dirs(existing, [RunSource(REAL_DIRS[-1])])
+    import_result_dirs(existing, [RunSource(d) for d in REAL_DIRS])  # the last one re-imported
+    names = [c[1] for c in table(new, "PRAGMA table_info(runs)") if c[1] not in ("id", "imported_at")]
+    runs = f"SELECT {', '.join(names)} FROM runs ORDER BY result_dir"
+    rows = ("SELECT runs.result_dir, r.* FROM result_rows r JOIN runs ON runs.id = r.run_id"
+            " ORDER BY runs.result_dir, r.line")
+    assert table(new, runs) == table(existing, runs)
+    assert [r[:1] + r[3:] for r in table(new, rows)] == [r[:1] + r[3:] for r in table(existing, rows)]  # but ids
+    assert [r[0] for r in table(new, "SELECT row_count FROM runs")] == [
+        len((d / "run.jsonl").read_text().splitlines()) for d in REAL_DIRS]
+    assert table(new, "SELECT id FROM runs ORDER BY id") == [(i,) for i in range(1, len(REAL_DIRS) + 1)]
+
+
 def test_directories_sharing_a_bad_run_file_each_report_it(tmp_path):
     copies = []
     for name in ("first", "second"):
