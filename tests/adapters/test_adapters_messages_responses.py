@@ -105,8 +105,10 @@ def test_tool_calls_are_sent_in_each_apis_shape_and_assembled_from_fragments(ada
         assert body["tool_choice"] == {"type": "function", "name": "get_weather"}
     if stream:
         timing = result.timing
-        # Text first (3 tokens), then the call: its first token is later than the first text token.
-        assert timing["ttft_tool_s"] > timing["ttft_s"] > 0
+        # Text first (3 tokens), then the call: its first token is never before the first text token. Equal
+        # when both came in one network read (a loaded machine's late reader: CI saw it), where the call is
+        # placed no earlier than the text (tests/adapters/test_placement.py).
+        assert timing["ttft_tool_s"] >= timing["ttft_s"] > 0
         # Every token on every channel counts: 3 text + name + argument fragments.
         assert result.tokens["output"] == 3 + 1 + len(json.dumps(CALL["arguments"]).split())
 
