@@ -85,11 +85,15 @@ def test_merged_buffers_are_reported_as_a_bound_only():
     reader, sender, sent = two_chunks_read_late(reader_delays_acks=False)
     try:
         found = first_unread_stamp(reader, len(FIRST))
-        (_, first_after), (second_before, second_after) = sent
-        # This kernel appended the second segment to the first's buffer and gave the buffer its stamp.
-        assert second_before - SLACK_NS <= found.stamp_ns <= second_after + SLACK_NS
-        assert found.stamp_ns > first_after + SLACK_NS
-        assert not found.exact
+        (first_before, first_after), (second_before, second_after) = sent
+        # Quick ACKs let the kernel append the second segment to the first's buffer and give the buffer its
+        # stamp (13 of 13 runs here, kernel 6.18). Whether it merged is the kernel's choice; what is held is
+        # that the flag tells the truth either way: "exact" only with the first chunk's own stamp.
+        if found.exact:
+            assert first_before - SLACK_NS <= found.stamp_ns <= first_after + SLACK_NS
+        else:
+            assert second_before - SLACK_NS <= found.stamp_ns <= second_after + SLACK_NS
+            assert found.stamp_ns > first_after + SLACK_NS
         # The last queued byte ends its buffer: its stamp is exact (the second chunk's arrival).
         assert first_unread_stamp(reader, len(FIRST) + len(SECOND)).exact
     finally:
