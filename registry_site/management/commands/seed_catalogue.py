@@ -20,6 +20,10 @@ case rows on PostgreSQL", "Import").
 publishing and then refreshing the runs of its own systems; the same runs,
 values and batches as one process (`_Import`).
 
+`--defer-indexes` (PostgreSQL, an empty catalogue) is the bulk-load mode: the run, case and raw row
+tables' secondary indexes and foreign keys are dropped before publishing and built once after it
+(`registry_site.catalogue.deferred_indexes`); the same rows are stored.
+
 `--bulk` writes the plan's precomputed values with executemany in one
 transaction and rebuilds every leaderboard row with `rebuild_all` (faster,
 memory grows with the catalogue: ~1 GB per million case rows).

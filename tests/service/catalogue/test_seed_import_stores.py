@@ -165,3 +165,26 @@ def test_one_ok_row_medians_are_the_general_medians(cache_state):
             general = publishing._medians(cache_state, [timing], [tokens], [session] if session else [])
             assert json.dumps(one, sort_keys=True) == json.dumps(general, sort_keys=True), (value, session)
             assert [type(v) for v in one.values()] == [type(general[k]) for k in one]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_bulk_load_mode_puts_the_indexes_back_when_publishing_fails(monkeypatch):
+    from registry_site.catalogue import publishing
+
+    if connection.vendor != "postgresql":
+        with pytest.raises(CommandError, match="--defer-indexes needs PostgreSQL"):
+            seed(*IMPORT, "--defer-indexes")
+        return
+    before = _schema()
+    real, calls = publishing.publish, []
+
+    def failing(publication, **kwargs):
+        calls.append(publication)
+        if len(calls) == 5:
+            raise RuntimeError("publishing failed midway")
+        return real(publication, **kwargs)
+
+    monkeypatch.setattr(publishing, "publish", failing)
+    with pytest.raises(RuntimeError, match="publishing failed midway"):
+        seed(*IMPORT, "--defer-indexes")
+    assert _schema() == before, "a failed bulk-load import left the catalogue without an index or a foreign key"
