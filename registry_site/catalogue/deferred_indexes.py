@@ -85,6 +85,11 @@ def restore(deferred: Deferred, workers: int = 1, say=print) -> float:
         finally:
             own.close()
 
+    # Each thread holds a connection for a whole build: never more threads than the deployed psycopg pool
+    # hands out (settings, DATABASE_POOL_MAX_SIZE), or a thread would time out waiting for one.
+    pool_options = connection.settings_dict.get("OPTIONS", {}).get("pool")
+    if isinstance(pool_options, dict) and pool_options.get("max_size"):
+        workers = min(workers, pool_options["max_size"])
     with ThreadPoolExecutor(max(1, workers)) as pool:
         for _ in pool.map(build, deferred.indexes):  # raises the first failure
             pass
