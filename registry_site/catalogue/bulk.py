@@ -42,7 +42,16 @@ def _copy(model, objects: Iterable, *, with_ids: bool = False) -> list:
     names = [f.attname for f in fields]
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    dumps = json.dumps
+    encoded: dict[int, tuple] = {}
+
+    def dumps(value, _dumps=json.dumps):
+        """json.dumps, once per object: the runs of one system share their hardware, system fields and
+        case fingerprints, objects kept (so their ids stay theirs) for this call's length."""
+        found = encoded.get(id(value))
+        if found is None or found[0] is not value:
+            found = encoded[id(value)] = (value, _dumps(value))
+        return found[1]
+
     with connection.cursor() as cursor:
         if with_ids and objects:
             pk = model._meta.pk.column

@@ -30,6 +30,7 @@ from benchpack.results.metrics import decode_rate_of
 from benchpack.results.resultdir import ResultDir, field
 from registry_site.catalogue.bulk import insert
 from registry_site.catalogue.models import PublishedCase, PublishedRow, PublishedRun
+from django.db.models.base import ModelState
 
 _NO_TIMING = Timing()
 _NO_TOKENS = Tokens()
@@ -249,8 +250,8 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
         fingerprints = case_fingerprints(result, run_inputs, shared.fingerprint_memo(key))
         prepared.append((run, item, workloads, system, verdicts, fingerprints))
     runs = [run for run, *_ in prepared]
-    rows = (PublishedRow(run=run, case=typed.case, repetition=_repetition(typed), ok=typed.ok,
-                         raw=raw, plausibility=v.to_dict())
+    rows = (_new_of_run(PublishedRow, run, case=typed.case, repetition=_repetition(typed), ok=typed.ok,
+                        raw=raw, plausibility=v.to_dict())
             for run, item, _, _, verdicts, _ in prepared
             for typed, raw, v in zip(item.rows, item.result.rows, verdicts))
     cases = (case for run, item, workloads, system, _, fingerprints in prepared
@@ -261,6 +262,27 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
     if refresh:
         leaderboard.refresh_for_runs(published)
     return published
+
+
+def _new_of_run(model, run: PublishedRun, **values):
+    """`model(run=run, **values)` for a raw row or case row, without Model.__init__'s per-field walk (a
+    quarter of publish's Python a case row went to building these instances, docs/leaderboards.md "Import").
+
+    `values` must name every other column (`_check_complete` in the tests holds both call sites to it);
+    the id is left to the database, as Model.__init__ leaves it. The catalogue's models have no pre_init or
+    post_init receivers, which Model.__init__ would send. Called once `run` has its id (the runs are
+    written first), as `run=run` would read it then too."""
+    obj = model.__new__(model)
+    obj._state = ModelState()
+    obj.__dict__.update(values, id=None, run_id=run.pk)
+    obj._state.fields_cache["run"] = run
+    return obj
+
+
+def _median_of_one(value):
+    """stats.median of a one-value sequence: the value when it is a number, else None (one ok row a
+    case is the common shape; the general median's generator and list per figure were 5 % of publish)."""
+    return value if stats.is_number(value) else None
 
 
 def is_suspicious(row: Row) -> bool:
@@ -307,9 +329,11 @@ def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system
         timings = [r.timing or _NO_TIMING for r in ok_rows]
         tokens = [r.tokens or _NO_TOKENS for r in ok_rows]
         sessions = [r.agent_session for r in ok_rows if r.agent_session is not None]
+        medians = (_one_row_medians(cache_state, timings[0], tokens[0], sessions[0] if sessions else None)
+                   if len(ok_rows) == 1 else _medians(cache_state, timings, tokens, sessions))
         cases.append(
-            PublishedCase(
-                run=run,
+            _new_of_run(
+                PublishedCase, run,
                 case=clip(case, "case", PublishedCase),  # a 128-char case id plus its lane level
                 fingerprint=digest,
                 fingerprint_fields=fields,
@@ -322,19 +346,47 @@ def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system
                 workload_fields=workload.to_dict(),
                 system_key=system.digest,
                 cache_state=cache_state,
-                prefill_tps=stats.median(t.prefill_tps for t in timings) if cache_state == COLD else None,
-                wall_s=stats.median(t.wall_s for t in timings),
-                ttft_s=stats.median(t.ttft_s for t in timings),
-                tpot_s=stats.median(t.tpot_s for t in timings),
-                decode_rate=stats.median(1 / t.tpot_s for t in timings if t.tpot_s),  # metrics.decode_rate_of, typed
-                decode_tps=stats.median(t.decode_tps for t in timings),
-                total_tps=stats.median(t.total_tps for t in timings),
-                prompt_tokens=stats.median(k.prompt for k in tokens),
-                cached_prompt_tokens=stats.median(k.cached_prompt for k in tokens),
-                # metrics.AGENT_METRICS, typed: the agent's own speed beside the verdict (docs/agents.md)
-                time_to_solution_s=stats.median(s.time_to_solution_s for s in sessions),
-                agent_decode_rate=stats.median(s.decode_tps_p50 for s in sessions),
-                agent_ttft_s=stats.median(s.ttft_p50_s for s in sessions),
+                **medians,
             )
         )
     return cases
+
+
+def _medians(cache_state: str, timings: list[Timing], tokens: list[Tokens], sessions: list) -> dict:
+    """A case row's figures: medians over its ok rows."""
+    return dict(
+        prefill_tps=stats.median(t.prefill_tps for t in timings) if cache_state == COLD else None,
+        wall_s=stats.median(t.wall_s for t in timings),
+        ttft_s=stats.median(t.ttft_s for t in timings),
+        tpot_s=stats.median(t.tpot_s for t in timings),
+        decode_rate=stats.median(1 / t.tpot_s for t in timings if t.tpot_s),  # metrics.decode_rate_of, typed
+        decode_tps=stats.median(t.decode_tps for t in timings),
+        total_tps=stats.median(t.total_tps for t in timings),
+        prompt_tokens=stats.median(k.prompt for k in tokens),
+        cached_prompt_tokens=stats.median(k.cached_prompt for k in tokens),
+        # metrics.AGENT_METRICS, typed: the agent's own speed beside the verdict (docs/agents.md)
+        time_to_solution_s=stats.median(s.time_to_solution_s for s in sessions),
+        agent_decode_rate=stats.median(s.decode_tps_p50 for s in sessions),
+        agent_ttft_s=stats.median(s.ttft_p50_s for s in sessions),
+    )
+
+
+def _one_row_medians(cache_state: str, timing: Timing, tokens: Tokens, session) -> dict:
+    """`_medians` when the case has one ok row: each figure is that row's (stats.median of one value),
+    decode_rate 1/tpot_s when tpot_s is set, the agent figures None without a session."""
+    one = _median_of_one
+    tpot = timing.tpot_s
+    return dict(
+        prefill_tps=one(timing.prefill_tps) if cache_state == COLD else None,
+        wall_s=one(timing.wall_s),
+        ttft_s=one(timing.ttft_s),
+        tpot_s=one(tpot),
+        decode_rate=one(1 / tpot) if tpot else None,
+        decode_tps=one(timing.decode_tps),
+        total_tps=one(timing.total_tps),
+        prompt_tokens=one(tokens.prompt),
+        cached_prompt_tokens=one(tokens.cached_prompt),
+        time_to_solution_s=one(session.time_to_solution_s) if session is not None else None,
+        agent_decode_rate=one(session.decode_tps_p50) if session is not None else None,
+        agent_ttft_s=one(session.ttft_p50_s) if session is not None else None,
+    )

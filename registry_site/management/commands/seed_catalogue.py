@@ -20,6 +20,10 @@ case rows on PostgreSQL", "Import").
 publishing and then refreshing the runs of its own systems; the same runs,
 values and batches as one process (`_Import`).
 
+`--defer-indexes` (PostgreSQL, an empty catalogue) is the bulk-load mode: the run, case and raw row
+tables' secondary indexes and foreign keys are dropped before publishing and built once after it
+(`registry_site.catalogue.deferred_indexes`); the same rows are stored.
+
 `--bulk` writes the plan's precomputed values with executemany in one
 transaction and rebuilds every leaderboard row with `rebuild_all` (faster,
 memory grows with the catalogue: ~1 GB per million case rows).
@@ -61,13 +65,17 @@ class Command(BaseCommand):
         parser.add_argument("--processes", type=int, default=1,
                             help="importing processes side by side (PostgreSQL only; default 1): each publishes "
                                  "and then refreshes the runs of its own systems")
+        parser.add_argument("--defer-indexes", action="store_true",
+                            help="bulk-load mode (PostgreSQL, an empty catalogue only): drop the run, case and raw "
+                                 "row tables' secondary indexes and foreign keys before publishing and build them "
+                                 "once after it (registry_site/catalogue/deferred_indexes.py)")
         parser.add_argument("--dry-run", action="store_true", help="say what would be created; write nothing")
         parser.add_argument("--bulk", action="store_true",
                             help="executemany + rebuild_all in one transaction instead of the publishing path "
                                  "(faster; memory grows with the catalogue)")
 
     def handle(self, *args, cases, systems, rows_per_case, seed, dry_run, bulk=False, batch_runs=BATCH_RUNS,
-               processes=1, **options):
+               processes=1, defer_indexes=False, **options):
         from registry_site.catalogue import synthetic
 
         if cases < 1 or systems < 1 or rows_per_case < 0:
@@ -78,6 +86,8 @@ class Command(BaseCommand):
             raise CommandError("--processes must be 1 or more, and 1 with --bulk (one transaction)")
         if rows_per_case < 1 and not bulk:
             raise CommandError("--rows-per-case 0 needs --bulk: the publishing path derives a case from its rows")
+        if defer_indexes and bulk:
+            raise CommandError("--defer-indexes is a mode of the publishing path, not of --bulk")
         started = time.monotonic()
         plan = synthetic.plan(cases, systems, rows_per_case, seed)
         for line in plan.describe():
@@ -89,7 +99,7 @@ class Command(BaseCommand):
             with transaction.atomic():
                 created = self._write(plan)
         else:
-            created = self._publish(plan, started, batch_runs, processes)
+            created = self._publish(plan, started, batch_runs, processes, defer_indexes)
         self.stdout.write(f"seeded {created['runs']:,} runs, {created['cases']:,} case rows, "
                           f"{created['entries']:,} leaderboard rows in {time.monotonic() - started:.0f} s; "
                           f"peak RSS {_peak_rss_mb():,.0f} MB" + (f" a process ({processes} processes)"
@@ -112,7 +122,8 @@ class Command(BaseCommand):
                           "decision_reason": synthetic.NOTE})
         return submissions
 
-    def _publish(self, plan, started: float, batch_runs: int = BATCH_RUNS, processes: int = 1) -> dict:
+    def _publish(self, plan, started: float, batch_runs: int = BATCH_RUNS, processes: int = 1,
+                 defer_indexes: bool = False) -> dict:
         """Every run through `publishing.publish`, a batch per transaction; leaderboard rows at the end.
 
         With `processes` > 1 (PostgreSQL only), that many forked processes publish side by side, each the
@@ -121,16 +132,60 @@ class Command(BaseCommand):
         system, and a (workload, system) pair's rows are written by the one process owning the system.
         Every process draws the whole plan's random numbers in order (cheap: ~0.05 ms a run) and keeps
         its own runs, so each run gets exactly the values, label and batch it gets with one process.
+
+        `defer_indexes`: the bulk-load mode (deferred_indexes): the secondary indexes and foreign keys of the
+        run, case and raw row tables are dropped before publishing and built again before the refresh
+        (which reads through them) — also when publishing fails.
         """
         from django.db import connection
 
-        from registry_site.catalogue.models import LeaderboardEntry, PublishedRun
+        from registry_site.catalogue import deferred_indexes
+        from registry_site.catalogue.models import LeaderboardEntry, PublishedCase, PublishedRow, PublishedRun
 
+        filled = (PublishedRun, PublishedCase, PublishedRow)
+        if defer_indexes:
+            if connection.vendor != "postgresql":
+                raise CommandError("--defer-indexes needs PostgreSQL")
+            if not deferred_indexes.empty(filled):
+                raise CommandError("--defer-indexes is for an empty catalogue: the catalogue already has runs, "
+                                   "whose pages would go without their indexes for the length of the import")
         submission_ids = {index: s.pk for index, s in self._submissions(plan).items()}
         # Labels are unique per submission: a second seed into the same database numbers on from the first.
         offset = PublishedRun.objects.filter(label__startswith="synthetic-").count()
         job = _Import(plan, submission_ids, offset, timezone.now(), batch_runs, processes)
         say = self.stdout.write
+        deferred = deferred_indexes.drop(filled) if defer_indexes else None
+        try:
+            published = self._publish_shares(job, plan, started, processes)
+        finally:
+            if deferred is not None:
+                _close_connections()
+                say(f"  building {len(deferred.indexes)} indexes and {len(deferred.constraints)} foreign keys "
+                    "deferred by --defer-indexes")
+                deferred_indexes.restore(deferred, workers=processes, say=say)
+        refreshed = time.monotonic()
+        _analyze()  # once, after every process has written: the refresh's plans need the filled tables
+        if processes == 1:
+            from registry_site.catalogue import leaderboard
+
+            case_pairs, pack_pairs = published[0]
+            leaderboard.refresh_pairs(case_pairs, pack_pairs, say=say)
+            pairs = len(case_pairs) + len(pack_pairs)
+        else:
+            case_pairs = set().union(*(cases for cases, _ in published))
+            pack_pairs = set().union(*(packs for _, packs in published))
+            _close_connections()
+            job.pairs = (case_pairs, pack_pairs)
+            pairs = sum(self._in_processes(job, "refresh", started))
+        counts = {"runs": job.progress[0], "cases": job.progress[1],
+                  "entries": LeaderboardEntry.objects.count()}
+        say(f"  leaderboard rows of {pairs:,} pairs refreshed in {time.monotonic() - refreshed:.0f} s")
+        return counts
+
+    def _publish_shares(self, job: "_Import", plan, started: float, processes: int) -> list:
+        """Publish every run, in this process or in `processes` forked ones; each share's touched pairs."""
+        from django.db import connection
+
         if processes == 1:
             last_said = [time.monotonic()]
 
@@ -141,29 +196,11 @@ class Command(BaseCommand):
                     last_said[0] = time.monotonic()
                     self._say_progress(total[0], total[1], started)
 
-            case_pairs, pack_pairs = job.publish_share(0, tick)
-            refreshed = time.monotonic()
-            _analyze()
-            from registry_site.catalogue import leaderboard
-
-            leaderboard.refresh_pairs(case_pairs, pack_pairs, say=say)
-            pairs = len(case_pairs) + len(pack_pairs)
-        else:
-            if connection.vendor != "postgresql":
-                raise CommandError("--processes above 1 needs PostgreSQL: SQLite has one writer at a time")
-            _close_connections()
-            shares = self._in_processes(job, "publish", started)
-            case_pairs = set().union(*(cases for cases, _ in shares))
-            pack_pairs = set().union(*(packs for _, packs in shares))
-            refreshed = time.monotonic()
-            _analyze()  # once, after every process has written: the refresh's plans need the filled tables
-            _close_connections()
-            job.pairs = (case_pairs, pack_pairs)
-            pairs = sum(self._in_processes(job, "refresh", started))
-        counts = {"runs": job.progress[0], "cases": job.progress[1],
-                  "entries": LeaderboardEntry.objects.count()}
-        say(f"  leaderboard rows of {pairs:,} pairs refreshed in {time.monotonic() - refreshed:.0f} s")
-        return counts
+            return [job.publish_share(0, tick)]
+        if connection.vendor != "postgresql":
+            raise CommandError("--processes above 1 needs PostgreSQL: SQLite has one writer at a time")
+        _close_connections()
+        return self._in_processes(job, "publish", started)
 
     def _say_progress(self, runs: int, cases: int, started: float, rss: bool = True) -> None:
         """`rss`: only with one process (the others' memory is not this process's to read)."""

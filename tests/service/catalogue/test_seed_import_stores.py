@@ -17,7 +17,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, models
 
-from registry_site.catalogue.models import LeaderboardEntry, PublishedCase, PublishedRow, PublishedRun
+from registry_site.catalogue.models import (CatalogueGeneration, LeaderboardEntry, PublishedCase, PublishedRow,
+                                            PublishedRun)
 
 # Several batches (--batch-runs 40), two repetitions a case (medians over more than one row).
 IMPORT = ("--cases", "400", "--systems", "12", "--seed", "5", "--rows-per-case", "2", "--batch-runs", "40")
@@ -88,3 +89,106 @@ def test_several_processes_store_what_one_process_stores():
     said = seed(*IMPORT, "--processes", "3")
     assert "400 case rows" in said
     assert stored() == one
+
+
+def _schema() -> tuple[list, list]:
+    """The run, case and raw row tables' index and foreign key definitions, as PostgreSQL states them."""
+    tables = [m._meta.db_table for m in (PublishedRun, PublishedCase, PublishedRow)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ANY(%s) ORDER BY 1", [tables])
+        indexes = cursor.fetchall()
+        cursor.execute("SELECT conname, pg_get_constraintdef(oid), condeferrable, condeferred, convalidated "
+                       "FROM pg_constraint WHERE conrelid::regclass::text = ANY(%s) ORDER BY 1", [tables])
+        constraints = cursor.fetchall()
+    return indexes, constraints
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_bulk_load_mode_stores_what_mains_code_stored_and_puts_every_index_back():
+    if connection.vendor != "postgresql":
+        with pytest.raises(CommandError, match="--defer-indexes needs PostgreSQL"):
+            seed(*IMPORT, "--defer-indexes")
+        assert not PublishedRun.objects.exists()
+        return
+    # The generation row as migration 0004 leaves every database (a transactional test's flush removed it):
+    # without it, three processes refreshing at once would each try to create it (generation.bump).
+    CatalogueGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
+    before = _schema()
+    assert len(before[0]) > 20 and any("FOREIGN KEY" in c[1] for c in before[1])
+    said = seed(*IMPORT, "--defer-indexes", "--processes", "3")
+    assert "indexes built" in said and "foreign keys added and checked" in said
+    assert digest(stored()) == MAIN_DIGEST
+    assert _schema() == before, "an index or a foreign key was not put back as it was"
+    # Into a catalogue that has runs, refused before anything is dropped or written.
+    runs = PublishedRun.objects.count()
+    with pytest.raises(CommandError, match="for an empty catalogue"):
+        seed(*IMPORT, "--defer-indexes")
+    assert PublishedRun.objects.count() == runs and _schema() == before
+
+
+@pytest.mark.django_db
+def test_publishings_quick_instances_are_what_the_models_constructor_makes(monkeypatch):
+    """publishing._new_of_run skips Model.__init__: every call names every column, and the instance holds
+    what `model(run=run, **values)` holds, field by field (the stored digest above checks the columns)."""
+    from registry_site.catalogue import publishing
+
+    quick = publishing._new_of_run
+    checked = {PublishedRow: 0, PublishedCase: 0}
+
+    def compared(model, run, **values):
+        made = quick(model, run, **values)
+        columns = {f.attname for f in model._meta.concrete_fields}
+        assert set(values) | {"id", "run_id"} == columns, f"{model.__name__}: columns not named"
+        expected = model(run=run, **values)
+        for name in columns:
+            assert getattr(made, name) == getattr(expected, name), (model.__name__, name)
+        assert made.run is run and made._state.adding and made._state.db is None
+        checked[model] += 1
+        return made
+
+    monkeypatch.setattr(publishing, "_new_of_run", compared)
+    seed(*IMPORT)
+    assert checked == {PublishedRow: 800, PublishedCase: 400}
+    assert digest(stored()) == MAIN_DIGEST
+
+
+@pytest.mark.parametrize("cache_state", ["cold", "warm", "unknown"])
+def test_one_ok_row_medians_are_the_general_medians(cache_state):
+    """publishing's shortcut for a case with one ok row gives what the medians over its rows give."""
+    from benchpack.results.contract import AgentSession, Timing, Tokens
+    from registry_site.catalogue import publishing
+
+    figures = [None, 0, 0.0, 3, 2.5, 1e-9, 1e308, float("nan"), float("inf"), -1.5]
+    for index, value in enumerate(figures):
+        other = figures[(index + 3) % len(figures)]
+        timing = Timing(wall_s=value, ttft_s=other, prefill_tps=value, decode_tps=other, total_tps=value,
+                        tpot_s=value)
+        tokens = Tokens(prompt=index if index % 2 else None, cached_prompt=0)
+        for session in (None, AgentSession(time_to_solution_s=value, ttft_p50_s=other, decode_tps_p50=value)):
+            one = publishing._one_row_medians(cache_state, timing, tokens, session)
+            general = publishing._medians(cache_state, [timing], [tokens], [session] if session else [])
+            assert json.dumps(one, sort_keys=True) == json.dumps(general, sort_keys=True), (value, session)
+            assert [type(v) for v in one.values()] == [type(general[k]) for k in one]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_bulk_load_mode_puts_the_indexes_back_when_publishing_fails(monkeypatch):
+    from registry_site.catalogue import publishing
+
+    if connection.vendor != "postgresql":
+        with pytest.raises(CommandError, match="--defer-indexes needs PostgreSQL"):
+            seed(*IMPORT, "--defer-indexes")
+        return
+    before = _schema()
+    real, calls = publishing.publish, []
+
+    def failing(publication, **kwargs):
+        calls.append(publication)
+        if len(calls) == 5:
+            raise RuntimeError("publishing failed midway")
+        return real(publication, **kwargs)
+
+    monkeypatch.setattr(publishing, "publish", failing)
+    with pytest.raises(RuntimeError, match="publishing failed midway"):
+        seed(*IMPORT, "--defer-indexes")
+    assert _schema() == before, "a failed bulk-load import left the catalogue without an index or a foreign key"
