@@ -203,3 +203,36 @@ def test_the_committing_process_uses_its_bump_at_once(monkeypatch, listening):
         generation.bump()
         raise RuntimeError("rolled back")
     assert generation.current_generation() == committed + 1
+
+
+def test_bumps_at_one_instant_into_a_database_without_the_row_all_commit():
+    # A flushed database has no generation row (migration 0004 makes it). Processes refreshing at once each
+    # bumped it; when bump read "no row" and then created it, all but one failed on its primary key. One
+    # INSERT … ON CONFLICT makes the first create it and the rest add to it.
+    import threading
+
+    from django.db import close_old_connections
+
+    from registry_site.catalogue.models import CatalogueGeneration
+
+    CatalogueGeneration.objects.all().delete()
+    start, errors = threading.Barrier(4), []
+
+    def bump_in_own_transaction():
+        try:
+            start.wait(5)
+            with transaction.atomic():
+                generation.bump()
+        except Exception as exc:  # noqa: BLE001 - the test reports whatever a bump raised
+            errors.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=bump_in_own_transaction) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert CatalogueGeneration.objects.get(pk=1).value == 2 + 3  # created at 2, then three bumps

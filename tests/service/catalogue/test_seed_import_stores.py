@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, models
 
-from registry_site.catalogue.models import (CatalogueGeneration, LeaderboardEntry, PublishedCase, PublishedRow,
+from registry_site.catalogue.models import (LeaderboardEntry, PublishedCase, PublishedRow,
                                             PublishedRun)
 
 # Several batches (--batch-runs 40), two repetitions a case (medians over more than one row).
@@ -110,9 +110,6 @@ def test_the_bulk_load_mode_stores_what_mains_code_stored_and_puts_every_index_b
             seed(*IMPORT, "--defer-indexes")
         assert not PublishedRun.objects.exists()
         return
-    # The generation row as migration 0004 leaves every database (a transactional test's flush removed it):
-    # without it, three processes refreshing at once would each try to create it (generation.bump).
-    CatalogueGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
     before = _schema()
     assert len(before[0]) > 20 and any("FOREIGN KEY" in c[1] for c in before[1])
     said = seed(*IMPORT, "--defer-indexes", "--processes", "3")
