@@ -26,6 +26,33 @@ FIRST = b'data: {"choices":[{"delta":{"content":"Hello"}}]}\n\n'
 SECOND = b'data: {"choices":[{"delta":{"content":" world"}}]}\n\n'
 
 
+@pytest.fixture(autouse=True, scope="module")
+def stamps_switched_on():
+    """Linux turns receive stamping on for the whole stack when the first socket asks for it, through a work
+    item it runs later (net_enable_timestamp), and off when the last such socket closes. Until that work has
+    run, segments arrive with no stamp: the README's run (load ~4, no other stamping socket in the worker) saw
+    a peek with none. One stamped socket pair is held open for the module, and used until a byte it receives
+    carries a stamp, so the tests' segments are stamped from their first."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    sender = socket.create_connection(listener.getsockname())
+    receiver, _ = listener.accept()
+    listener.close()
+    if rxstamp.enable(receiver):
+        deadline = time.monotonic() + 10
+        while True:
+            sender.sendall(b"w")
+            _, ancillary, _, _ = receiver.recvmsg(16, rxstamp.ANCILLARY_BYTES)
+            if rxstamp.arrival(ancillary, 0, float("inf")) != float("inf"):  # inf: no stamp came
+                break
+            assert time.monotonic() < deadline, "the kernel gave no receive stamp within 10 s"
+            time.sleep(0.01)
+    yield
+    receiver.close()
+    sender.close()
+
+
 def two_chunks_read_late(reader_delays_acks: bool):
     """(reader socket with both chunks queued and unread, [(before_ns, after_ns)] around each send)."""
     listener = socket.socket()
