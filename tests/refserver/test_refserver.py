@@ -40,8 +40,10 @@ def test_it_streams_a_scripted_reply_with_every_awkward_shape(srv):
     assert result.output_text == "Paris is the capital."
     assert result.tokens == {"prompt": 4, "output": 4, "cached_prompt": 2, "source": "usage"}
     assert result.backend["cache_n"] == 2
-    # The head comes first; on a loaded machine it can come in one read with the first tokens (the same time)
-    assert 0 < result.timing["ttfb_s"] <= result.timing["ttft_s"] < result.timing["wall_s"]
+    # The head comes first; on a loaded machine it can come in one read with the first tokens (the same time),
+    # and four tokens 0.5 ms apart can come in the read that ends the body (then the first token's time is
+    # that read's, the end's too: a row whose reads could not place it, issue 34 item 1)
+    assert 0 < result.timing["ttfb_s"] <= result.timing["ttft_s"] <= result.timing["wall_s"]
 
 
 def test_it_cycles_scripted_replies_for_streamed_and_plain_requests(srv):
