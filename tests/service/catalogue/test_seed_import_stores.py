@@ -11,6 +11,11 @@ import datetime as dt
 import hashlib
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -191,14 +196,9 @@ def test_the_bulk_load_mode_puts_the_indexes_back_when_publishing_fails(monkeypa
     assert _schema() == before, "a failed bulk-load import left the catalogue without an index or a foreign key"
 
 
-def _seed_in_another_process(*args) -> "subprocess.Popen":
+def _seed_in_another_process(*args) -> subprocess.Popen:
     """`manage.py seed_catalogue` on this test's database in a child process, pausing right after the
     bulk-load mode's drop (the command's own hook, BENCHPACK_SEED_PAUSE_AFTER_DROP)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     settings_dict = connection.settings_dict
     url = (f"postgres://{settings_dict['USER']}@{settings_dict['HOST'] or '127.0.0.1'}:"
            f"{settings_dict['PORT'] or 5432}/{settings_dict['NAME']}")
@@ -214,8 +214,6 @@ def test_a_bulk_load_import_killed_between_drop_and_rebuild_gets_every_definitio
     """SIGKILL after the drop: no `finally` runs. The dropped definitions were recorded with the drop;
     `manage.py check --database default` warns, `--restore-indexes` builds every one back exactly as it was,
     and forgets them."""
-    import signal
-
     from django.core.management import call_command as run
     from django.core.management.base import SystemCheckError
 
