@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from benchpack import ids
 from benchpack.measurement import stats
-from benchpack.results.cache_state import COLD
+from benchpack.results.cache_state import COLD, group_cache_state
 from benchpack.lanes.aggregate import group_label
 from benchpack.registry import fingerprint
 from benchpack.packs import case_content
@@ -130,20 +130,14 @@ def _workload_key(rows: list[dict], cache_state: str | None = None) -> fingerpri
 _WORKLOAD_INPUTS = ("pack", "case", "adapter", "request", "lane", "depth_tokens", "concurrency", "arrival_rate")
 
 
-def _frozen(value):
-    """A hashable stand-in for a JSON value, equal only for equal values of equal types (1, 1.0 and True hash
-    and compare alike as Python values; `workload_key` tells them apart)."""
-    if isinstance(value, dict):
-        return (dict, tuple((k, _frozen(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return (type(value), tuple(_frozen(v) for v in value))
-    hash(value)  # TypeError for anything unhashable: the caller computes without the memo
-    return (type(value), value)
+# The memo's key: the JSON text of those fields, which tells apart whatever `workload_key` can (1, 1.0 and true;
+# NaN, Infinity and null) and, like the canonical text the key is a digest of, refuses what is not JSON.
+_INPUTS_TEXT = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class WorkloadKeys:
     """`fingerprint.workload_key` of a case's rows, remembered by its inputs: the first row's fields it reads
-    (`_WORKLOAD_INPUTS`, types included) and the ok rows' cache state, which it is handed rather than working
+    (`_WORKLOAD_INPUTS`, as JSON text) and the ok rows' cache state, which it is handed rather than working
     it out again. The bundled pack definition it also reads is a function of the pack id, version and case,
     which are in the inputs. A synthetic or sweep submission publishes the same cases of one system over and
     over: the key was a tenth of publish's Python a case row (docs/measurement.md, "Stop 41"). Bounded: a
@@ -155,16 +149,14 @@ class WorkloadKeys:
         self.keys: dict = {}
 
     def key(self, rows: list[dict]) -> fingerprint.Key:
-        from benchpack.results.cache_state import group_cache_state
-
         ok_rows = [r for r in rows if r.get("ok") is True]
         cache_state = group_cache_state(ok_rows) if ok_rows else "unknown"
         first = rows[0]
         try:
-            inputs = (cache_state, tuple(_frozen(first.get(name)) for name in _WORKLOAD_INPUTS))
-            found = self.keys.get(inputs)
-        except TypeError:  # a value that is not JSON (never from a bundle)
+            inputs = (cache_state, _INPUTS_TEXT([first.get(name) for name in _WORKLOAD_INPUTS]))
+        except (TypeError, ValueError):  # a value that is not JSON (never from a bundle)
             return _workload_key(rows, cache_state)
+        found = self.keys.get(inputs)
         if found is None:
             if len(self.keys) >= self.LIMIT:
                 self.keys.clear()
@@ -214,6 +206,10 @@ def judge(result: ResultDir, bounds: plausibility.RunBounds | None = None) -> tu
     return verdicts, plausibility.summary(verdicts)
 
 
+# json.dumps(…, sort_keys=True) without building an encoder each call (json.dumps does, for any argument).
+_SORTED_TEXT = json.JSONEncoder(sort_keys=True).encode
+
+
 class _RunShared:
     """What a run's columns and verdicts take from its metadata, hardware and model name alone — system key,
     runtime, hardware class, plausibility bounds, fingerprint inputs — computed once for every run of one
@@ -260,9 +256,8 @@ class _RunShared:
     def of(self, result: ResultDir, first: Row | None) -> tuple[str | None, tuple]:
         model = first.model if first else ""
         try:
-            key = json.dumps([result.run_metadata, result.hardware, field(result.rows[0], "model")
-                              if result.rows else None, plausibility.run_model_name(result.rows), model],
-                             sort_keys=True)
+            key = _SORTED_TEXT([result.run_metadata, result.hardware, field(result.rows[0], "model")
+                                if result.rows else None, plausibility.run_model_name(result.rows), model])
         except (TypeError, ValueError):  # not JSON (never from a bundle): computed for this run alone
             return None, self._compute(result, model)
         found = self.runs.get(key)
