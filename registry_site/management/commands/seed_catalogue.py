@@ -88,14 +88,6 @@ class Command(BaseCommand):
                processes=1, defer_indexes=False, restore_indexes=False, **options):
         from registry_site.catalogue import deferred_indexes, synthetic
 
-        if restore_indexes or not dry_run:
-            # Before anything else: a catalogue left without indexes by a killed --defer-indexes import gets
-            # them back whatever is asked next (and a new import is not slowed, nor its pages, by their lack).
-            restored = deferred_indexes.restore_recorded(workers=max(1, processes), say=self.stdout.write)
-            if restore_indexes:
-                self.stdout.write(f"restored {restored} index and foreign key definitions" if restored
-                                  else "nothing to restore: no index or foreign key is recorded as dropped")
-                return
 
         if cases < 1 or systems < 1 or rows_per_case < 0:
             raise CommandError("--cases and --systems must be 1 or more, --rows-per-case 0 or more")
@@ -107,6 +99,15 @@ class Command(BaseCommand):
             raise CommandError("--rows-per-case 0 needs --bulk: the publishing path derives a case from its rows")
         if defer_indexes and bulk:
             raise CommandError("--defer-indexes is a mode of the publishing path, not of --bulk")
+        if restore_indexes or not dry_run:
+            # Before anything else is read or written (the arguments checked first): a catalogue left without
+            # indexes by a killed --defer-indexes import gets them back whatever is asked next (and a new
+            # import is not slowed, nor its pages, by their lack).
+            restored = deferred_indexes.restore_recorded(workers=max(1, processes), say=self.stdout.write)
+            if restore_indexes:
+                self.stdout.write(f"restored {restored} index and foreign key definitions" if restored
+                                  else "nothing to restore: no index or foreign key is recorded as dropped")
+                return
         started = time.monotonic()
         plan = synthetic.plan(cases, systems, rows_per_case, seed)
         for line in plan.describe():
