@@ -140,10 +140,10 @@ class WorkloadKeys:
     (`_WORKLOAD_INPUTS`, as JSON text) and the ok rows' cache state, which it is handed rather than working
     it out again. The bundled pack definition it also reads is a function of the pack id, version and case,
     which are in the inputs. A synthetic or sweep submission publishes the same cases of one system over and
-    over: the key was a tenth of publish's Python a case row (docs/measurement.md, "Stop 41"). Bounded: a
-    full memo starts again empty."""
+    over: the key was a tenth of publish's Python a case row (docs/measurement.md, "Stop 41"). Bounded (a web
+    worker approving submissions keeps it): a full memo starts again empty; a key is ~2-3 KB."""
 
-    LIMIT = 20_000
+    LIMIT = 4096
 
     def __init__(self):
         self.keys: dict = {}
