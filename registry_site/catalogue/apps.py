@@ -13,3 +13,11 @@ class CatalogueConfig(AppConfig):
     label = "registry_site"
     verbose_name = "Public catalogue"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from django.core import checks
+
+        from registry_site.catalogue import deferred_indexes
+
+        # A database check: `manage.py check --database default` (and migrate's) runs it, plain `check` does not.
+        checks.register(deferred_indexes.check_recorded, checks.Tags.database)

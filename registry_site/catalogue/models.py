@@ -290,3 +290,25 @@ class CatalogueGeneration(models.Model):
     """
 
     value = models.BigIntegerField(default=0)
+
+
+class DeferredDefinition(models.Model):
+    """An index or foreign key that `seed_catalogue --defer-indexes` has dropped and not yet built again.
+
+    Written in the transaction that drops it and deleted in the transaction that builds it back
+    (`registry_site.catalogue.deferred_indexes`), so the table holds exactly what is missing, whatever
+    happened to the command in between: a killed import (SIGKILL, the machine going down) leaves its rows
+    here, and `seed_catalogue --restore-indexes` (or the next `seed_catalogue`) builds them back.
+    `manage.py check --database default` warns while any row is here.
+    """
+
+    INDEX, FOREIGN_KEY = "index", "foreign key"
+
+    name = models.CharField(max_length=200, unique=True)  # the index's or constraint's name, as PostgreSQL has it
+    kind = models.CharField(max_length=20, choices=[(INDEX, INDEX), (FOREIGN_KEY, FOREIGN_KEY)])
+    table_name = models.CharField(max_length=200)
+    definition = models.TextField()  # the statement that builds it back, verbatim
+    dropped_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} on {self.table_name}"

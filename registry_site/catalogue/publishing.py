@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from benchpack import ids
 from benchpack.measurement import stats
-from benchpack.results.cache_state import COLD
+from benchpack.results.cache_state import COLD, group_cache_state
 from benchpack.lanes.aggregate import group_label
 from benchpack.registry import fingerprint
 from benchpack.packs import case_content
@@ -110,14 +110,61 @@ def runtime_of(result: ResultDir) -> str:
     return " ".join(str(runtime[k]) for k in ("name", "version") if runtime.get(k))
 
 
-def case_keys(result: ResultDir) -> dict[str, fingerprint.Key]:
-    """Every case's workload key, from its rows (and the bundled pack definition where known)."""
+def case_keys(result: ResultDir, memo: "WorkloadKeys | None" = None) -> dict[str, fingerprint.Key]:
+    """Every case's workload key, from its rows (and the bundled pack definition where known). `memo`: keys
+    already computed from the same inputs (`WorkloadKeys`)."""
     keys = {}
     for case, rows in rows_by_case(result).items():
-        first = rows[0]
-        spec = case_content.case_spec(field(first, "pack.id"), field(first, "pack.version"), str(first.get("case", "")))
-        keys[case] = fingerprint.workload_key(rows, spec)
+        keys[case] = memo.key(rows) if memo is not None else _workload_key(rows)
     return keys
+
+
+def _workload_key(rows: list[dict], cache_state: str | None = None) -> fingerprint.Key:
+    first = rows[0]
+    spec = case_content.case_spec(field(first, "pack.id"), field(first, "pack.version"), str(first.get("case", "")))
+    return fingerprint.workload_key(rows, spec, cache_state)
+
+
+# What `fingerprint.workload_key` reads of a case's first row; the rest of it (timings, tokens, the answer)
+# differs from run to run and does not enter the key. The ok rows enter through their cache state alone.
+_WORKLOAD_INPUTS = ("pack", "case", "adapter", "request", "lane", "depth_tokens", "concurrency", "arrival_rate")
+
+
+# The memo's key: the JSON text of those fields, which tells apart whatever `workload_key` can (1, 1.0 and true;
+# NaN, Infinity and null) and, like the canonical text the key is a digest of, refuses what is not JSON.
+_INPUTS_TEXT = json.JSONEncoder(separators=(",", ":")).encode
+
+
+class WorkloadKeys:
+    """`fingerprint.workload_key` of a case's rows, remembered by its inputs: the first row's fields it reads
+    (`_WORKLOAD_INPUTS`, as JSON text) and the ok rows' cache state, which it is handed rather than working
+    it out again. The bundled pack definition it also reads is a function of the pack id, version and case,
+    which are in the inputs. A synthetic or sweep submission publishes the same cases of one system over and
+    over: the key was a tenth of publish's Python a case row (docs/measurement.md, "Stop 41"). Bounded (a web
+    worker approving submissions keeps it): a full memo starts again empty; a key is ~2-3 KB."""
+
+    LIMIT = 4096
+
+    def __init__(self):
+        self.keys: dict = {}
+
+    def key(self, rows: list[dict]) -> fingerprint.Key:
+        ok_rows = [r for r in rows if r.get("ok") is True]
+        cache_state = group_cache_state(ok_rows) if ok_rows else "unknown"
+        first = rows[0]
+        try:
+            inputs = (cache_state, _INPUTS_TEXT([first.get(name) for name in _WORKLOAD_INPUTS]))
+        except (TypeError, ValueError):  # a value that is not JSON (never from a bundle)
+            return _workload_key(rows, cache_state)
+        found = self.keys.get(inputs)
+        if found is None:
+            if len(self.keys) >= self.LIMIT:
+                self.keys.clear()
+            found = self.keys[inputs] = _workload_key(rows, cache_state)
+        return found
+
+
+_WORKLOAD_KEYS = WorkloadKeys()  # one per process: its answers depend on nothing but their inputs
 
 
 def system_of(result: ResultDir) -> fingerprint.Key:
@@ -159,6 +206,10 @@ def judge(result: ResultDir, bounds: plausibility.RunBounds | None = None) -> tu
     return verdicts, plausibility.summary(verdicts)
 
 
+# json.dumps(…, sort_keys=True) without building an encoder each call (json.dumps does, for any argument).
+_SORTED_TEXT = json.JSONEncoder(sort_keys=True).encode
+
+
 class _RunShared:
     """What a run's columns and verdicts take from its metadata, hardware and model name alone — system key,
     runtime, hardware class, plausibility bounds, fingerprint inputs — computed once for every run of one
@@ -169,13 +220,44 @@ class _RunShared:
     def __init__(self):
         self.runs: dict[str, tuple] = {}
         self.fingerprints: dict[str, dict] = {}
+        self.pack_keys: dict[tuple, str] = {}  # the case keys' digests -> the pack workload key's
+        self.workload_dicts: dict[str, dict] = {}  # a workload key's digest -> its to_dict(), one object
+        self.verdict_dicts: dict[tuple, dict] = {}  # a verdict's values -> its to_dict(), one object
+
+    def pack_workload_digest(self, workloads: list[fingerprint.Key]) -> str:
+        """`fingerprint.pack_workload_key(workloads).digest`; the same case keys (a key's digest stands for
+        its fields) give the same answer."""
+        digests = tuple(k.digest for k in workloads)
+        found = self.pack_keys.get(digests)
+        if found is None:
+            found = self.pack_keys[digests] = fingerprint.pack_workload_key(workloads).digest
+        return found
+
+    def workload_dict(self, workload: fingerprint.Key) -> dict:
+        """One dict for every case row of this publication with this workload key: COPY encodes a shared
+        object once (bulk._copy)."""
+        found = self.workload_dicts.get(workload.digest)
+        if found is None:
+            found = self.workload_dicts[workload.digest] = workload.to_dict()
+        return found
+
+    def verdict_dict(self, verdict: plausibility.Verdict) -> dict:
+        """`verdict.to_dict()`, one dict for equal verdicts (their reasons and rounded factors repeat across
+        the rows of one system): built with asdict once, encoded once."""
+        key = (verdict.status, verdict.reason, type(verdict.factor), verdict.factor, verdict.figure)
+        try:
+            found = self.verdict_dicts.get(key)
+        except TypeError:
+            return verdict.to_dict()
+        if found is None:
+            found = self.verdict_dicts[key] = verdict.to_dict()
+        return found
 
     def of(self, result: ResultDir, first: Row | None) -> tuple[str | None, tuple]:
         model = first.model if first else ""
         try:
-            key = json.dumps([result.run_metadata, result.hardware, field(result.rows[0], "model")
-                              if result.rows else None, plausibility.run_model_name(result.rows), model],
-                             sort_keys=True)
+            key = _SORTED_TEXT([result.run_metadata, result.hardware, field(result.rows[0], "model")
+                                if result.rows else None, plausibility.run_model_name(result.rows), model])
         except (TypeError, ValueError):  # not JSON (never from a bundle): computed for this run alone
             return None, self._compute(result, model)
         found = self.runs.get(key)
@@ -221,7 +303,7 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
             raise ValueError(f"run {result.path}: {len(rows)} typed rows for {len(result.rows)} stored rows")
         first = rows[0] if rows else None
         key, (system, columns, runtime, hardware_class, bounds, run_inputs) = shared.of(result, first)
-        workloads = case_keys(result)
+        workloads = case_keys(result, _WORKLOAD_KEYS)
         model = first.model if first else ""
         verdicts, judged = judge(result, bounds)
         run = PublishedRun(
@@ -242,7 +324,7 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
             row_count=len(rows),
             ok_count=sum(1 for r in rows if r.ok),
             **columns,
-            pack_workload_key=fingerprint.pack_workload_key(list(workloads.values())).digest if workloads else "",
+            pack_workload_key=shared.pack_workload_digest(list(workloads.values())) if workloads else "",
             plausibility_status=judged["verdict"]["status"],
             plausibility=judged,
             imported_from=clip(publication.imported_from, "imported_from"),
@@ -251,11 +333,11 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
         prepared.append((run, item, workloads, system, verdicts, fingerprints))
     runs = [run for run, *_ in prepared]
     rows = (_new_of_run(PublishedRow, run, case=typed.case, repetition=_repetition(typed), ok=typed.ok,
-                        raw=raw, plausibility=v.to_dict())
+                        raw=raw, plausibility=shared.verdict_dict(v))
             for run, item, _, _, verdicts, _ in prepared
             for typed, raw, v in zip(item.rows, item.result.rows, verdicts))
     cases = (case for run, item, workloads, system, _, fingerprints in prepared
-             for case in _case_rows(run, item, workloads, system, fingerprints))
+             for case in _case_rows(run, item, workloads, system, fingerprints, shared.workload_dict))
     published = insert(PublishedRun, runs, with_ids=True)  # rows and cases point at the runs' ids
     insert(PublishedRow, rows)
     insert(PublishedCase, cases)
@@ -318,7 +400,7 @@ def typed_rows_by_case(item: PublishedResult) -> dict[str, list[Row]]:
 
 
 def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system: fingerprint.Key,
-               fingerprints: dict[str, tuple[str, dict]]) -> list[PublishedCase]:
+               fingerprints: dict[str, tuple[str, dict]], workload_dict=None) -> list[PublishedCase]:
     cases = []
     for case, rows in typed_rows_by_case(item).items():
         ok_rows = [r for r in rows if r.ok]
@@ -343,7 +425,7 @@ def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system
                 scored_rows=len(scored) if scored else None,
                 suspicious_rows=sum(1 for r in ok_rows if is_suspicious(r)),
                 workload_key=workload.digest,
-                workload_fields=workload.to_dict(),
+                workload_fields=workload_dict(workload) if workload_dict else workload.to_dict(),
                 system_key=system.digest,
                 cache_state=cache_state,
                 **medians,

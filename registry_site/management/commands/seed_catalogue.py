@@ -22,7 +22,10 @@ values and batches as one process (`_Import`).
 
 `--defer-indexes` (PostgreSQL, an empty catalogue) is the bulk-load mode: the run, case and raw row
 tables' secondary indexes and foreign keys are dropped before publishing and built once after it
-(`registry_site.catalogue.deferred_indexes`); the same rows are stored.
+(`registry_site.catalogue.deferred_indexes`); the same rows are stored. Each dropped definition is recorded in
+the database in the transaction that drops it and forgotten in the one that builds it back: an import killed in
+between leaves them recorded, and `--restore-indexes` builds them back (so does any later `seed_catalogue`,
+first thing; `manage.py check --database default` warns meanwhile).
 
 `--bulk` writes the plan's precomputed values with executemany in one
 transaction and rebuilds every leaderboard row with `rebuild_all` (faster,
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import resource
 import time
@@ -44,6 +48,8 @@ from django.db import transaction
 from django.utils import timezone
 
 BATCH_RUNS = 5000
+# Seconds to pause right after --defer-indexes has dropped (tests kill the command there).
+PAUSE_AFTER_DROP = "BENCHPACK_SEED_PAUSE_AFTER_DROP"
 
 
 SYNTHETIC_PLAUSIBILITY = {"verdict": {"status": "unchecked", "reason": "synthetic catalogue data: made-up figures",
@@ -69,14 +75,19 @@ class Command(BaseCommand):
                             help="bulk-load mode (PostgreSQL, an empty catalogue only): drop the run, case and raw "
                                  "row tables' secondary indexes and foreign keys before publishing and build them "
                                  "once after it (registry_site/catalogue/deferred_indexes.py)")
+        parser.add_argument("--restore-indexes", action="store_true",
+                            help="only build back the indexes and foreign keys an interrupted --defer-indexes "
+                                 "import left dropped (recorded in the database), then stop; every other run of "
+                                 "this command does that first too")
         parser.add_argument("--dry-run", action="store_true", help="say what would be created; write nothing")
         parser.add_argument("--bulk", action="store_true",
                             help="executemany + rebuild_all in one transaction instead of the publishing path "
                                  "(faster; memory grows with the catalogue)")
 
     def handle(self, *args, cases, systems, rows_per_case, seed, dry_run, bulk=False, batch_runs=BATCH_RUNS,
-               processes=1, defer_indexes=False, **options):
-        from registry_site.catalogue import synthetic
+               processes=1, defer_indexes=False, restore_indexes=False, **options):
+        from registry_site.catalogue import deferred_indexes, synthetic
+
 
         if cases < 1 or systems < 1 or rows_per_case < 0:
             raise CommandError("--cases and --systems must be 1 or more, --rows-per-case 0 or more")
@@ -88,6 +99,15 @@ class Command(BaseCommand):
             raise CommandError("--rows-per-case 0 needs --bulk: the publishing path derives a case from its rows")
         if defer_indexes and bulk:
             raise CommandError("--defer-indexes is a mode of the publishing path, not of --bulk")
+        if restore_indexes or not dry_run:
+            # Before anything else is read or written (the arguments checked first): a catalogue left without
+            # indexes by a killed --defer-indexes import gets them back whatever is asked next (and a new
+            # import is not slowed, nor its pages, by their lack).
+            restored = deferred_indexes.restore_recorded(workers=max(1, processes), say=self.stdout.write)
+            if restore_indexes:
+                self.stdout.write(f"restored {restored} index and foreign key definitions" if restored
+                                  else "nothing to restore: no index or foreign key is recorded as dropped")
+                return
         started = time.monotonic()
         plan = synthetic.plan(cases, systems, rows_per_case, seed)
         for line in plan.describe():
@@ -155,6 +175,11 @@ class Command(BaseCommand):
         job = _Import(plan, submission_ids, offset, timezone.now(), batch_runs, processes)
         say = self.stdout.write
         deferred = deferred_indexes.drop(filled) if defer_indexes else None
+        if deferred is not None and os.environ.get(PAUSE_AFTER_DROP):
+            # The tests' hook: a fixed point between the drop and the rebuild at which to kill the command.
+            say(f"  dropped {len(deferred.statements())} definitions; pausing ({PAUSE_AFTER_DROP})")
+            self.stdout.flush()
+            time.sleep(float(os.environ[PAUSE_AFTER_DROP]))
         try:
             published = self._publish_shares(job, plan, started, processes)
         finally:

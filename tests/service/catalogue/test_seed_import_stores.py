@@ -11,6 +11,11 @@ import datetime as dt
 import hashlib
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -189,3 +194,96 @@ def test_the_bulk_load_mode_puts_the_indexes_back_when_publishing_fails(monkeypa
     with pytest.raises(RuntimeError, match="publishing failed midway"):
         seed(*IMPORT, "--defer-indexes")
     assert _schema() == before, "a failed bulk-load import left the catalogue without an index or a foreign key"
+
+
+def _seed_in_another_process(*args) -> subprocess.Popen:
+    """`manage.py seed_catalogue` on this test's database in a child process, pausing right after the
+    bulk-load mode's drop (the command's own hook, BENCHPACK_SEED_PAUSE_AFTER_DROP)."""
+    settings_dict = connection.settings_dict
+    url = (f"postgres://{settings_dict['USER']}@{settings_dict['HOST'] or '127.0.0.1'}:"
+           f"{settings_dict['PORT'] or 5432}/{settings_dict['NAME']}")
+    environ = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "registry_site.settings_test",
+               "PYTHONUNBUFFERED": "1", "BENCHPACK_SEED_PAUSE_AFTER_DROP": "600"}
+    root = Path(__file__).resolve().parents[3]
+    return subprocess.Popen([sys.executable, "manage.py", "seed_catalogue", *args], cwd=root, env=environ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bulk_load_import_killed_between_drop_and_rebuild_gets_every_definition_back():
+    """SIGKILL after the drop: no `finally` runs. The dropped definitions were recorded with the drop;
+    `manage.py check --database default` warns, `--restore-indexes` builds every one back exactly as it was,
+    and forgets them."""
+    from django.core.management import call_command as run
+    from django.core.management.base import SystemCheckError
+
+    from registry_site.catalogue.models import DeferredDefinition
+
+    if connection.vendor != "postgresql":
+        with pytest.raises(CommandError, match="--defer-indexes needs PostgreSQL"):
+            seed(*IMPORT, "--defer-indexes")
+        assert "nothing to restore" in seed("--restore-indexes")
+        return
+    before = _schema()
+    child = _seed_in_another_process(*IMPORT, "--defer-indexes")
+    try:
+        said = ""
+        while "pausing" not in said:
+            line = child.stdout.readline()
+            assert line, child.stderr.read()[-2000:]
+            said += line
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+        child.stdout.close()
+        child.stderr.close()
+    assert child.returncode == -signal.SIGKILL
+    killed = _schema()
+    assert killed != before and len(killed[0]) < len(before[0]), "the drop did not happen before the kill"
+    recorded = {(d.kind, d.name) for d in DeferredDefinition.objects.all()}
+    assert {kind for kind, _ in recorded} == {"index", "foreign key"}
+    assert len(recorded) == len(before[0]) - len(killed[0]) + len(before[1]) - len(killed[1])
+    # The operator is told (a database check), and the hint's command puts everything back.
+    with pytest.raises(SystemCheckError, match="--restore-indexes"):
+        run("check", "--database", "default", "--fail-level", "WARNING", stdout=io.StringIO(), stderr=io.StringIO())
+    said = seed("--restore-indexes")
+    assert f"restored {len(recorded)} index and foreign key definitions" in said
+    assert _schema() == before, "the restore did not bring back every index and foreign key as it was"
+    assert not DeferredDefinition.objects.exists()
+    run("check", "--database", "default", "--fail-level", "WARNING", stdout=io.StringIO(), stderr=io.StringIO())
+    assert "nothing to restore" in seed("--restore-indexes")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_interrupted_rebuild_leaves_recorded_only_what_is_still_missing(monkeypatch):
+    """A rebuild that stops partway (here: the fourth statement fails) has forgotten exactly what it built;
+    the next seed_catalogue builds the rest back before doing anything else."""
+    from registry_site.catalogue import deferred_indexes
+    from registry_site.catalogue.models import DeferredDefinition, PublishedRun
+
+    if connection.vendor != "postgresql":
+        assert seed(*IMPORT) and not DeferredDefinition.objects.exists()
+        return
+    before = _schema()
+    real, built = deferred_indexes._build, []
+
+    def failing(cursor, deferred, statement):
+        if len(built) == 3:
+            raise RuntimeError("rebuild interrupted")
+        real(cursor, deferred, statement)
+        built.append(statement)
+
+    monkeypatch.setattr(deferred_indexes, "_build", failing)
+    with pytest.raises(RuntimeError, match="rebuild interrupted"):
+        seed(*IMPORT, "--defer-indexes")  # one worker: three built, then the failure
+    left = set(DeferredDefinition.objects.values_list("definition", flat=True))
+    assert left and not left & set(built)
+    indexes_left = DeferredDefinition.objects.filter(kind=DeferredDefinition.INDEX).count()
+    assert len(_schema()[0]) == len(before[0]) - indexes_left
+    monkeypatch.setattr(deferred_indexes, "_build", real)
+    runs = PublishedRun.objects.count()
+    said = seed("--cases", "10", "--systems", "2", "--seed", "9")
+    assert (f"{indexes_left} indexes and {len(left) - indexes_left} foreign keys were dropped by an import that "
+            "did not finish") in said
+    assert _schema() == before and not DeferredDefinition.objects.exists()
+    assert PublishedRun.objects.count() > runs
