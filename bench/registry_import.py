@@ -184,27 +184,6 @@ def _clean(root: Path) -> None:
     os.sync()
 
 
-# What a phase at N rows takes from the kernel, per row (1M many-dirs: a 1.2 GiB file, 1.2 GiB of heap).
-SETTLE_BYTES_PER_ROW = 1_300
-
-
-def _settle(root: Path, rows: int) -> None:
-    """Hand the next phase the same kind of free memory as the other: touch and free as much heap, then
-    write and delete as large a file, as a phase of `rows` rows takes. On this VM a page the kernel hands
-    out costs more system time the first time it is used than one just freed by a process or a deleted
-    file (a 1.2 GB file written right after another was deleted: ~0.3 s system time; written cold: ~0.9 s),
-    so at 1M rows whichever phase came after a freed 1.2 GB file and heap read up to ~2 s cheaper, and the
-    ratio depended on the order and on what the machine's other processes had just freed."""
-    size = rows * SETTLE_BYTES_PER_ROW
-    block = bytes(size)  # zero-filled: every page touched, then given back whole (one mapping)
-    del block
-    scratch, chunk = root / "settle.bin", bytes(1 << 20)
-    with scratch.open("wb") as out:
-        for _ in range(size >> 20):
-            out.write(chunk)
-    scratch.unlink()  # its dirty pages are dropped, not written back
-
-
 def _in_child(fork: bool, phase, *args):
     """`phase(*args)`, in a forked child when `fork`: each phase then starts from the same process state
     (the parent's, after writing the data), as a `registry import` command starts from a new process.
@@ -241,9 +220,6 @@ def main() -> None:
     parser.add_argument("--fork", action="store_true",
                         help="time each phase in a forked child (same starting process state for both phases;"
                              " see _in_child)")
-    parser.add_argument("--settle", action="store_true",
-                        help="before each phase, touch and free as much heap and write and delete as large a file"
-                             " as a phase takes, so both start with the same kind of free memory (see _settle)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         root = Path(tmp)
@@ -262,8 +238,6 @@ def main() -> None:
                     phases = ["baseline", "import"] if pair % 2 == 0 else ["import", "baseline"]
                     for phase in phases:
                         _clean(root)
-                        if args.settle:
-                            _settle(root, size)
                         if phase == "baseline":
                             base, base_cpu, rows = _in_child(args.fork, time_baseline, root / "base.sqlite", runs)
                         else:
