@@ -24,6 +24,12 @@ with --repeat R, R pairs in alternating order (baseline first, then import
 first), with a sync before each phase so neither is charged for the other's
 writeback, and a line of the median ratios. On a loaded machine read the CPU
 ratio (process time): wall time there is mostly the scheduler's share.
+The system part of each phase's CPU is printed beside it, and the ratio of
+the user parts: at 1M rows a phase's system time (page faults of a ~1.2 GiB
+heap, a ~1.2 GiB file written into the kernel's page cache) ranged
+1.6-5 s between runs minutes apart, with the machine's memory state rather
+than with the code, so the CPU ratio of one pair moves by up to ~0.1 with
+it (docs/measurement.md, stop 41).
 With --fork each phase runs in a forked child, so both start from the same
 process state: in one process the baseline run after the import reuses the
 heap pages the import faulted in and reads ~2 s cheaper at 1M (`_in_child`).
@@ -137,8 +143,9 @@ def row_digests(run: Path) -> list[str]:
     return out
 
 
-def time_baseline(db: Path, runs: list[Path]) -> tuple[float, float, int]:
-    """Seconds (wall, CPU) of a bare parse + executemany of every row of `runs`, and the rows written."""
+def time_baseline(db: Path, runs: list[Path]) -> tuple[float, float, int, float]:
+    """Seconds (wall, CPU) of a bare parse + executemany of every row of `runs`, the rows written, and the
+    system part of the CPU seconds."""
     digests = [row_digests(run) for run in runs]
     conn = open_for_write(db)
     with transaction(conn):  # the run rows are not per-row work
@@ -146,7 +153,7 @@ def time_baseline(db: Path, runs: list[Path]) -> tuple[float, float, int]:
                          " VALUES (?, ?, 'x', 'bench', '', 0, 0, '')", [(i, str(i)) for i in range(1, len(runs) + 1)])
     tune_for_bulk_write(conn)
     rows = 0
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, system = time.perf_counter(), time.process_time(), os.times().system
     with transaction(conn):
         recreate = drop_row_indexes_if_empty(conn)  # the importer's index strategy for an empty table
         for run_id, (run, run_digests) in enumerate(zip(runs, digests), start=1):
@@ -162,17 +169,17 @@ def time_baseline(db: Path, runs: list[Path]) -> tuple[float, float, int]:
                 rows += done
         for statement in recreate:
             conn.execute(statement)
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    elapsed, cpu, system = time.perf_counter() - start, time.process_time() - cpu, os.times().system - system
     conn.close()
-    return elapsed, cpu, rows
+    return elapsed, cpu, rows, system
 
 
-def time_import(db: Path, runs: list[Path]) -> tuple[float, float]:
-    """Seconds (wall, CPU) of `registry import` of `runs`."""
+def time_import(db: Path, runs: list[Path]) -> tuple[float, float, float]:
+    """Seconds (wall, CPU, the system part of the CPU) of `registry import` of `runs`."""
     open_for_write(db).close()  # schema creation is not per-row work
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, system = time.perf_counter(), time.process_time(), os.times().system
     import_result_dirs(db, [RunSource(run) for run in runs])
-    return time.perf_counter() - start, time.process_time() - cpu
+    return time.perf_counter() - start, time.process_time() - cpu, os.times().system - system
 
 
 def _clean(root: Path) -> None:
@@ -227,7 +234,7 @@ def main() -> None:
         time_import(root / "warm-up.sqlite", [write_result_dir(root / "warm-up", 10)])
         print(f"{'layout':>9} {'rows':>9} {'dirs':>5} {'first':>6} {'import s':>9} {'import rows/s':>14}"
               f" {'baseline s':>11} {'baseline rows/s':>16} {'ratio':>6} {'cpu imp':>8} {'cpu base':>9}"
-              f" {'cpu ratio':>9} {'load':>9}")
+              f" {'cpu ratio':>9} {'sys imp':>8} {'sys base':>8} {'user ratio':>10} {'load':>9}")
         for layout in args.layouts:
             for size in args.sizes:
                 data = root / f"{layout}-{size}"
@@ -239,17 +246,19 @@ def main() -> None:
                     for phase in phases:
                         _clean(root)
                         if phase == "baseline":
-                            base, base_cpu, rows = _in_child(args.fork, time_baseline, root / "base.sqlite", runs)
+                            base, base_cpu, rows, base_sys = _in_child(args.fork, time_baseline, root / "base.sqlite", runs)
                         else:
-                            took, took_cpu = _in_child(args.fork, time_import, root / "import.sqlite", runs)
-                    ratios.append((base / took, base_cpu / took_cpu))
+                            took, took_cpu, took_sys = _in_child(args.fork, time_import, root / "import.sqlite", runs)
+                    ratios.append((base / took, base_cpu / took_cpu, (base_cpu - base_sys) / (took_cpu - took_sys)))
                     print(f"{layout:>9} {rows:>9} {len(runs):>5} {phases[0].replace('baseline', 'base'):>6} {took:>9.2f}"
                           f" {rows / took:>14,.0f} {base:>11.2f} {rows / base:>16,.0f} {base / took:>6.2f}"
-                          f" {took_cpu:>8.2f} {base_cpu:>9.2f} {base_cpu / took_cpu:>9.2f}"
+                          f" {took_cpu:>8.2f} {base_cpu:>9.2f} {base_cpu / took_cpu:>9.2f} {took_sys:>8.2f} {base_sys:>8.2f}"
+                          f" {(base_cpu - base_sys) / (took_cpu - took_sys):>10.2f}"
                           f" {load:>4.1f}-{os.getloadavg()[0]:<4.1f}", flush=True)
                 if args.repeat > 1:
-                    wall, cpu = (statistics.median(r[i] for r in ratios) for i in (0, 1))
-                    print(f"{layout:>9} {size:>9} median of {args.repeat}: ratio {wall:.2f}, cpu ratio {cpu:.2f}",
+                    wall, cpu, user = (statistics.median(r[i] for r in ratios) for i in (0, 1, 2))
+                    print(f"{layout:>9} {size:>9} median of {args.repeat}: ratio {wall:.2f}, cpu ratio {cpu:.2f},"
+                          f" user ratio {user:.2f}",
                           flush=True)
                 _clean(root)
                 shutil.rmtree(data)
