@@ -110,13 +110,10 @@ def runtime_of(result: ResultDir) -> str:
     return " ".join(str(runtime[k]) for k in ("name", "version") if runtime.get(k))
 
 
-def case_keys(result: ResultDir, memo: "WorkloadKeys | None" = None) -> dict[str, fingerprint.Key]:
-    """Every case's workload key, from its rows (and the bundled pack definition where known). `memo`: keys
-    already computed from the same inputs (`WorkloadKeys`)."""
-    keys = {}
-    for case, rows in rows_by_case(result).items():
-        keys[case] = memo.key(rows) if memo is not None else _workload_key(rows)
-    return keys
+def case_keys(result: ResultDir) -> dict[str, fingerprint.Key]:
+    """Every case's workload key, from its rows (and the bundled pack definition where known), remembered by
+    its inputs (`WorkloadKeys`)."""
+    return {case: _WORKLOAD_KEYS.key(rows) for case, rows in rows_by_case(result).items()}
 
 
 def _workload_key(rows: list[dict], cache_state: str | None = None) -> fingerprint.Key:
@@ -303,7 +300,7 @@ def publish(publication: Publication, *, refresh: bool = True) -> list[Published
             raise ValueError(f"run {result.path}: {len(rows)} typed rows for {len(result.rows)} stored rows")
         first = rows[0] if rows else None
         key, (system, columns, runtime, hardware_class, bounds, run_inputs) = shared.of(result, first)
-        workloads = case_keys(result, _WORKLOAD_KEYS)
+        workloads = case_keys(result)
         model = first.model if first else ""
         verdicts, judged = judge(result, bounds)
         run = PublishedRun(
@@ -400,7 +397,7 @@ def typed_rows_by_case(item: PublishedResult) -> dict[str, list[Row]]:
 
 
 def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system: fingerprint.Key,
-               fingerprints: dict[str, tuple[str, dict]], workload_dict=None) -> list[PublishedCase]:
+               fingerprints: dict[str, tuple[str, dict]], workload_dict) -> list[PublishedCase]:
     cases = []
     for case, rows in typed_rows_by_case(item).items():
         ok_rows = [r for r in rows if r.ok]
@@ -425,7 +422,7 @@ def _case_rows(run: PublishedRun, item: PublishedResult, workloads: dict, system
                 scored_rows=len(scored) if scored else None,
                 suspicious_rows=sum(1 for r in ok_rows if is_suspicious(r)),
                 workload_key=workload.digest,
-                workload_fields=workload_dict(workload) if workload_dict else workload.to_dict(),
+                workload_fields=workload_dict(workload),
                 system_key=system.digest,
                 cache_state=cache_state,
                 **medians,

@@ -88,7 +88,6 @@ class Command(BaseCommand):
                processes=1, defer_indexes=False, restore_indexes=False, **options):
         from registry_site.catalogue import deferred_indexes, synthetic
 
-
         if cases < 1 or systems < 1 or rows_per_case < 0:
             raise CommandError("--cases and --systems must be 1 or more, --rows-per-case 0 or more")
         if batch_runs < 1:
