@@ -275,6 +275,17 @@ def refresh_systems(systems: list[str], say=lambda text: None, pairs: dict | Non
     return written, read
 
 
+def public_systems() -> list[str]:
+    """The system key of every public run, sorted (what `manage.py refresh_leaderboards` refreshes)."""
+    return sorted(set(PublishedRun.objects.public().exclude(system_key="").order_by()
+                      .values_list("system_key", flat=True).distinct()))
+
+
+def delete_entries_of_other_systems(systems: list[str]) -> int:
+    """Delete the entries of systems that are not in `systems` (no public run behind them); how many."""
+    return LeaderboardEntry.objects.exclude(system_key__in=systems).delete()[0]
+
+
 def _by_system(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) -> dict[str, tuple[set, set]]:
     """{system: (its case workloads, its pack workloads)}; a pair missing either key has no entry."""
     by_system: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
