@@ -4,7 +4,10 @@ Maintenance: `refresh_for_runs` / `refresh` rewrite the `LeaderboardEntry` rows
 of the (workload, system) pairs a change touched; callers run them inside the
 transaction that made the change (approval, withdrawal, unpublish, flag,
 reproduction verdict), so a ranking never shows a run that is not public.
-`rebuild_all` recomputes every entry (seeding, migrations).
+`refresh_systems` rewrites many systems' entries one system at a time, each
+system's case rows read once as columns (an import's refresh, `manage.py
+refresh_leaderboards`); `rebuild_all` recomputes every entry in one pass
+holding every run (seeding, migrations).
 
 Queries: the pages (`registry_site.catalogue.pages`) and the API (`registry_site.catalogue.api`)
 both call the functions below; neither writes its own ranking query.
