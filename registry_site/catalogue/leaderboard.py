@@ -4,7 +4,10 @@ Maintenance: `refresh_for_runs` / `refresh` rewrite the `LeaderboardEntry` rows
 of the (workload, system) pairs a change touched; callers run them inside the
 transaction that made the change (approval, withdrawal, unpublish, flag,
 reproduction verdict), so a ranking never shows a run that is not public.
-`rebuild_all` recomputes every entry (seeding, migrations).
+`refresh_systems` rewrites many systems' entries one system at a time, each
+system's case rows read once as columns (an import's refresh, `manage.py
+refresh_leaderboards`); `rebuild_all` recomputes every entry in one pass
+holding every run (seeding, migrations).
 
 Queries: the pages (`registry_site.catalogue.pages`) and the API (`registry_site.catalogue.api`)
 both call the functions below; neither writes its own ranking query.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, fields as dataclass_fields
@@ -108,6 +112,7 @@ class RunFigures:
     time_to_solution_s: float | None = None
     workload_fields: dict | None = None
     cache_state: str = ""
+    case_id: int | None = None  # the case row's (a case figure's): its workload fields are read for the latest only
 
     @property
     def pass_rate(self):
@@ -117,7 +122,7 @@ class RunFigures:
 def _case_figures(case: PublishedCase, run: PublishedRun) -> RunFigures:
     return RunFigures(run=run, rows=case.rows, answered=case.ok_rows, scored=case.scored_rows,
                       correct=case.passed_rows, suspicious=getattr(case, "suspicious_rows", None) or 0,
-                      workload_fields=case.workload_fields, cache_state=case.cache_state,
+                      workload_fields=case.workload_fields, cache_state=case.cache_state, case_id=case.id,
                       **{name: getattr(case, name, None) for name in CASE_METRIC_FIELDS})
 
 
@@ -145,19 +150,32 @@ def _pack_figures(run: PublishedRun, cases: list) -> RunFigures:
         workload_fields={"kind": "pack-workload", "pack_id": run.pack_id, "pack_version": run.pack_version,
                          "adapter": run.adapter, "cases": sorted({c.workload_key for c in cases}), "complete": None},
     )
-    for metric in CASE_METRIC_FIELDS:
-        setattr(figures, metric, stats.median(getattr(c, metric) for c in cases))
+    if len(cases) == 1:  # most runs of a bulk import: the median of one value is that value, if a number
+        for metric in CASE_METRIC_FIELDS:
+            value = getattr(cases[0], metric)
+            setattr(figures, metric, value if stats.is_number(value) else None)
+    else:
+        for metric in CASE_METRIC_FIELDS:
+            setattr(figures, metric, stats.median(getattr(c, metric) for c in cases))
     return figures
 
 
-def _complete_pack_workloads(entries: list[LeaderboardEntry], case_model=PublishedCase) -> None:
-    """A whole-pack workload is complete when every case workload in it is."""
+def _complete_pack_workloads(entries: list[LeaderboardEntry], case_model=PublishedCase, known=None) -> None:
+    """A whole-pack workload is complete when every case workload in it is. `known`: workload fields already
+    read, by key (a key's completeness is a function of its fields, which its digest is of); the rest are read."""
     pack_entries = [e for e in entries if not e.case and e.workload_fields]
-    fields_of = _workload_fields_of({k for e in pack_entries for k in e.workload_fields["cases"]}, case_model)
+    keys = {k for e in pack_entries for k in e.workload_fields["cases"]}
+    fields_of = {k: known[k] for k in keys if (known or {}).get(k)}
+    fields_of.update(_workload_fields_of(keys - set(fields_of), case_model))
     complete = {key: bool((fields or {}).get("complete")) for key, fields in fields_of.items()}
     for entry in pack_entries:
         entry.workload_complete = all(complete.get(k) for k in entry.workload_fields["cases"])
         entry.workload_fields = {**entry.workload_fields, "complete": entry.workload_complete}
+
+
+@functools.lru_cache(maxsize=8)
+def _field_names(model) -> frozenset:
+    return frozenset(f.name for f in model._meta.concrete_fields)
 
 
 def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigures],
@@ -174,7 +192,7 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
     correct_count = sum(f.correct or 0 for f in scored) if scored else None
     suspicious_count = sum(f.suspicious for f in scored)  # of scored_count, not in correct_count
     # A migration's historical entry model may predate a column: give it only what it has.
-    known = {f.name for f in entry_model._meta.concrete_fields}
+    known = _field_names(entry_model)
     optional = {"plausibility": verdict, "plausibility_runs": verdicts,
                 "imported_from": getattr(run, "imported_from", ""), "suspicious_answers": suspicious_count}
     entry = entry_model(
@@ -206,75 +224,160 @@ def _entry(workload_key: str, system_key: str, case: str, figures: list[RunFigur
 
 
 def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) -> None:
-    """Rewrite the entries of these (workload, system) pairs from the public runs behind them."""
-    case_pairs = {p for p in case_pairs if p[0] and p[1]}
-    pack_pairs = {p for p in pack_pairs if p[0] and p[1]}
-    public_runs = PublishedRun.objects.public()
-    by_system: dict[str, set[str]] = defaultdict(set)
-    for workload, system in case_pairs:
-        by_system[system].add(workload)
+    """Rewrite the entries of these (workload, system) pairs from the public runs behind them.
+
+    The per-change path (approval, withdrawal, flag, …; inside the caller's transaction): per system, only
+    the case rows of the pairs' workloads and the cases of the runs behind its whole-pack pairs are read."""
     new = []
-    for system, workloads in by_system.items():
-        workloads = sorted(workloads)
-        for start in range(0, len(workloads), 500):
-            chunk = workloads[start:start + 500]
-            grouped: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
-            cases = (PublishedCase.objects.public().filter(system_key=system, workload_key__in=chunk)
-                     .select_related("run").defer("fingerprint_fields", *RUN_JSON_UNUSED))
-            for case in cases:
-                grouped[(case.workload_key, case.case)].append(_case_figures(case, case.run))
-            LeaderboardEntry.objects.filter(system_key=system, workload_key__in=chunk).exclude(case="").delete()
-            new.extend(_entry(w, system, c, figs) for (w, c), figs in grouped.items())
-    # Whole-pack pairs a system at a time: three statements for all of one system's packs, not three a pair
-    # (a bulk import refreshes ~10 pack pairs a system; building and sending ~30 ORM queries a system was
-    # most of the import's refresh CPU — docs/leaderboards.md, "Import").
-    pack_by_system: dict[str, set[str]] = defaultdict(set)
-    for workload, system in pack_pairs:
-        pack_by_system[system].add(workload)
-    for system, workloads in pack_by_system.items():
-        workloads = sorted(workloads)
-        runs_of = defaultdict(list)
-        for run in (public_runs.filter(pack_workload_key__in=workloads, system_key=system)
-                    .defer(*(name.removeprefix("run__") for name in RUN_JSON_UNUSED))):
-            runs_of[run.pack_workload_key].append(run)
-        cases_of = defaultdict(list)
-        for case in PublishedCase.objects.filter(run__in=[r.pk for runs in runs_of.values() for r in runs]).only(
-                "run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "suspicious_rows",
-                "cache_state", *CASE_METRIC_FIELDS):
-            cases_of[case.run_id].append(case)
-        LeaderboardEntry.objects.filter(workload_key__in=workloads, system_key=system, case="").delete()
-        for workload in workloads:
-            figures = [_pack_figures(run, cases_of[run.pk]) for run in runs_of[workload] if cases_of[run.pk]]
-            if figures:
-                new.append(_entry(workload, system, "", figures))
-    _complete_pack_workloads(new)
+    for system, (workloads, packs) in _by_system(case_pairs, pack_pairs).items():
+        new.extend(_refresh_system(system, workloads, packs, whole=False)[0])
     # COPY on PostgreSQL (bulk.insert): bulk_create's array parameters were quoted element by element
     # client-side, ~1.7 ms of CPU an entry.
     insert(LeaderboardEntry, new)
     cache.bump()  # cached public responses rendered before this change are never served again
 
 
-# A run's JSON that no entry reads: deferred, so a refresh of a busy pair does not decode every run's
-# hardware and metadata (at 10M case rows a system has ~30,000 cases behind its rows).
-RUN_JSON_UNUSED = ("run__hardware", "run__run_metadata", "run__plausibility", "run__status_reason")
-
-
 def refresh_pairs(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]], say=lambda text: None) -> int:
-    """`refresh` for many pairs (a bulk import), one system at a time, each in its own transaction: memory
-    holds one system's case rows, never the catalogue's (rebuild_all holds every run). Returns the pairs."""
+    """`refresh` for many pairs (a bulk import): `refresh_systems` over the pairs' systems, each system's
+    case rows read once. Returns the pairs."""
+    by_system = _by_system(case_pairs, pack_pairs)
+    refresh_systems(sorted(by_system), say=say, pairs=by_system)
+    return len(case_pairs) + len(pack_pairs)
+
+
+# A bulk refresh says where it is at least this often (seconds), and when it ends.
+PROGRESS_EVERY = 30.0
+
+
+def refresh_systems(systems: list[str], say=lambda text: None, pairs: dict | None = None) -> tuple[int, int]:
+    """The entries of these systems, one system at a time, each in its own transaction (a bulk import, or
+    `manage.py refresh_leaderboards`): memory holds one system's case rows, never the catalogue's
+    (rebuild_all holds every run). Each system's public case rows are read once, in one statement, and serve
+    both its case entries and its whole-pack entries.
+
+    `pairs`: {system: (case workloads, pack workloads)} to rewrite only those pairs' entries (an import);
+    None rewrites every entry of each system (a system's entries that no public run is behind any more go).
+    Says progress every PROGRESS_EVERY seconds. Returns (entries written, case rows read)."""
     from django.db import transaction
 
-    by_system: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
-    for pair in case_pairs:
-        by_system[pair[1]][0].add(pair)
-    for pair in pack_pairs:
-        by_system[pair[1]][1].add(pair)
-    for done, system in enumerate(sorted(by_system), start=1):
+    started = last = time.monotonic()
+    written = read = 0
+    for done, system in enumerate(systems, start=1):
+        workloads, packs = pairs[system] if pairs is not None else (None, None)
         with transaction.atomic():
-            refresh(*by_system[system])
-        if done % 50 == 0:
-            say(f"  leaderboard rows of {done} of {len(by_system)} systems")
-    return len(case_pairs) + len(pack_pairs)
+            entries, rows = _refresh_system(system, workloads, packs, whole=True)
+            insert(LeaderboardEntry, entries)
+            cache.bump()
+        written += len(entries)
+        read += rows
+        now = time.monotonic()
+        if now - last >= PROGRESS_EVERY or done == len(systems):
+            last = now
+            say(f"  leaderboard rows of {done:,} of {len(systems):,} systems: {written:,} rows from "
+                f"{read:,} case rows in {now - started:.0f} s")
+    return written, read
+
+
+def public_systems() -> list[str]:
+    """The system key of every public run, sorted (what `manage.py refresh_leaderboards` refreshes)."""
+    return sorted(set(PublishedRun.objects.public().exclude(system_key="").order_by()
+                      .values_list("system_key", flat=True).distinct()))
+
+
+def delete_entries_of_other_systems(systems: list[str]) -> int:
+    """Delete the entries of systems that are not in `systems` (no public run behind them); how many."""
+    return LeaderboardEntry.objects.exclude(system_key__in=systems).delete()[0]
+
+
+def _by_system(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) -> dict[str, tuple[set, set]]:
+    """{system: (its case workloads, its pack workloads)}; a pair missing either key has no entry."""
+    by_system: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
+    for workload, system in case_pairs:
+        if workload and system:
+            by_system[system][0].add(workload)
+    for workload, system in pack_pairs:
+        if workload and system:
+            by_system[system][1].add(workload)
+    return dict(by_system)
+
+
+def _chunks(keys, size: int = 500) -> Iterable[list]:
+    keys = sorted(keys)
+    return (keys[start:start + size] for start in range(0, len(keys), size))
+
+
+def _refresh_system(system: str, workloads: set | None, packs: set | None, whole: bool) -> tuple[list, int]:
+    """One system's new entries (for the caller to insert) with its old ones deleted, and the case rows read.
+
+    `workloads`, `packs`: the case and whole-pack workloads whose entries to rewrite; None for both: every
+    entry of the system. `whole`: read the case rows of every public run of the system in one statement
+    (a bulk refresh, which rewrites most of a system's pairs); else only those of `workloads` and of the
+    runs behind `packs` (a change, which touches a few pairs of a system that may have 30,000 case rows)."""
+    rows = _SystemRows()
+    public = PublishedCase.objects.public()
+    if whole:
+        rows.read(public.filter(run__system_key=system))
+    else:
+        for chunk in _chunks(workloads or ()):
+            rows.read(public.filter(system_key=system, workload_key__in=chunk))
+        for chunk in _chunks(packs or ()):
+            rows.read(public.filter(run__system_key=system, run__pack_workload_key__in=chunk))
+    entries = _system_entries(system, rows, workloads, packs)
+    stale = LeaderboardEntry.objects.filter(system_key=system)
+    if workloads is None and packs is None:
+        stale.delete()
+    else:
+        for chunk in _chunks(workloads or ()):
+            stale.filter(workload_key__in=chunk).exclude(case="").delete()
+        for chunk in _chunks(packs or ()):
+            stale.filter(workload_key__in=chunk, case="").delete()
+    return entries, len(rows.cases)
+
+
+def _newest_first(runs: Iterable) -> list:
+    """Runs as PublishedRun's ordering has them (newest first, then by id): the order main's queries gave."""
+    return sorted(sorted(runs, key=lambda r: r.id), key=lambda r: r.published_at, reverse=True)
+
+
+def _system_entries(system: str, rows: "_SystemRows", workloads: set | None, packs: set | None) -> list:
+    """The entries of one system's pairs (None: all of them) from its case rows: a case entry per (workload,
+    case) over the case rows with the system's key, a whole-pack entry per pack workload over the system's
+    runs, each run with all its case rows (`_pack_figures`). Representative JSON (the latest case row's
+    workload fields, the latest run's system fields) is read afterwards for the entries only."""
+    grouped: dict[tuple[str, str], list[RunFigures]] = defaultdict(list)
+    cases_of: dict[int, list] = defaultdict(list)
+    runs = rows.runs
+    for case in rows.cases.values():
+        cases_of[case.run_id].append(case)
+        if case.system_key == system and case.workload_key and (workloads is None or case.workload_key in workloads):
+            grouped[(case.workload_key, case.case)].append(_case_figures(case, runs[case.run_id]))
+    entries, representative_case = [], {}
+    for (workload, name), figures in grouped.items():
+        entry = _entry(workload, system, name, figures)
+        # A case name is unique within a run: the representative run's figure is the latest case row's.
+        representative_case[next(f.case_id for f in figures if f.run.pk == entry.representative_run_id)] = entry
+        entries.append(entry)
+    _fill_from_cases(representative_case)
+    per_pack: dict[str, list[RunFigures]] = defaultdict(list)
+    for run in _newest_first(runs.values()):
+        key = run.pack_workload_key
+        if run.system_key == system and key and (packs is None or key in packs):
+            per_pack[key].append(_pack_figures(run, cases_of[run.id]))
+    entries.extend(_entry(key, system, "", figures) for key, figures in per_pack.items())
+    _fill_system_fields(entries)
+    # The pack workloads' case workloads are this system's case workloads: their fields were just read.
+    _complete_pack_workloads(entries, known={e.workload_key: e.workload_fields for e in entries
+                                             if e.case and e.workload_fields})
+    return entries
+
+
+def _fill_from_cases(entries_by_case: dict[int, LeaderboardEntry]) -> None:
+    """Each case entry's workload fields: those of its latest case row (by the row's id)."""
+    for chunk in _chunks(entries_by_case, 1000):
+        for case_id, fields in PublishedCase.objects.filter(pk__in=chunk).values_list("id", "workload_fields"):
+            entry = entries_by_case[case_id]
+            entry.workload_fields = fields or None
+            entry.workload_complete = bool((fields or {}).get("complete"))
 
 
 def pairs_of(runs: Iterable[PublishedRun]) -> tuple[set, set]:
@@ -290,8 +393,8 @@ def refresh_for_runs(runs: Iterable[PublishedRun]) -> None:
     refresh(*pairs_of(runs))
 
 
-CASE_COLUMNS = ("run_id", "case", "workload_key", "rows", "ok_rows", "scored_rows", "passed_rows", "suspicious_rows",
-                "cache_state", *CASE_METRIC_FIELDS)
+CASE_COLUMNS = ("id", "run_id", "case", "workload_key", "system_key", "rows", "ok_rows", "scored_rows", "passed_rows",
+                "suspicious_rows", "cache_state", *CASE_METRIC_FIELDS)
 # What an entry needs of a run; not its JSON (system_fields is fetched for the representative runs only).
 RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_family", "model_quantization",
                "runtime_name", "runtime_version", "hardware_class", "accelerator", "provenance", "is_demo",
@@ -300,15 +403,19 @@ RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_famil
 
 
 class _Run:
-    """A public run's columns for rebuild_all: a million case rows point at half a million of these."""
+    """A public run's columns (rebuild_all, the refresh): a million case rows point at half a million of these."""
 
     __slots__ = (*RUN_COLUMNS, "system_fields")
 
-    def __init__(self, values, intern, columns=RUN_COLUMNS):
+    def __init__(self, values, intern=None, columns=RUN_COLUMNS):
         self.plausibility_status = ""  # a historical model without the column: unchecked
         self.imported_from = ""  # nor this one: measured by Benchpack, as every run was before imports
-        for name, value in zip(columns, values):
-            setattr(self, name, intern(value, value) if isinstance(value, str) else value)
+        if intern is None:
+            for name, value in zip(columns, values):
+                setattr(self, name, value)
+        else:
+            for name, value in zip(columns, values):
+                setattr(self, name, intern(value, value) if isinstance(value, str) else value)
         self.system_fields = None
 
     @property
@@ -317,14 +424,46 @@ class _Run:
 
 
 class _Case:
+    """A case row's columns (rebuild_all, the refresh)."""
+
     __slots__ = CASE_COLUMNS
 
-    def __init__(self, values: dict, intern):
-        for name in CASE_COLUMNS:  # a column the (historical) model lacks reads as None
-            value = values.get(name)
-            setattr(self, name, intern(value, value) if isinstance(value, str) else value)
+    def __init__(self, values, intern=None, columns=CASE_COLUMNS):
+        if columns is not CASE_COLUMNS:
+            for name in CASE_COLUMNS:  # a column the (historical) model lacks reads as None
+                setattr(self, name, None)
+        if intern is None:
+            for name, value in zip(columns, values):
+                setattr(self, name, value)
+        else:
+            for name, value in zip(columns, values):
+                setattr(self, name, intern(value, value) if isinstance(value, str) else value)
 
     workload_fields = None
+
+
+# The run's columns read beside each of its case rows (one statement for both; ~2 case rows a run).
+RUN_OF_CASE = tuple(f"run__{name}" for name in RUN_COLUMNS)
+
+
+class _SystemRows:
+    """One system's public case rows and their runs, read as columns (no model instances, no JSON), by id in
+    the order read: newest run first, then by run and case id (PublishedRun's and PublishedCase's ordering)."""
+
+    def __init__(self):
+        self.runs: dict[int, _Run] = {}
+        self.cases: dict[int, _Case] = {}
+
+    def read(self, cases: QuerySet) -> None:
+        runs, known, width = self.runs, self.cases, len(CASE_COLUMNS)
+        # Fetched whole, not through a server-side cursor (three more round trips a statement): one system's
+        # rows are held in full anyway.
+        for values in cases.order_by("-run__published_at", "run_id", "id").values_list(*CASE_COLUMNS, *RUN_OF_CASE):
+            if values[0] in known:  # read already by another of the refresh's statements
+                continue
+            case = known[values[0]] = _Case(values[:width])
+            if case.run_id not in runs:
+                runs[case.run_id] = _Run(values[width:])
 
 
 def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> int:
@@ -350,9 +489,10 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     # A migration's historical case model may predate a column (decode_rate before 0005): read what it has.
     known = {f.attname for f in case_model._meta.concrete_fields} | {"run_id"}
     columns = tuple(c for c in CASE_COLUMNS if c in known)
+    columns = CASE_COLUMNS if columns == CASE_COLUMNS else columns  # _Case fills what is missing otherwise
     for values in case_model.objects.filter(run__in=public_runs).values_list(*columns).iterator(
             chunk_size=batch_size):
-        case = _Case(dict(zip(columns, values)), intern)
+        case = _Case(values, intern, columns)
         run = runs[case.run_id]
         grouped[(case.workload_key, run.system_key, case.case)].append(_case_figures(case, run))
         per_run[case.run_id].append(case)
