@@ -364,9 +364,8 @@ class _RunImporter:
             found = cases.get(key)
             if found is None:
                 found = cases[key] = (*self._case(key), key)
-            # `known` is the key as first seen in the import: the case's info, held until the batch's flush,
-            # keeps neither the strings decoded from this run's row nor (workload_rows) the row's text alive
-            # (docs/measurement.md, stop 42)
+            # `known` is the key as first seen in the import: the case's info (held until the batch's flush)
+            # refers to its strings, not to the ones decoded from this run's row (`_open_groups`' docstring)
             digest, complete, print_json_id, pack, known = found
             packs[pack] = None
             first_row = texts[index]
