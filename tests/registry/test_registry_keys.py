@@ -1,7 +1,6 @@
 """The local registry (schema 4) keeps each case's workload and system keys and the lane columns."""
 
 import json
-import pytest
 import shutil
 
 from benchpack.cli import main
@@ -76,18 +75,11 @@ def test_workload_bits_read_what_a_full_decode_of_the_row_reads():
     assert workload_bits(crafted[6])[4] == b"2.0"
 
 
-@pytest.mark.parametrize("batch_rows", [None, 1])
-def test_each_stored_workload_key_is_the_one_of_its_cases_first_row(tmp_path, monkeypatch, batch_rows):
+def test_each_stored_workload_key_is_the_one_of_its_cases_first_row(tmp_path):
     """A mixed corpus — sample runs, lane runs, copies whose first rows carry request settings (one through an
     escaped key) — imported in one go (workload keys cached across runs): every stats row holds the key
-    `fingerprint.workload_key` gives for its case's first row in its own run. With `batch_rows` 1 the stats
-    are flushed after every run, so the row a workload key is computed from was kept from an earlier batch
-    (`_open_groups`' workload_rows)."""
+    `fingerprint.workload_key` gives for its case's first row in its own run."""
     from benchpack.packs.case_content import case_spec
-    from benchpack.registry import importer
-
-    if batch_rows is not None:
-        monkeypatch.setattr(importer, "STATS_BATCH_ROWS", batch_rows)
     from benchpack.registry import fingerprint as fp
 
     plain = REAL_RESULTS / "2026-04-29-llama-server-runtime"
