@@ -357,21 +357,18 @@ class _RunImporter:
         ~1/25 of the import."""
         if self.system is None:  # the run's system key names the model of its first case
             self.system = self._system(new[0][1][4])
-        cases, workload_rows = self.cases, self.workload_rows
+        cases = self.cases
         groups, digests, packs, open_group = self.groups, self.digests, self.packs, self.batch.open_group
         run_id, system = self.run_id, self.system[0].digest
         for index, key in new:
             found = cases.get(key)
             if found is None:
-                found = cases[key] = (*self._case(key), key)
-            # `known` is the key as first seen in the import: the case's info (held until the batch's flush)
-            # refers to its strings, not to the ones decoded from this run's row (`_open_groups`' docstring)
-            digest, complete, print_json_id, pack, known = found
+                found = cases[key] = self._case(key)
+            digest, complete, print_json_id, pack = found
             packs[pack] = None
             first_row = texts[index]
-            bits = workload_bits(first_row)
-            workload_rows.setdefault((*known[:4], bits), first_row)
-            group = groups[key] = open_group((run_id, *known, digest, complete, print_json_id, system, bits))
+            group = groups[key] = open_group((run_id, *key, digest, complete, print_json_id, system,
+                                              workload_bits(first_row), first_row))
             digests[group] = digest
 
     def _case(self, key: tuple) -> tuple[str, int, int, str]:
@@ -423,7 +420,6 @@ class _RunImporter:
             self.fingerprints[("run files", *texts)] = context
         self.hardware, self.run_metadata, self.run_fp_inputs, self.run_key, run_columns = context
         self.cases = self.fingerprints.setdefault(("cases", self.run_key), {})  # _open_groups
-        self.workload_rows = self.fingerprints.setdefault(("workload rows",), {})  # _write_case_stats
         label = self.source.label or path.name
         existed = self.conn.execute("SELECT id FROM runs WHERE result_dir = ?", (str(path),)).fetchone() \
             if self.may_exist else None  # into an empty runs table (a new registry) every run is new
@@ -542,11 +538,10 @@ def _write_case_stats(conn: sqlite3.Connection, batch: CaseBatch, fingerprints: 
     inputs = list(zip(head[1], head[2], head[3], head[4], states, head[10]))
     found = list(map(known.get, inputs))  # one hash a case; a second pass only when some input is new
     if None in found:
-        rows = fingerprints[("workload rows",)]  # a row of each (pack, version, case, adapter, bits): _open_groups
+        first_row = dict(zip(reversed(inputs), reversed(head[11])))  # each input's first group's first row
         for key in dict.fromkeys(inputs):
             if key not in known:
-                pack_id, pack_version, case_id, adapter, _, bits = key
-                known[key] = _workload(conn, fingerprints, key, rows[pack_id, pack_version, case_id, adapter, bits])
+                known[key] = _workload(conn, fingerprints, key, first_row[key])
         found = list(map(known.__getitem__, inputs))
     workload = zip(*found)
     conn.executemany(STATS_INSERT, zip(
