@@ -402,6 +402,17 @@ RUN_COLUMNS = ("id", "pack_id", "pack_version", "adapter", "model", "model_famil
                "plausibility_status", "imported_from")
 
 
+def _assign(row, columns, values, intern) -> None:
+    """Set `row`'s attributes `columns` to `values`; strings through `intern` (a dict's setdefault) if given.
+    Two loops, not one with a test a value: this runs for every case row a refresh reads."""
+    if intern is None:
+        for name, value in zip(columns, values):
+            setattr(row, name, value)
+    else:
+        for name, value in zip(columns, values):
+            setattr(row, name, intern(value, value) if isinstance(value, str) else value)
+
+
 class _Run:
     """A public run's columns (rebuild_all, the refresh): a million case rows point at half a million of these."""
 
@@ -410,12 +421,7 @@ class _Run:
     def __init__(self, values, intern=None, columns=RUN_COLUMNS):
         self.plausibility_status = ""  # a historical model without the column: unchecked
         self.imported_from = ""  # nor this one: measured by Benchpack, as every run was before imports
-        if intern is None:
-            for name, value in zip(columns, values):
-                setattr(self, name, value)
-        else:
-            for name, value in zip(columns, values):
-                setattr(self, name, intern(value, value) if isinstance(value, str) else value)
+        _assign(self, columns, values, intern)
         self.system_fields = None
 
     @property
@@ -432,12 +438,7 @@ class _Case:
         if columns is not CASE_COLUMNS:
             for name in CASE_COLUMNS:  # a column the (historical) model lacks reads as None
                 setattr(self, name, None)
-        if intern is None:
-            for name, value in zip(columns, values):
-                setattr(self, name, value)
-        else:
-            for name, value in zip(columns, values):
-                setattr(self, name, intern(value, value) if isinstance(value, str) else value)
+        _assign(self, columns, values, intern)
 
     workload_fields = None
 
