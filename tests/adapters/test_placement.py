@@ -33,21 +33,35 @@ def test_a_scripted_burst_gives_no_tpot_and_a_ttft_bound_and_the_note_counts_it(
 
 
 def test_a_spaced_reply_has_no_placement():
-    adapter = OpenAIChatAdapter()
-    try:
-        with RefServer(responses=[{"tokens": 4}], ttft_s=0.003, itl_s=0.004) as srv:
-            results = [adapter.run(AdapterRequest(model="ref", prompt="p", endpoint=srv.openai_url, max_tokens=4,
-                                                  stream=True)) for _ in range(5)]
-            log = srv.log()
-    finally:
-        adapter.close()
-    # The scripted server shares this process: on a saturated machine its sleeps overshoot and it sends the
-    # late tokens together, which the row rightly marks. Judge the replies it really spaced.
-    spaced = [result for result, record in zip(results, log)
-              if min(b - a for a, b in zip(record["content_times"], record["content_times"][1:])) >= 0.003]
-    assert spaced
-    for result in spaced:
-        assert result.timing["placement"] is None and result.timing["tpot_s"] > 0.003
+    """A reply the server really spaced, read on time, is placed by its reads: no mark, a real TPOT.
+
+    The scripted server shares this process: on a saturated machine its sleeps overshoot and it sends late
+    tokens together, and the client's reader can itself be late by more than the spacing, so that several
+    spaced tokens wait in one buffer. Either is rightly marked; the reader's own lateness is in the mark. So:
+    every spaced reply is unmarked or marked with a reader late by more than the spacing, and at least one
+    spaced reply in up to four rounds of five is unmarked (a client that marked every reply fails)."""
+    unmarked = 0
+    for _ in range(4):
+        adapter = OpenAIChatAdapter()
+        try:
+            with RefServer(responses=[{"tokens": 4}], ttft_s=0.003, itl_s=0.004) as srv:
+                results = [adapter.run(AdapterRequest(model="ref", prompt="p", endpoint=srv.openai_url, max_tokens=4,
+                                                      stream=True)) for _ in range(5)]
+                log = srv.log()
+        finally:
+            adapter.close()
+        for result, record in zip(results, log):
+            if min(b - a for a, b in zip(record["content_times"], record["content_times"][1:])) < 0.003:
+                continue  # the server did not space this one
+            placement = result.timing["placement"]
+            if placement is None:
+                assert result.timing["tpot_s"] > 0.003
+                unmarked += 1
+            else:
+                assert (placement["reader_late_s"] or 0.0) >= 0.003, placement
+        if unmarked:
+            break
+    assert unmarked
 
 
 def test_ollama_burst_is_marked_too():
