@@ -382,7 +382,8 @@ def _fill_from_cases(entries_by_case: dict[int, LeaderboardEntry]) -> None:
 
 def pairs_of(runs: Iterable[PublishedRun]) -> tuple[set, set]:
     runs = list(runs)
-    case_pairs = set(PublishedCase.objects.filter(run__in=[r.pk for r in runs])
+    # No ordering: the model's (by the run's date) would join every run and make DISTINCT return each case row.
+    case_pairs = set(PublishedCase.objects.filter(run__in=[r.pk for r in runs]).order_by()
                      .values_list("workload_key", "system_key").distinct())
     pack_pairs = {(r.pack_workload_key, r.system_key) for r in runs}
     return case_pairs, pack_pairs
