@@ -1,6 +1,6 @@
 """Cold renders of the catalogue's load-test URLs, their slowest SQL statements, and those statements' plans.
 
-    DATABASE_URL=postgres://user@127.0.0.1:5432/db uv run python bench/catalogue_explain.py [--explain 8]
+    DATABASE_URL=postgres://user@127.0.0.1:5432/db uv run python bench/catalogue_explain.py [--explain 8] [--only runs]
 
 `bench/catalogue_load.py` measures the steady state (every URL rendered once, then served from the response
 cache). This is the other half: each of its URLs (the same `discover()`, the same seed) rendered once with
@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-target", type=int, default=24, help="URLs rendered per target (default 24)")
     parser.add_argument("--explain", type=int, default=8, help="slowest distinct statements to explain (default 8)")
     parser.add_argument("--json", type=Path, help="also write the renders and plans here")
+    parser.add_argument("--only", action="append",
+                        help="render only targets whose name contains this (repeatable; as catalogue_load.py's)")
     args = parser.parse_args(argv)
     if not os.environ.get("DATABASE_URL"):
         raise SystemExit("DATABASE_URL is required (the seeded catalogue to read)")
@@ -98,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     from catalogue_load import discover
 
     targets = discover()
+    if args.only:
+        targets = [t for t in targets if any(only in t.name for only in args.only)]
     from django.db import connection
 
     print(f"database: {connection.vendor}; cold renders, response cache off, {args.per_target} URLs a target")

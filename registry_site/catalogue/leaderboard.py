@@ -7,7 +7,9 @@ reproduction verdict), so a ranking never shows a run that is not public.
 `refresh_systems` rewrites many systems' entries one system at a time, each
 system's case rows read once as columns (an import's refresh, `manage.py
 refresh_leaderboards`); `rebuild_all` recomputes every entry in one pass
-holding every run (seeding, migrations).
+holding every run (seeding, migrations). Each of them also keeps the run list's
+precomputed counts (`run_counts`) exact: the per-change path recounts the
+changed runs' groups, the bulk paths rebuild every group.
 
 Queries: the pages (`registry_site.catalogue.pages`) and the API (`registry_site.catalogue.api`)
 both call the functions below; neither writes its own ranking query.
@@ -29,7 +31,7 @@ from benchpack.measurement import stats
 from benchpack.results import provenance
 from benchpack.results import metrics as metric_registry
 from benchpack.results.plausibility import IMPLAUSIBLE, PLAUSIBLE, UNCHECKED
-from registry_site.catalogue import cache
+from registry_site.catalogue import cache, run_counts
 from registry_site.catalogue.bulk import insert
 from registry_site.catalogue.models import METRICS, LeaderboardEntry, PublishedCase, PublishedRun
 
@@ -237,11 +239,12 @@ def refresh(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]]) 
     cache.bump()  # cached public responses rendered before this change are never served again
 
 
-def refresh_pairs(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]], say=lambda text: None) -> int:
+def refresh_pairs(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, str]], say=lambda text: None,
+                  counts: bool = True) -> int:
     """`refresh` for many pairs (a bulk import): `refresh_systems` over the pairs' systems, each system's
-    case rows read once. Returns the pairs."""
+    case rows read once. Returns the pairs. `counts`: as for `refresh_systems`."""
     by_system = _by_system(case_pairs, pack_pairs)
-    refresh_systems(sorted(by_system), say=say, pairs=by_system)
+    refresh_systems(sorted(by_system), say=say, pairs=by_system, counts=counts)
     return len(case_pairs) + len(pack_pairs)
 
 
@@ -249,7 +252,8 @@ def refresh_pairs(case_pairs: set[tuple[str, str]], pack_pairs: set[tuple[str, s
 PROGRESS_EVERY = 30.0
 
 
-def refresh_systems(systems: list[str], say=lambda text: None, pairs: dict | None = None) -> tuple[int, int]:
+def refresh_systems(systems: list[str], say=lambda text: None, pairs: dict | None = None,
+                    counts: bool = True) -> tuple[int, int]:
     """The entries of these systems, one system at a time, each in its own transaction (a bulk import, or
     `manage.py refresh_leaderboards`): memory holds one system's case rows, never the catalogue's
     (rebuild_all holds every run). Each system's public case rows are read once, in one statement, and serve
@@ -257,6 +261,8 @@ def refresh_systems(systems: list[str], say=lambda text: None, pairs: dict | Non
 
     `pairs`: {system: (case workloads, pack workloads)} to rewrite only those pairs' entries (an import);
     None rewrites every entry of each system (a system's entries that no public run is behind any more go).
+    `counts`: then rebuild the run list's counts (`run_counts.rebuild`, one GROUP BY); False for a process
+    refreshing a share of the systems, whose parent rebuilds them once after every share has ended.
     Says progress every PROGRESS_EVERY seconds. Returns (entries written, case rows read)."""
     from django.db import transaction
 
@@ -275,6 +281,8 @@ def refresh_systems(systems: list[str], say=lambda text: None, pairs: dict | Non
             last = now
             say(f"  leaderboard rows of {done:,} of {len(systems):,} systems: {written:,} rows from "
                 f"{read:,} case rows in {now - started:.0f} s")
+    if counts:
+        run_counts.rebuild()
     return written, read
 
 
@@ -390,8 +398,11 @@ def pairs_of(runs: Iterable[PublishedRun]) -> tuple[set, set]:
 
 
 def refresh_for_runs(runs: Iterable[PublishedRun]) -> None:
-    """After publishing, withdrawing, unpublishing or flagging `runs` (same transaction)."""
+    """After publishing, withdrawing, unpublishing or flagging `runs` (same transaction): their entries, and
+    their groups' run counts (after `refresh`'s generation bump, whose row lock orders concurrent writers)."""
+    runs = list(runs)
     refresh(*pairs_of(runs))
+    run_counts.recount(runs)
 
 
 CASE_COLUMNS = ("id", "run_id", "case", "workload_key", "system_key", "rows", "ok_rows", "scored_rows", "passed_rows",
@@ -513,6 +524,7 @@ def rebuild_all(batch_size: int = 5000, say=lambda text: None, models=None) -> i
     entry_model.objects.bulk_create(entries, batch_size=batch_size // 5)
     if models is None:  # a migration's historical models: the generation table may not exist yet
         cache.bump()
+        run_counts.rebuild()  # nor the count table (migration 0015 fills it itself)
     return len(entries)
 
 

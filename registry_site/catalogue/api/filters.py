@@ -4,16 +4,20 @@ Every filter refuses what it does not understand, naming the parameter:
 a value of the wrong type, an ordering outside the whitelist, and a value
 that names nothing in the public catalogue (`?pack=no-such-pack` is a 400,
 not an empty page, so a typo is never mistaken for "no results"). Whether a
-value is known is asked of the same public queryset the list is cut from,
-so an unpublished pack is exactly as unknown as a misspelt one.
+value is known is asked of the same public queryset the list is cut from
+(the run list asks its precomputed counts, which hold a row for exactly the
+values public runs have: registry_site.catalogue.run_counts), so an
+unpublished pack is exactly as unknown as a misspelt one.
 """
 
 from __future__ import annotations
 
 import django_filters
 from django.core.exceptions import ValidationError
+from django_filters.rest_framework import DjangoFilterBackend
 
 from benchpack.results.provenance import EARNED as PROVENANCES
+from registry_site.catalogue import run_counts
 from registry_site.catalogue.models import PublishedRun
 
 
@@ -34,12 +38,16 @@ class CatalogueFilterSet(django_filters.FilterSet):
             value = self.form.cleaned_data.get(name)
             if value in (None, ""):
                 continue
-            if not self.queryset.filter(**{field: value}).exists():
+            if not self.is_known(field, value):
                 # django-filter formats each message with `%`: the value goes in as a parameter, never
                 # into the message text, or a value holding '%' breaks the formatting (a 500).
                 self.form.add_error(name, ValidationError("no public result has %(name)s %(value)s",
                                                           params={"name": name, "value": repr(value)}))
         return not self.form.errors
+
+    def is_known(self, field: str, value) -> bool:
+        """Whether a row of `self.queryset` has `value` in `field`."""
+        return self.queryset.filter(**{field: value}).exists()
 
     @classmethod
     def query_parameters(cls) -> set[str]:
@@ -52,6 +60,16 @@ class CatalogueFilterSet(django_filters.FilterSet):
             else:
                 names.add(name)
         return names
+
+
+class KeptFilterSetBackend(DjangoFilterBackend):
+    """django-filter's backend, leaving the filterset it validated on the view (`view.filterset`): the run
+    list answers its count from it (`RunFilter.precounted_total`) without validating the query again."""
+
+    def get_filterset(self, request, queryset, view):
+        filterset = super().get_filterset(request, queryset, view)
+        view.filterset = filterset
+        return filterset
 
 
 def published_on_or_after() -> django_filters.DateFilter:
@@ -94,6 +112,32 @@ class RunFilter(CatalogueFilterSet):
 
     known_values = {"pack": "pack_id", "pack_version": "pack_version", "model": "model", "runtime": "runtime",
                     "hardware_class": "hardware_class"}
+
+    # Filters the precomputed count table answers (registry_site.catalogue.run_counts): filter name -> its
+    # column, each an equality on it. `order` sorts and filters nothing. Any other filter given (since, until)
+    # and the count is the list's own COUNT.
+    PRECOUNTED = {**known_values, "provenance": "provenance"}
+    IMPORTED = {"exclude": False, "only": True}  # imported=include is no filter
+
+    def is_known(self, field: str, value) -> bool:
+        # A public run has the value exactly when a count row has it (a group with no public run has no row):
+        # a lookup in the small count table, not in the runs.
+        return run_counts.is_known(field, value)
+
+    def precounted_total(self) -> int | None:
+        """The number of public runs this (valid) filtering selects, from the count table; None when a filter
+        it does not key on is given, and the caller counts the filtered list itself."""
+        columns = {}
+        for name, value in self.form.cleaned_data.items():
+            if value in (None, "") or name == "order" or (name == "imported" and value == "include"):
+                continue  # not given, or no filter: django-filter leaves the list as it is
+            if name == "imported":
+                columns["imported"] = self.IMPORTED[value]
+            elif name in self.PRECOUNTED:
+                columns[self.PRECOUNTED[name]] = value
+            else:
+                return None
+        return run_counts.total(**columns)
 
     class Meta:
         model = PublishedRun

@@ -8,7 +8,11 @@ falls back to the default, or answers an unnamed 404).
 
 from __future__ import annotations
 
+import functools
+
 from django.conf import settings
+from django.core.paginator import Paginator
+from django.utils.functional import cached_property
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
 
@@ -23,6 +27,19 @@ def positive_int(request, name: str) -> int | None:
     if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
         raise ValidationError({name: [f"must be a whole number of at least 1, not {raw[:40]!r}"]})
     return int(raw)
+
+
+class _KnownCountPaginator(Paginator):
+    """Django's Paginator told the list's length when the view knows it already (the run list's precounted
+    total, registry_site.catalogue.run_counts); it counts the list itself otherwise."""
+
+    def __init__(self, object_list, per_page, *, known_count: int | None = None, **kwargs):
+        super().__init__(object_list, per_page, **kwargs)
+        self.known_count = known_count
+
+    @cached_property
+    def count(self) -> int:
+        return Paginator.count.func(self) if self.known_count is None else self.known_count
 
 
 class CataloguePagination(PageNumberPagination):
@@ -40,6 +57,11 @@ class CataloguePagination(PageNumberPagination):
 
     def paginate_queryset(self, queryset, request, view=None):
         number = positive_int(request, self.page_query_param) or 1
+        # A view that knows how many rows its filtered list holds without counting them says so
+        # (`precounted_total`, the run list); the page is cut from the queryset either way.
+        precounted = getattr(view, "precounted_total", None)
+        self.known_count = precounted() if precounted is not None else None
+        self.django_paginator_class = functools.partial(_KnownCountPaginator, known_count=self.known_count)
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound:
@@ -48,7 +70,8 @@ class CataloguePagination(PageNumberPagination):
     def _last_page(self, queryset, request) -> int:
         size = self.get_page_size(request)
         # The board index pages a list, not a queryset (list.count() takes an argument: it was a 500).
-        total = len(queryset) if isinstance(queryset, (list, tuple)) else queryset.count()
+        total = (self.known_count if self.known_count is not None
+                 else len(queryset) if isinstance(queryset, (list, tuple)) else queryset.count())
         return max(1, -(-total // size))
 
     @property

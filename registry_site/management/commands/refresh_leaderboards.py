@@ -2,7 +2,8 @@
 
 One system at a time, each in its own transaction, as an import's end-of-import refresh does
 (`leaderboard.refresh_systems`): memory holds one system's case rows, never the catalogue's, and a
-progress line says how far it is at least every 30 s. Rows of systems without a public run are deleted first.
+progress line says how far it is at least every 30 s. Rows of systems without a public run are deleted first; the
+run list's precomputed counts are rebuilt last (`run_counts.rebuild`, once, whatever the number of processes).
 `--processes N` (PostgreSQL) forks N processes, each a share of the systems (a system's rows are written by
 one process). `rebuild_leaderboards` does the same work in one transaction holding every run in memory
 (~1 GB per million case rows). docs/leaderboards.md, "Refreshing every row".
@@ -27,7 +28,7 @@ class Command(BaseCommand):
     def handle(self, *args, processes: int = 1, **options):
         from django.db import connection
 
-        from registry_site.catalogue import leaderboard
+        from registry_site.catalogue import leaderboard, run_counts
 
         if processes < 1:
             raise CommandError("--processes must be at least 1")
@@ -43,6 +44,7 @@ class Command(BaseCommand):
             results = [leaderboard.refresh_systems(systems, say=say)]
         else:
             results = _in_processes(systems, processes)
+            run_counts.rebuild()  # once, here: each process's share leaves the run list's counts alone
         written, read = (sum(column) for column in zip(*results))
         say(f"{written:,} leaderboard rows from {read:,} case rows of {len(systems):,} systems "
             f"refreshed in {time.monotonic() - started:.0f} s")
@@ -64,4 +66,5 @@ def _in_processes(systems: list[str], processes: int) -> list[tuple[int, int]]:
 def _refresh_share(systems: list[str], number: int) -> tuple[int, int]:
     from registry_site.catalogue import leaderboard
 
-    return leaderboard.refresh_systems(systems, say=lambda text: print(f"[process {number}]{text}", flush=True))
+    return leaderboard.refresh_systems(systems, say=lambda text: print(f"[process {number}]{text}", flush=True),
+                                       counts=False)

@@ -207,6 +207,9 @@ class Command(BaseCommand):
             _close_connections()
             job.pairs = (case_pairs, pack_pairs)
             pairs = sum(self._in_processes(job, "refresh", started))
+            from registry_site.catalogue import run_counts
+
+            run_counts.rebuild()  # once, here: each share's refresh leaves the run list's counts alone
         counts = {"runs": job.progress[0], "cases": job.progress[1],
                   "entries": LeaderboardEntry.objects.count()}
         say(f"  leaderboard rows of {pairs:,} pairs refreshed in {time.monotonic() - refreshed:.0f} s")
@@ -543,4 +546,5 @@ class _Import:
         mine = set(sorted({system for _, system in case_pairs | pack_pairs})[share::self.processes])
         return leaderboard.refresh_pairs({p for p in case_pairs if p[1] in mine},
                                          {p for p in pack_pairs if p[1] in mine},
-                                         say=lambda text: print(f"[process {share + 1}]{text}", flush=True))
+                                         say=lambda text: print(f"[process {share + 1}]{text}", flush=True),
+                                         counts=False)

@@ -14,7 +14,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from registry_site.catalogue import leaderboard, transitions
-from registry_site.catalogue.models import LeaderboardEntry, PublishedCase, PublishedRun
+from registry_site.catalogue.models import LeaderboardEntry, PublicRunCount, PublishedCase, PublishedRun
+from tests.service.catalogue.test_run_counts import assert_table_exact as assert_counts_exact
 from tests.service import lane_runs
 
 IMPORT = ("--cases", "160", "--systems", "6", "--seed", "3", "--rows-per-case", "2", "--batch-runs", "30")
@@ -115,6 +116,8 @@ def test_refresh_leaderboards_in_several_processes(catalogue):
         with pytest.raises(CommandError, match="--processes above 1 needs PostgreSQL"):
             _command("refresh_leaderboards", "--processes", "2")
         return
+    PublicRunCount.objects.update(runs=99)  # the run list's counts: rebuilt once, by the parent
     said = _command("refresh_leaderboards", "--processes", "3")
     assert "in 3 processes" in said and f"{len(catalogue)} leaderboard rows from" in said
     assert_same(entries(), catalogue)
+    assert_counts_exact()

@@ -22,8 +22,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, models
 
-from registry_site.catalogue.models import (LeaderboardEntry, PublishedCase, PublishedRow,
+from registry_site.catalogue.models import (LeaderboardEntry, PublicRunCount, PublishedCase, PublishedRow,
                                             PublishedRun)
+from tests.service.catalogue.test_run_counts import assert_table_exact as assert_counts_exact
 
 # Several batches (--batch-runs 40), two repetitions a case (medians over more than one row).
 IMPORT = ("--cases", "400", "--systems", "12", "--seed", "5", "--rows-per-case", "2", "--batch-runs", "40")
@@ -91,9 +92,11 @@ def test_several_processes_store_what_one_process_stores():
         with pytest.raises(CommandError, match="--processes above 1 needs PostgreSQL"):
             seed(*IMPORT, "--processes", "3")
         return
+    PublicRunCount.objects.all().delete()  # the run list's counts: rebuilt once, by the parent
     said = seed(*IMPORT, "--processes", "3")
     assert "400 case rows" in said
     assert stored() == one
+    assert_counts_exact()
 
 
 def _schema() -> tuple[list, list]:
