@@ -9,8 +9,11 @@ with the reference server's own send times in another process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 
 # The row's keys and rate sources are the row contract's (benchpack.results.contract), read from its plain
@@ -18,8 +21,7 @@ from typing import Any, Protocol
 from benchpack.results.row_keys import RATE_SOURCES, TIMING_KEYS, TOKEN_KEYS  # noqa: E402,F401
 
 
-@dataclass
-class AdapterRequest:
+class AdapterRequest(msgspec.Struct):
     model: str
     prompt: str
     endpoint: str
@@ -38,8 +40,7 @@ class AdapterRequest:
     tool_choice: Any = None
 
 
-@dataclass
-class AdapterResult:
+class AdapterResult(msgspec.Struct):
     ok: bool
     error: str | None
     output_text: str
@@ -65,8 +66,7 @@ class Adapter(Protocol):
     def run(self, request: AdapterRequest) -> AdapterResult: ...
 
 
-@dataclass
-class StreamTrace:
+class StreamTrace(msgspec.Struct):
     """Absolute perf_counter readings of one request, kept for measurement checks.
 
     `content_times` holds the arrival time of every chunk that carried visible
@@ -78,16 +78,16 @@ class StreamTrace:
     start: float = 0.0
     first_byte: float | None = None
     end: float | None = None
-    content_times: list[float] = field(default_factory=list)
-    token_times: list[float] = field(default_factory=list)
-    tool_times: list[float] = field(default_factory=list)
+    content_times: list[float] = msgspec.field(default_factory=list)
+    token_times: list[float] = msgspec.field(default_factory=list)
+    tool_times: list[float] = msgspec.field(default_factory=list)
     # Whether visible content came before the first tool chunk in the stream (chunks of one read share a
     # time, so the times alone cannot tell the order).
     tool_follows_content: bool = False
     chunks: int = 0  # network reads of the response body
     # For the body's first reads, where the kernel stamps them: read time -> the earliest moment the
     # read's bytes can have arrived (adapters/rundelay.py).
-    earliest: dict[float, float] = field(default_factory=dict)
+    earliest: dict[float, float] = msgspec.field(default_factory=dict)
 
     def add_tool_chunk(self, now: float) -> None:
         if not self.tool_times:

@@ -39,8 +39,11 @@ import queue
 import random
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack.adapters import streamreader
 from benchpack.errors import Problem
@@ -78,10 +81,9 @@ def _runs(lanes: tuple[str, ...] | None, name: str) -> bool:
     return lanes is None or name in lanes
 
 
-@dataclass
-class LanePlan:
-    depths: list[int] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # warnings: depths left out, and why
+class LanePlan(msgspec.Struct):
+    depths: list[int] = msgspec.field(default_factory=list)
+    skipped: list[str] = msgspec.field(default_factory=list)  # warnings: depths left out, and why
     executions: int = 0
     rows: int = 0
 

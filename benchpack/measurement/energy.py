@@ -43,9 +43,12 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 # subprocess and signal drive powermetrics (macOS only), imported where it is used: not on every
 # run's import path (subprocess imports signal, whose enums cost more than this module).
@@ -59,8 +62,7 @@ RAPL_UPDATE_S = 0.001  # the hardware updates RAPL energy status about once a mi
 POWERMETRICS_INTERVAL_MS = 100
 
 
-@dataclass
-class Reading:
+class Reading(msgspec.Struct):
     """One domain over one window."""
 
     source: str
@@ -82,8 +84,7 @@ class Source(Protocol):
 
 # ---- Linux RAPL ------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Zone:
+class _Zone(msgspec.Struct, frozen=True):
     path: Path
     domain: str
     max_range_uj: int | None
@@ -454,7 +455,7 @@ def energy_field(readings: list[Reading], unavailable: list[dict], window_s: flo
         "joules": total,
         "scope": [f"{r.source}:{r.domain}" for r in counted],
         "window_s": round(window_s, 6),
-        "readings": [asdict(r) for r in readings],
+        "readings": [msgspec.structs.asdict(r) for r in readings],  # flat: as dataclasses.asdict gave
         "unavailable": list(unavailable),
         "null_reason": reason,
     }

@@ -11,8 +11,11 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from dataclasses import dataclass
 from typing import Any, Iterable
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 
 _FLOAT_MAX = sys.float_info.max
@@ -63,8 +66,7 @@ def median(values: Iterable[Any]) -> float | int | None:
     return _median_of_sorted(sorted(present)) if present else None
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(msgspec.Struct, frozen=True):
     """How much repetitions of one case moved: the shape a reader checks before trusting a median."""
 
     count: int
@@ -368,8 +370,7 @@ def _ratio_interval(a: list, b: list, names: tuple[str, str]) -> tuple[float, fl
     return _weighted_interval(weighted, valid)
 
 
-@dataclass(frozen=True)
-class Difference:
+class Difference(msgspec.Struct, frozen=True):
     """`other` against `base`: the ratio of medians, its 95 % bootstrap interval, and the verdict."""
 
     ratio: float

@@ -13,8 +13,11 @@ docs/lanes.md what is measured and how accurately.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Callable
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack.packs.lane_filler import filler_sha256
 
@@ -25,37 +28,32 @@ MAX_LANE_REQUESTS = 10_000
 MAX_ARRIVAL_RATE = 1000.0
 
 
-@dataclass(frozen=True)
-class DepthLane:
+class DepthLane(msgspec.Struct, frozen=True):
     depths: tuple[int, ...]
     seed: int
     filler_sha256: str
     cases: tuple[str, ...]  # empty: every case the lane can run
 
 
-@dataclass(frozen=True)
-class ConcurrencyLane:
+class ConcurrencyLane(msgspec.Struct, frozen=True):
     levels: tuple[int, ...]
     requests: int  # per level
     cases: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class RateLane:
+class RateLane(msgspec.Struct, frozen=True):
     rates: tuple[float, ...]  # mean arrivals per second
     requests: int  # per rate
     seed: int
     cases: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Slo:
+class Slo(msgspec.Struct, frozen=True):
     ttft_s: float | None = None
     tpot_s: float | None = None
 
 
-@dataclass(frozen=True)
-class Lanes:
+class Lanes(msgspec.Struct, frozen=True):
     depth: DepthLane | None = None
     concurrency: ConcurrencyLane | None = None
     rate: RateLane | None = None

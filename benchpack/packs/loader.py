@@ -10,15 +10,17 @@ runner never has to touch manifest text again.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import math
 import os
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack import ids
 from benchpack.errors import PackError, Problem
@@ -41,8 +43,7 @@ HARNESS_KEYS = ("id", "timeout_s")
 REPO_FIXTURE_KIND = "repo"
 
 
-@dataclass(frozen=True)
-class Fixture:
+class Fixture(msgspec.Struct, frozen=True):
     id: str
     kind: str
     path: str  # as declared in the manifest (POSIX, pack-relative)
@@ -51,14 +52,12 @@ class Fixture:
     is_dir: bool
 
 
-@dataclass(frozen=True)
-class Harness:
+class Harness(msgspec.Struct, frozen=True):
     id: str
     timeout_s: float | None
 
 
-@dataclass(frozen=True)
-class Scoring:
+class Scoring(msgspec.Struct, frozen=True):
     mode: str
     expected: str | None
     pattern: str | None
@@ -75,8 +74,7 @@ class Scoring:
     tool_arguments: dict | None = None
 
 
-@dataclass(frozen=True)
-class Defaults:
+class Defaults(msgspec.Struct, frozen=True):
     temperature: float | None = None
     max_tokens: int | None = None
     stream: bool = False
@@ -87,8 +85,7 @@ class Defaults:
     prompt_cache: str = "server-default"
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(msgspec.Struct, frozen=True):
     id: str
     kind: str
     prompt: str
@@ -103,8 +100,7 @@ class Case:
     tool_choice: Any = None
 
 
-@dataclass(frozen=True)
-class Pack:
+class Pack(msgspec.Struct, frozen=True):
     id: str
     version: str
     description: str
@@ -410,7 +406,7 @@ class _Loader:
                              f"must be one of {', '.join(map(repr, PROMPT_CACHE_POLICIES))}, got {value!r}")
             else:
                 values["prompt_cache"] = value
-        return dataclasses.replace(Defaults(), **values)
+        return Defaults(**values)
 
     # -- pack-relative paths -----------------------------------------------
 

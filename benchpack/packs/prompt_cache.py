@@ -23,7 +23,10 @@ wrote them. Every row records what was done in its `prompt_cache` object:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 COLD = "cold"
 SERVER_DEFAULT = "server-default"
@@ -31,8 +34,7 @@ POLICIES = (COLD, SERVER_DEFAULT)
 NONCE_BITS = 64
 
 
-@dataclass(frozen=True)
-class PreparedPrompt:
+class PreparedPrompt(msgspec.Struct, frozen=True):
     prompt: str
     extra_body: dict | None
     record: dict  # the row's `prompt_cache` object

@@ -22,9 +22,13 @@ Choices a reader relies on (docs/compare-and-report.md):
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
-from dataclasses import asdict, dataclass, field as dc_field
 from typing import Any, Callable
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack.results.cache_state import CACHED, COLD, UNKNOWN, group_cache_state, server_prefill_tps
 from benchpack.errors import BenchpackError, Problem
@@ -59,8 +63,7 @@ TIMING_FIELDS = {name: f"timing.{name}" for name in ("wall_s", "ttft_s", "tpot_s
 OUTPUT_DIFF_RATIO = 1.10
 
 
-@dataclass
-class RunInfo:
+class RunInfo(msgspec.Struct):
     label: str
     path: str
     packs: list[dict]  # [{"id", "version"}] in first-appearance order
@@ -68,13 +71,12 @@ class RunInfo:
     adapters: list[str]
     rows: int
     ok: int
-    models_served: list[str] = dc_field(default_factory=list)
+    models_served: list[str] = msgspec.field(default_factory=list)
     complete: bool | None = None  # run-metadata.json `complete`; None when the file does not say
     incomplete_reason: str | None = None
 
 
-@dataclass
-class CaseStats:
+class CaseStats(msgspec.Struct):
     """One case in one run. Medians are over ok rows; None when no ok row has the value."""
 
     run: str
@@ -82,7 +84,7 @@ class CaseStats:
     n: int = 0
     ok: int = 0
     failed: int = 0
-    medians: dict[str, float | int | None] = dc_field(default_factory=dict)
+    medians: dict[str, float | int | None] = msgspec.field(default_factory=dict)
     prompt_tokens_med: float | int | None = None
     cached_prompt_tokens_med: float | int | None = None
     cache_rows: int = 0  # ok rows that report a numeric cached_prompt
@@ -93,24 +95,22 @@ class CaseStats:
     all_cache_numeric: bool = False
     cache_state: str = UNKNOWN  # cold | cached | unknown (benchpack.results.cache_state)
     output_tokens_med: float | int | None = None
-    finish_reasons: dict[str, int] = dc_field(default_factory=dict)
+    finish_reasons: dict[str, int] = msgspec.field(default_factory=dict)
     # 95 % bootstrap interval of each median: {metric: [low, high]} (two or more values).
-    bands: dict[str, list[float]] = dc_field(default_factory=dict)
+    bands: dict[str, list[float]] = msgspec.field(default_factory=dict)
     # p50/p90/p99 when there are enough values for them: {metric: {"p50": …}}.
-    percentiles: dict[str, dict[str, float]] = dc_field(default_factory=dict)
+    percentiles: dict[str, dict[str, float]] = msgspec.field(default_factory=dict)
     # Against the first run that has the case: {metric: Difference.to_dict()}.
-    vs_first: dict[str, dict] = dc_field(default_factory=dict)
+    vs_first: dict[str, dict] = msgspec.field(default_factory=dict)
 
 
-@dataclass
-class CaseComparison:
+class CaseComparison(msgspec.Struct):
     case: str
     parity: str
     runs: list[CaseStats]
 
 
-@dataclass
-class CompareWarning:
+class CompareWarning(msgspec.Struct):
     # pack-version-diff | pack-id-diff | prompt-diff | failed-rows | no-rows | prefill-cached |
     # cache-missing | cache-diff | output-diff | incomplete-run | model-mismatch | unplaced-timing
     code: str
@@ -119,23 +119,34 @@ class CompareWarning:
     run: str | None = None
 
 
-@dataclass
-class Comparison:
+def _plain(value: Any) -> Any:
+    """What dataclasses.asdict gave for these classes: a Struct as a dict of its fields, lists and tuples and
+    dicts as copies of their own type, anything else deep-copied, all the way down."""
+    if isinstance(value, msgspec.Struct):
+        return {name: _plain(getattr(value, name)) for name in value.__struct_fields__}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    return copy.deepcopy(value)
+
+
+class Comparison(msgspec.Struct):
     runs: list[RunInfo]
     cases: list[CaseComparison]
     warnings: list[CompareWarning]
     # Per run label: the depth lane's curves ({case: [points]}) and the
     # concurrency / rate lanes' per-level aggregates (benchpack.lanes.aggregate).
-    lanes: dict[str, dict] = dc_field(default_factory=dict)
+    lanes: dict[str, dict] = msgspec.field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
             "format_version": FORMAT_VERSION,
             "parity_statuses": list(PARITY_STATUSES),
-            "runs": [asdict(r) for r in self.runs],
-            "cases": [asdict(c) for c in self.cases],
+            "runs": [_plain(r) for r in self.runs],
+            "cases": [_plain(c) for c in self.cases],
             "lanes": self.lanes,
-            "warnings": [asdict(w) for w in self.warnings],
+            "warnings": [_plain(w) for w in self.warnings],
         }
 
 

@@ -9,40 +9,38 @@ narrow.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Union
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 DASH = "—"
 TERMINAL_WIDTH = 100  # what the tables are designed to fit
 
 
-@dataclass
-class Heading:
+class Heading(msgspec.Struct):
     text: str
     level: int = 1
 
 
-@dataclass
-class Paragraph:
+class Paragraph(msgspec.Struct):
     text: str
     muted: bool = False  # a note or legend: dim on a terminal
 
 
-@dataclass
-class Bullets:
+class Bullets(msgspec.Struct):
     items: list[str]
 
 
-@dataclass
-class Column:
+class Column(msgspec.Struct):
     name: str
     numeric: bool = False
 
 
-@dataclass
-class Table:
+class Table(msgspec.Struct):
     columns: list[Column]
-    rows: list[list[Any]] = field(default_factory=list)
+    rows: list[list[Any]] = msgspec.field(default_factory=list)
     title: str | None = None
 
     def add(self, *cells: Any) -> None:

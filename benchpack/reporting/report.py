@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
-from dataclasses import dataclass, field as dc_field
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack.results.cache_state import CACHED
 from benchpack.reporting.compare import CaseComparison, CaseStats, Comparison, RunInfo, compare_runs
@@ -301,12 +304,11 @@ def render_compare(comparison: Comparison, heading_level: int = 1, results: list
 # ---------------------------------------------------------------- artifacts (the only file reads)
 
 
-@dataclass
-class RunArtifacts:
+class RunArtifacts(msgspec.Struct):
     """What the report needs from files other than run.jsonl."""
 
-    patch_bytes: list[tuple[str, int | None]] = dc_field(default_factory=list)  # (case, size or unknown)
-    model_call_logs: dict[str, list[Path]] = dc_field(default_factory=dict)  # case -> files
+    patch_bytes: list[tuple[str, int | None]] = msgspec.field(default_factory=list)  # (case, size or unknown)
+    model_call_logs: dict[str, list[Path]] = msgspec.field(default_factory=dict)  # case -> files
 
 
 def is_repo_task_row(row: dict) -> bool:

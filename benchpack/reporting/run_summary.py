@@ -8,8 +8,11 @@ error: exit status 0 unless `--fail-on-check`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 # The table's modules (compare, report, plausibility, the document blocks) are imported by
 # summary_blocks, after the last request: `benchpack run` imports this module before its first one.
@@ -18,8 +21,7 @@ if TYPE_CHECKING:
     from benchpack.results.resultdir import ResultDir
 
 
-@dataclass(frozen=True)
-class Counts:
+class Counts(msgspec.Struct, frozen=True):
     rows: int
     failed_to_run: int
     checked: int  # ok rows whose answer was checked

@@ -18,8 +18,11 @@ labelled by its formula, and is never ranked.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Callable
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 HIGHER = "higher"
 LOWER = "lower"
@@ -46,8 +49,7 @@ def decode_rate_of(row: dict) -> float | None:
     return 1 / tpot if tpot is not None and tpot > 0 else None
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(msgspec.Struct, frozen=True):
     name: str
     label: str
     unit: str

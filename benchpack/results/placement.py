@@ -10,21 +10,23 @@ without knowing how many rows it left out, or took as a bound, and why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Iterable
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 # A read whose bytes can have arrived at most this long before its stamp was not late: the tokens in it
 # were sent together (rundelay.MARGIN_S plus a wake-up).
 ON_TIME_S = 0.002
 
 
-@dataclass
-class Unplaced:
+class Unplaced(msgspec.Struct):
     ok: int = 0
     tpot: int = 0  # rows with tpot_s null because every token came in one read
     upper: int = 0  # rows whose ttft_s is an upper bound
     lower: int = 0  # ... a lower bound
-    late: list[float] = field(default_factory=list)  # reader_late_s of those rows, where measured
+    late: list[float] = msgspec.field(default_factory=list)  # reader_late_s of those rows, where measured
     unmeasured: int = 0  # marked rows whose read was not watched
 
 

@@ -8,9 +8,12 @@ reads as null through `field()`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field as dc_field
 from pathlib import Path
 from typing import Any
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack.errors import BenchpackError, Problem
 
@@ -20,10 +23,9 @@ RUN_METADATA_FILE = "run-metadata.json"
 SUMMARY_FILE = "summary.md"
 
 
-@dataclass
-class ResultDir:
+class ResultDir(msgspec.Struct):
     path: Path
-    rows: list[dict] = dc_field(default_factory=list)
+    rows: list[dict] = msgspec.field(default_factory=list)
     hardware: dict | None = None
     run_metadata: dict | None = None
 

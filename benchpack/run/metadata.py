@@ -33,10 +33,13 @@ import copy
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack import __version__
 from benchpack.adapters.rxstamp import arrival_clock
@@ -96,8 +99,7 @@ def write_run_metadata(out: Path, metadata: dict) -> Path:
 # --- what the runner adds -------------------------------------------------------
 
 
-@dataclass
-class RunRecord:
+class RunRecord(msgspec.Struct):
     """What `start_run_metadata`/`finish_run_metadata` need from the runner."""
 
     options: Any  # runner.RunOptions

@@ -18,15 +18,17 @@ An endpoint that fails (refused, HTTP error, dies mid-stream) gives an
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import shutil
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import urlsplit
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack import repo_task
 
@@ -67,8 +69,7 @@ OPENAI_STREAM_USAGE = ("include", "omit")
 REPO_TASK = "repo-task"
 
 
-@dataclass
-class RunOptions:
+class RunOptions(msgspec.Struct):
     adapter: str
     model: str
     endpoint: str
@@ -105,10 +106,9 @@ class RunOptions:
     max_depth: int | None = None
 
 
-@dataclass
-class RunOutcome:
+class RunOutcome(msgspec.Struct):
     out: Path
-    rows: list[dict] = field(default_factory=list)
+    rows: list[dict] = msgspec.field(default_factory=list)
     all_ok: bool = True
     interrupted: bool = False
     # Set when the run stopped early because it could not be trusted to go on
@@ -119,8 +119,8 @@ class RunOutcome:
     incomplete_reason: str | None = None
     # Things a reader must know (a model other than the one asked for, a
     # configuration the run-metadata file contradicts), also in run-metadata.json.
-    warnings: list[str] = field(default_factory=list)
-    server: server_info.ServerInfo = field(default_factory=server_info.ServerInfo)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    server: server_info.ServerInfo = msgspec.field(default_factory=server_info.ServerInfo)
     # Whether `rows` are run.jsonl's as read back from disk when the run ended (read_rows), not the
     # rows kept in memory: then a reader of the directory needs not parse the file again.
     rows_from_disk: bool = False
@@ -176,7 +176,7 @@ def effective_pack(pack: Pack, options: RunOptions) -> Pack:
         changes["prompt_cache"] = options.prompt_cache
     if not changes:
         return pack
-    return dataclasses.replace(pack, defaults=dataclasses.replace(pack.defaults, **changes))
+    return msgspec.structs.replace(pack, defaults=msgspec.structs.replace(pack.defaults, **changes))
 
 
 def run_plan(pack: Pack, options: RunOptions) -> dict:
@@ -244,8 +244,6 @@ def _write_json(path: Path, data: Any) -> None:
     # msgspec encodes and indents in C: json.dumps with indent= takes its pure-Python path, which for a
     # streamed response (every event kept) was most of a request's bookkeeping CPU. The text is the same as
     # json.dumps(indent=2, ensure_ascii=False) gives (one difference: an exponent is written 1e20, not 1e+20).
-    import msgspec
-
     encoded = msgspec.json.format(msgspec.json.encode(data, enc_hook=str), indent=2) + b"\n"
     # os.open/os.write: two raw files per request, and Python's buffered file object around each
     # (made, flushed, closed) cost more CPU than the three system calls themselves.

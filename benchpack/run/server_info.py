@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
+
+# msgspec.Struct, not @dataclass: a dataclass compiles its generated methods from source text in every
+# process (~0.4 ms a class); a Struct is built in C (docs/measurement.md, "Issue 34 item 2: stop 43").
+import msgspec
 
 from benchpack.adapters import wire
 from benchpack.results.provenance import SCRIPTED_HEADER, SCRIPTED_RUNTIME
@@ -61,13 +64,12 @@ _LLAMA_SETTINGS = {
 }
 
 
-@dataclass
-class ServerInfo:
+class ServerInfo(msgspec.Struct):
     runtime_name: str | None = None
     runtime_version: str | None = None
-    config: dict = field(default_factory=dict)
+    config: dict = msgspec.field(default_factory=dict)
     config_source: str | None = None
-    served_models: list[str] = field(default_factory=list)  # what the server lists or resolves
+    served_models: list[str] = msgspec.field(default_factory=list)  # what the server lists or resolves
     # Set when the server answers every request with this one model whatever
     # the request names (llama-server), so the response's echo is not proof.
     sole_model: str | None = None
@@ -76,10 +78,10 @@ class ServerInfo:
     # The server said it is the built-in scripted endpoint (its header or Server name):
     # the run is demo data wherever it goes (benchpack.results.provenance.is_scripted).
     scripted: bool = False
-    probes: list[dict] = field(default_factory=list)
+    probes: list[dict] = msgspec.field(default_factory=list)
     # What the server says about the model's size (plausibility bounds read it):
     # {"params", "size_bytes", "expert_count", "expert_used_count", "size_source"}, only the keys it gave.
-    model_size: dict = field(default_factory=dict)
+    model_size: dict = msgspec.field(default_factory=dict)
 
     def to_metadata(self) -> dict:
         return {

@@ -13,7 +13,6 @@ expected one means the verifier (or the task) is broken, not the model.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import tempfile
@@ -21,6 +20,8 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from benchpack.errors import PackError, Problem
 from benchpack.repo_task.cheats import (
@@ -249,8 +250,8 @@ def missing_coverage(fixtures: list[AuditFixture]) -> dict[str, list[str]]:
 
 def _one_case_pack(pack, case_id: str):
     case = next(c for c in pack.cases if c.id == case_id)
-    defaults = dataclasses.replace(pack.defaults, warmup=0, repetitions=1)
-    return dataclasses.replace(pack, cases=(case,), defaults=defaults)
+    defaults = msgspec.structs.replace(pack.defaults, warmup=0, repetitions=1)
+    return msgspec.structs.replace(pack, cases=(case,), defaults=defaults)
 
 
 def _read_json(path: Path) -> dict:

@@ -276,3 +276,39 @@ print(json.dumps({{"rc": rc, "before": before, "during": seen["frozen"], "enable
     assert report["adapter_frozen"] is True  # imported before the freeze: gc.get_objects() no longer lists it
     assert report["summary_enabled"] is False
     assert report["after"] == 0 and report["enabled_after"] is True
+
+
+# No class on the run path is a dataclass (h45a): in every process Python 3.11's dataclasses compile each class's
+# generated methods from source text (exec), ~0.4 ms a class, 40 classes and ~17 ms of a run's CPU. The run path's
+# records are msgspec Structs (built in C) or written out (benchpack.errors.Problem): docs/measurement.md,
+# "Issue 34 item 2: stop 43". `dataclasses._process_class` is what @dataclass calls for each class, watched here
+# from before the first import to the end of the command.
+DATACLASS_PROBE = """
+import dataclasses, json, sys
+made = []
+real = dataclasses._process_class
+def watched(cls, *args, **kwargs):
+    made.append(f"{{cls.__module__}}.{{cls.__qualname__}}")
+    return real(cls, *args, **kwargs)
+dataclasses._process_class = watched
+from benchpack.cli import main
+rc = main({argv!r})
+print(json.dumps({{"rc": rc, "made": made}}))
+"""
+
+
+@pytest.mark.parametrize("lanes", ["base", "concurrency"])
+def test_a_whole_run_creates_no_dataclass(server, tmp_path, lanes):
+    """As bench/sidebyside.py runs it: a cold-prompt stream, warm-up, the base case or a concurrency lane."""
+    concurrency = '[lanes.concurrency]\nlevels = [4]\nrequests = 8\ncases = ["alpha"]\n'
+    pack = write_pack(tmp_path / "pack", [chat_case("alpha")], warmup=1, repetitions=4, stream=True,
+                      scoring='[scoring]\nmode = "none"\n', extra=concurrency)
+    argv = ["run", str(pack), "--adapter", "openai-chat", "--model", "ref", "--endpoint", server.url,
+            "--out", str(tmp_path / "out"), "--lanes", lanes]
+    done = subprocess.run([sys.executable, "-c", DATACLASS_PROBE.format(argv=argv)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = (tmp_path / "out" / "run.jsonl").read_text().splitlines()
+    assert report["rc"] == 0 and len(rows) == (4 if lanes == "base" else 8), done.stdout[-2000:]
+    assert report["made"] == []

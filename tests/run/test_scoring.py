@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from benchpack.errors import PackError
 from benchpack.packs.loader import Scoring, load_pack

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 
 from benchpack.packs.loader import Scoring
 from benchpack.run.scoring import score
@@ -33,5 +33,5 @@ def test_each_failure_says_what_was_wrong():
 
 def test_arguments_are_checked_against_the_schema_else_the_tools_own_parameters():
     assert "is not of type 'integer'" in score(BASE, "", call({"n": "1", "flag": True}), TOOLS)["error"]
-    strict = dataclasses.replace(BASE, tool_arguments=None, schema={"type": "object", "required": ["m"]})
+    strict = msgspec.structs.replace(BASE, tool_arguments=None, schema={"type": "object", "required": ["m"]})
     assert "'m' is a required property" in score(strict, "", call({"n": 1}), TOOLS)["error"]
