@@ -357,25 +357,33 @@ class _RunImporter:
         ~1/25 of the import."""
         if self.system is None:  # the run's system key names the model of its first case
             self.system = self._system(new[0][1][4])
-        cases = self.cases
+        cases, infos, first_rows = self.cases, self.infos, self.first_rows
         groups, digests, packs, open_group = self.groups, self.digests, self.packs, self.batch.open_group
         run_id, system = self.run_id, self.system[0].digest
         for index, key in new:
             found = cases.get(key)
             if found is None:
                 found = cases[key] = self._case(key)
-            digest, complete, print_json_id, pack = found
+            digest, complete, print_json_id, pack, case_key = found
             packs[pack] = None
             first_row = texts[index]
-            group = groups[key] = open_group((run_id, *key, digest, complete, print_json_id, system,
-                                              workload_bits(first_row), first_row))
+            bits = workload_bits(first_row)
+            # The stats row's columns but the run id, one tuple per distinct case, system and workload bits in
+            # the import: a case's info then holds no object of its rows (decoded key strings, the row's text),
+            # which would otherwise stay in the heap among the freed rows until the batch's flush.
+            info = infos.get((case_key, system, bits))
+            if info is None:
+                info = infos[case_key, system, bits] = (*case_key, digest, complete, print_json_id, system, bits)
+                # the workload key's row (`_write_case_stats`): any row with these inputs gives the same key
+                first_rows.setdefault((*case_key[:4], bits), first_row)
+            group = groups[key] = open_group((run_id, info))
             digests[group] = digest
 
-    def _case(self, key: tuple) -> tuple[str, int, int, str]:
-        """(fingerprint digest, complete, its JSON's key_json id, "pack@version") of a case in this run's
-        context."""
+    def _case(self, key: tuple) -> tuple[str, int, int, str, tuple]:
+        """(fingerprint digest, complete, its JSON's key_json id, "pack@version", the key as first met) of a
+        case in this run's context."""
         print_, print_json_id, complete = self._fingerprint(key[0], key[1], key[2], key[4])
-        return print_.digest, complete, print_json_id, f"{key[0]}@{key[1]}"
+        return print_.digest, complete, print_json_id, f"{key[0]}@{key[1]}", key
 
     def _slow_row(self, number: int, text: str) -> tuple | None:
         """The exact checks, for rows the fast decoder refused: values, or None after recording problems."""
@@ -420,6 +428,8 @@ class _RunImporter:
             self.fingerprints[("run files", *texts)] = context
         self.hardware, self.run_metadata, self.run_fp_inputs, self.run_key, run_columns = context
         self.cases = self.fingerprints.setdefault(("cases", self.run_key), {})  # _open_groups
+        self.infos = self.fingerprints.setdefault(("case infos", self.run_key), {})
+        self.first_rows = self.fingerprints.setdefault(("workload rows",), {})
         label = self.source.label or path.name
         existed = self.conn.execute("SELECT id FROM runs WHERE result_dir = ?", (str(path),)).fetchone() \
             if self.may_exist else None  # into an empty runs table (a new registry) every run is new
@@ -533,21 +543,22 @@ def _write_case_stats(conn: sqlite3.Connection, batch: CaseBatch, fingerprints: 
     if not infos:
         return
     states = c["cache_state"]
-    head = list(zip(*infos))  # run_id, the case key (5), fingerprint digest, complete, JSON id, system digest, ...
+    run_ids, shared = zip(*infos)
+    head = list(zip(*shared))  # the case key (5), fingerprint digest, complete, JSON id, system digest, bits
     known = fingerprints.setdefault(("workloads",), {})
-    inputs = list(zip(head[1], head[2], head[3], head[4], states, head[10]))
+    inputs = list(zip(head[0], head[1], head[2], head[3], states, head[9]))
     found = list(map(known.get, inputs))  # one hash a case; a second pass only when some input is new
     if None in found:
-        first_row = dict(zip(reversed(inputs), reversed(head[11])))  # each input's first group's first row
+        first_rows = fingerprints[("workload rows",)]  # _RunImporter._open_groups
         for key in dict.fromkeys(inputs):
             if key not in known:
-                known[key] = _workload(conn, fingerprints, key, first_row[key])
+                known[key] = _workload(conn, fingerprints, key, first_rows[(*key[:4], key[5])])
         found = list(map(known.__getitem__, inputs))
     workload = zip(*found)
     conn.executemany(STATS_INSERT, zip(
-        *head[:6], c["row_count"], c["ok_count"], c["scored_count"], c["passed_count"],
+        run_ids, *head[:5], c["row_count"], c["ok_count"], c["scored_count"], c["passed_count"],
         *(c[name] for name in FIGURES[:-1]), c["prompt_token_rows"], c["cached_prompt_rows"],
-        *head[6:9], *workload, head[9], states, c["decode_rate"],  # NaN medians (none reported) are stored as NULL
+        *head[5:8], *workload, head[8], states, c["decode_rate"],  # NaN medians (none reported) are stored as NULL
     ))
 
 

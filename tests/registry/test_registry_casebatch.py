@@ -163,3 +163,20 @@ def test_directories_sharing_a_bad_run_file_each_report_it(tmp_path):
     with pytest.raises(BenchpackError) as refused:
         import_result_dirs(tmp_path / "db.sqlite", [RunSource(c) for c in copies])
     assert [p.file for p in refused.value.problems] == [str(c.resolve() / "hardware.json") for c in copies]
+
+
+def test_a_cases_stats_info_holds_no_object_of_its_rows(tmp_path, monkeypatch):
+    """Two copies of one run (same machine, setup and cases): each case's info waiting for the flush is
+    (run id, one tuple shared by the case in every run), not the case's first row text or key strings
+    decoded from it, which would stay in the heap among the freed rows until the batch's flush."""
+    copies = [shutil.copytree(REAL_DIRS[0], tmp_path / name) for name in ("first", "second")]
+    infos = []
+    open_group = CaseBatch.open_group
+    monkeypatch.setattr(CaseBatch, "open_group", lambda batch, info: infos.append(info) or open_group(batch, info))
+    import_result_dirs(tmp_path / "db.sqlite", [RunSource(c) for c in copies])
+    first, second = infos[:len(infos) // 2], infos[len(infos) // 2:]
+    assert len(first) == len(second) > 1
+    assert {run_id for run_id, _ in first} == {1} and {run_id for run_id, _ in second} == {2}
+    assert all(a[1] is b[1] for a, b in zip(first, second))
+    texts = {line for c in copies for line in (c / "run.jsonl").read_text().splitlines()}
+    assert not any(isinstance(value, str) and value in texts for _, shared in infos for value in shared)
