@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(r['queries'] for r in mine) / len(mine):>9.1f}")
     slowest: dict[str, dict] = {}
     for statement in sorted(statements, key=lambda s: -s["ms"]):
-        slowest.setdefault(_shape(statement["sql"]), statement)
+        if statement["sql"].lstrip().upper().startswith(("SELECT", "WITH")):  # EXPLAIN of a COMMIT is an error
+            slowest.setdefault(_shape(statement["sql"]), statement)
     plans = []
     for statement in list(slowest.values())[:args.explain]:
         plan = explain(statement["sql"])
