@@ -152,6 +152,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_boo
     }
     if DATABASES["default"]["OPTIONS"]["pool"]["min_size"] > DATABASES["default"]["OPTIONS"]["pool"]["max_size"]:
         raise ImproperlyConfigured("DATABASE_POOL_MIN_SIZE must be <= DATABASE_POOL_MAX_SIZE")
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not env_bool("DATABASE_JIT", False):
+    # PostgreSQL's JIT compiler off for the registry's connections (issue 34 item 4): at 10M case rows the
+    # planner's row estimates lifted timeline reads over jit_above_cost, and one statement spent 1.0 s
+    # compiling to run in 0.95 s (EXPLAIN ANALYZE, docs/leaderboards.md "10M case rows: the first import
+    # through"). The catalogue's reads are indexed and short; they never earn the compile back.
+    # DATABASE_JIT=true leaves the server's own setting.
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
 # Seconds a client is told to wait (Retry-After) when the database refuses a connection.
 DATABASE_RETRY_AFTER_S = env_int("DATABASE_RETRY_AFTER_S", 5, minimum=1)
 
