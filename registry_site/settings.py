@@ -155,8 +155,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_boo
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not env_bool("DATABASE_JIT", False):
     # PostgreSQL's JIT compiler off for the registry's connections (issue 34 item 4): at 10M case rows the
     # planner's row estimates lifted timeline reads over jit_above_cost, and one statement spent 1.0 s
-    # compiling to run in 0.95 s (EXPLAIN ANALYZE, docs/leaderboards.md "10M case rows: the first import
-    # through"). The catalogue's reads are indexed and short; they never earn the compile back.
+    # compiling to run in 0.95 s (EXPLAIN ANALYZE, docs/leaderboards.md "At 10M case rows"). The
+    # catalogue's reads are indexed and short; they never earn the compile back.
     # DATABASE_JIT=true leaves the server's own setting.
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
