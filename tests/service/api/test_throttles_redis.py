@@ -27,12 +27,12 @@ def redis_cache(settings):
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
     rates = AnonRateThrottle.THROTTLE_RATES
     AnonRateThrottle.THROTTLE_RATES = {**rates, "anon": "3/minute"}
-    throttles._COUNTERS.clear()
+    throttles.COUNT_SCRIPT.reset()
     throttles.DEFERRED.reset()
     yield redis.Redis.from_url(url)
     AnonRateThrottle.THROTTLE_RATES = rates
     throttles.DEFERRED.reset()
-    throttles._COUNTERS.clear()
+    throttles.COUNT_SCRIPT.reset()
 
 
 @pytest.fixture
@@ -116,12 +116,11 @@ def test_a_failed_write_keeps_the_tallies_for_the_next(client, redis_cache, cach
     throttles.DEFERRED.background = False  # no background write in this test
     for _ in range(6):
         assert client.get("/api/v1/leaderboards/").status_code == 200
-    def unreachable(**kwargs):
+    def unreachable(*args):
         raise ConnectionError("redis went away")
 
-    [(server, (_, redis_client))] = throttles._COUNTERS.items()
     with monkeypatch.context() as patch:
-        patch.setitem(throttles._COUNTERS, server, (unreachable, redis_client))
+        patch.setattr(throttles.COUNT_SCRIPT, "run", unreachable)
         with pytest.raises(ConnectionError):
             throttles.DEFERRED.flush()
     throttles.DEFERRED.flush()
@@ -175,3 +174,142 @@ def test_a_conditional_request_is_counted(client, redis_cache, db):
     etag = first["ETag"]
     codes = [client.get("/api/v1/runs/", HTTP_IF_NONE_MATCH=etag).status_code for _ in range(4)]
     assert codes == [304, 304, 429, 429]  # 3/minute in this module: the 200 and two 304s
+
+
+def test_counts_that_arrive_together_share_round_trips_and_each_gets_its_own_total(redis_cache, monkeypatch):
+    """While one thread waits for Redis, the others queue: one script call carries them all, and every
+    request still learns its exact total (the bound does not loosen)."""
+    import time
+
+    from registry_site.catalogue.api import throttles
+
+    round_trips: list[int] = []
+    run = throttles.COUNT_SCRIPT.run
+
+    def slow_run(server, keys, args):  # a round trip long enough for the others to queue behind it
+        round_trips.append(len(keys))
+        time.sleep(0.02)
+        return run(server, keys, args)
+
+    monkeypatch.setattr(throttles.COUNT_SCRIPT, "run", slow_run)
+    totals: dict[str, list[int]] = {"a": [], "b": []}
+    lock = threading.Lock()
+    start = threading.Barrier(16)
+
+    def one(client: str) -> None:
+        start.wait()
+        for _ in range(5):
+            total = throttles.count_request(f"throttle_anon_{client}_1", 61)
+            with lock:
+                totals[client].append(total)
+
+    threads = [threading.Thread(target=one, args=("ab"[n % 2],)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(totals["a"]) == list(range(1, 41)) and sorted(totals["b"]) == list(range(1, 41))
+    assert sum(round_trips) == 80
+    assert len(round_trips) < 40 and max(round_trips) > 1, round_trips  # shared, not one each
+    assert not throttles.ROUND_TRIPS.sending and not any(throttles.ROUND_TRIPS.queues.values())
+
+
+def test_a_failed_shared_round_trip_falls_back_for_every_request_in_it(redis_cache, monkeypatch, caplog):
+    """Redis fails under a queue of waiters: each of them is counted per process, none raises, and the
+    next count after the outage goes to Redis again."""
+    import time
+
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from registry_site.cache import FALLBACK, OUTAGE
+    from registry_site.catalogue.api import throttles
+
+    def failing_run(server, keys, args):
+        time.sleep(0.02)
+        raise RedisConnectionError("redis went away")
+
+    FALLBACK.clear()
+    monkeypatch.setattr(throttles.COUNT_SCRIPT, "run", failing_run)
+    totals: list[int] = []
+    start = threading.Barrier(8)
+
+    def one() -> None:
+        start.wait()
+        totals.append(throttles.count_request("throttle_anon_198.51.100.8_1", 61))
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(totals) == list(range(1, 9))  # all counted, in this process's fallback
+    assert not throttles.ROUND_TRIPS.sending
+    monkeypatch.undo()
+    OUTAGE.down_until = 0.0  # as after RETRY_AFTER_S
+    assert throttles.count_request("throttle_anon_198.51.100.8_1", 61) == 1  # Redis's own count again
+    assert OUTAGE.since is None
+    FALLBACK.clear()
+
+
+def test_a_connection_the_server_closed_is_replaced_without_an_outage(redis_cache):
+    from registry_site.cache import OUTAGE
+    from registry_site.catalogue.api import throttles
+
+    assert throttles.count_request("throttle_anon_198.51.100.9_1", 61) == 1
+    redis_cache.client_kill_filter(_type="normal", skipme=True)  # this thread's kept connection among them
+    assert throttles.count_request("throttle_anon_198.51.100.9_1", 61) == 2
+    assert OUTAGE.since is None  # no fallback, no log: the retry went through
+
+
+def test_a_flushed_script_cache_is_loaded_again(redis_cache):
+    from registry_site.catalogue.api import throttles
+
+    assert throttles.count_request("throttle_anon_198.51.100.10_1", 61) == 1
+    redis_cache.script_flush()  # as after a restart of Redis
+    assert throttles.count_request("throttle_anon_198.51.100.10_1", 61) == 2
+
+
+@pytest.mark.parametrize("num_proxies", [None, 0, 1, 2])
+@pytest.mark.parametrize("forwarded", [None, "", "203.0.113.7", "203.0.113.7, 198.51.100.9",
+                                       " 203.0.113.7 ,198.51.100.9 , 192.0.2.1", "a,,b", "x y"])
+def test_the_client_address_is_read_as_drf_reads_it(rf, num_proxies, forwarded):
+    """The throttle reads X-Forwarded-For from META (DRF's get_ident builds request.headers for it)."""
+    from rest_framework.settings import api_settings
+    from rest_framework.throttling import AnonRateThrottle
+
+    from registry_site.catalogue.api.throttles import AnonymousRateThrottle
+
+    headers = {} if forwarded is None else {"HTTP_X_FORWARDED_FOR": forwarded}
+    request = rf.get("/api/v1/runs/", REMOTE_ADDR="198.51.100.1", **headers)
+    saved = api_settings.NUM_PROXIES
+    api_settings.NUM_PROXIES = num_proxies
+    try:
+        assert AnonymousRateThrottle().get_ident(request) == AnonRateThrottle().get_ident(request)
+    finally:
+        api_settings.NUM_PROXIES = saved
+
+
+def test_a_forked_child_counts_on_connections_of_its_own(redis_cache):
+    """A process forked after counting (a worker forked from a parent that served requests) would
+    otherwise share its parent's socket, and the two processes could read each other's replies."""
+    import os
+
+    from registry_site.catalogue.api import throttles
+
+    assert throttles.count_request("throttle_anon_198.51.100.11_1", 61) == 1
+    parent_connections = dict(throttles.COUNT_SCRIPT.local.connections)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: count twice, report whether its connection was its own
+        try:
+            throttles.count_request("throttle_anon_198.51.100.11_1", 61)
+            total = throttles.count_request("throttle_anon_198.51.100.11_1", 61)
+            own = all(throttles.COUNT_SCRIPT.local.connections[server] is not connection
+                      for server, connection in parent_connections.items())
+            os.write(write, f"{total} {own}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    assert os.read(read, 100).decode() == "3 True"
+    assert throttles.count_request("throttle_anon_198.51.100.11_1", 61) == 4  # the parent's connection still works
