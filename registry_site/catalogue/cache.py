@@ -22,8 +22,10 @@ Not cached: anything but GET; requests with a session or messages cookie
 other than 200, streaming ones, ones that set a cookie (a CSRF token in a
 form) or say private / no-store; bodies over MAX_ENTRY_BYTES. A hit on an API
 path still passes the anonymous throttle, as the view would, and is counted:
-later, while the client is far below its limit (registry_site/catalogue/api/throttles.py,
-DeferredCounts).
+before it is answered, in a Redis round trip shared with the process's other
+requests counting at that moment (registry_site/catalogue/api/throttles.py,
+SharedRoundTrips), or later while the client is far below a high limit
+(DeferredCounts).
 
 Anything that changes public data must do so through `leaderboard.refresh`
 (or call `bump()` in its transaction); a direct ORM update would be served

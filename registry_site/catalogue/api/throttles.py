@@ -169,7 +169,8 @@ class SharedRoundTrips:
     atomically and in order). Every request still waits for its own total from Redis, so the bound
     stays exact; what is shared is the round trip: one send, one read and one script run in Redis
     for as many requests as arrived during the last one, where each thread used to block on its own
-    socket. Under a web worker's load (8 requests at once) that halves Redis's CPU per request."""
+    socket. Under a web worker's load (8 requests at once) a round trip carried 4.5 counts, and Redis's
+    CPU per cached answer fell from 51 to 28-37 µs."""
 
     def __init__(self, script: CountScript) -> None:
         self.script = script
