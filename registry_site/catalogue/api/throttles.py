@@ -178,6 +178,10 @@ class SharedRoundTrips:
         self.queues: dict[str, list[_PendingCount]] = {}  # server URL -> counts not yet sent
         self.sending: set[str] = set()  # servers a thread of this process is sending to
 
+    def reset(self) -> None:
+        """Forget every queue and sender (a forked child: the threads that held them are not in it)."""
+        self.__init__(self.script)
+
     def count(self, server: str, key: str, requests: int, lifetime_s: int) -> int:
         mine = _PendingCount(key, requests, lifetime_s)
         with self.lock:
@@ -225,7 +229,7 @@ def _forget_after_fork() -> None:
     """A forked child must not write to its parent's Redis sockets (replies would cross between the
     processes), nor wait on a round trip that a parent thread had under way when it forked."""
     COUNT_SCRIPT.reset()
-    ROUND_TRIPS.__init__(COUNT_SCRIPT)
+    ROUND_TRIPS.reset()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
